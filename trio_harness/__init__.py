@@ -1,0 +1,75 @@
+"""trio_harness: tool-argument validation and the parallel tool-call pool of the DeepSeek Harness, on Trio.
+
+The public face is re-exported here; implementation modules are private (``_name.py``).
+See ``docs/`` for the tutorial, how-to guides, reference and design explanation.
+"""
+
+from __future__ import annotations
+
+from ._errors import (
+    DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    TOOL_ABORTED,
+    TOOL_ABORTED_BEFORE_DISPATCH,
+    TOOL_TIMEOUT,
+    HarnessError,
+    JsonSchemaError,
+    ToolArgsError,
+    ToolNotFoundError,
+    ToolOutputError,
+    ToolTimeoutError,
+    UnreachableVariantError,
+)
+from ._json import NOT_JSON, is_json_value, js_json, snapshot_json_value
+from ._types import (
+    UNSET,
+    DispatchOutcome,
+    ErrorInfo,
+    ExecutionMode,
+    Preparation,
+    Scheduler,
+    ToolDefinition,
+    ToolError,
+    ToolExecutionInput,
+    ToolExecutionResult,
+    ToolOutput,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
+    "NOT_JSON",
+    "TOOL_ABORTED",
+    "TOOL_ABORTED_BEFORE_DISPATCH",
+    "TOOL_TIMEOUT",
+    "UNSET",
+    "DispatchOutcome",
+    "ErrorInfo",
+    "ExecutionMode",
+    "HarnessError",
+    "JsonSchemaError",
+    "Preparation",
+    "Scheduler",
+    "ToolArgsError",
+    "ToolDefinition",
+    "ToolError",
+    "ToolExecutionInput",
+    "ToolExecutionResult",
+    "ToolNotFoundError",
+    "ToolOutput",
+    "ToolOutputError",
+    "ToolTimeoutError",
+    "UnreachableVariantError",
+    "__version__",
+    "is_json_value",
+    "js_json",
+    "snapshot_json_value",
+]
+
+# -- validation layer (owner: _schema.py, _validator.py) --
+
+# -- author DSL, define_tool, parse_arguments (owner: _dsl.py, _define.py, _arguments.py) --
+
+# -- runtime (owner: _runtime.py and its helpers) --
+
+# -- pool and session log (owner: _core.py, _pool.py, _session.py) --

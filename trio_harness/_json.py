@@ -1,0 +1,283 @@
+"""Lossless JSON: the test, the one-pass snapshot, and JavaScript-exact rendering.
+
+A value is *lossless JSON* when it survives a JSON round trip unchanged, in JavaScript's terms:
+
+* ``None``, ``bool``, ``str`` (exact types, not subclasses);
+* an ``int`` (never a ``bool``) whose magnitude fits a finite double, or a finite ``float`` that is
+  not ``-0.0``;
+* an exact ``list`` of lossless values;
+* an exact ``dict`` whose keys are all exact ``str`` and whose values are lossless;
+* and no container appears twice along one path (a cycle). The same container in sibling positions
+  (a DAG) is fine.
+
+Everything else is rejected: tuples, sets, ``dict``/``list``/``str`` subclasses, ``Decimal``,
+``nan``/``inf``/``-0.0``, non-``str`` keys, arbitrary objects. Exact built-in containers run no user
+code while they are inspected, so these functions never raise.
+
+Every walk here is iterative: depth is limited by memory only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Final
+
+__all__ = [
+    "NOT_JSON",
+    "MAX_SAFE_JSON_INT",
+    "is_json_value",
+    "js_json",
+    "js_json_or_string",
+    "js_number",
+    "snapshot_json_value",
+]
+
+
+class _NotJson:
+    """Sentinel type of :data:`NOT_JSON`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+#: Returned by :func:`snapshot_json_value` for a value that is not lossless JSON.
+NOT_JSON: Final = _NotJson()
+
+#: The largest int magnitude that still converts to a finite double.
+MAX_SAFE_JSON_INT: Final = int(sys.float_info.max)
+
+_NEG_ZERO_SIGN = -1.0
+
+
+def _number_ok(value: object, kind: type) -> bool:
+    if kind is int:
+        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
+    # float: finite and not negative zero
+    return math.isfinite(value) and not (  # type: ignore[arg-type]
+        value == 0.0 and math.copysign(1.0, value) == _NEG_ZERO_SIGN  # type: ignore[arg-type]
+    )
+
+
+def snapshot_json_value(value: object) -> object:
+    """Validate ``value`` as lossless JSON and deep-copy it in the same pass.
+
+    Returns:
+        A detached deep copy (fresh ``dict``/``list`` containers, the same immutable scalars), or
+        :data:`NOT_JSON` when ``value`` is not lossless JSON.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int or kind is float:
+        return value if _number_ok(value, kind) else NOT_JSON
+    if kind is dict:
+        root: dict[str, object] | list[object] = {}
+        entries = iter(value.items())  # type: ignore[attr-defined]
+    elif kind is list:
+        root = []
+        entries = iter(enumerate(value))  # type: ignore[call-overload]
+    else:
+        return NOT_JSON
+    # Invariant: ``ancestors`` holds exactly the ids of the source containers on the current path;
+    # the sources stay referenced by ``value`` for the whole walk, so their ids are stable.
+    ancestors = {id(value)}
+    stack: list[tuple[object, object, object]] = [(value, root, entries)]
+    while stack:
+        source, copy, it = stack[-1]
+        is_dict = type(copy) is dict
+        for key, child in it:  # type: ignore[attr-defined]
+            if is_dict and type(key) is not str:
+                return NOT_JSON
+            ck = type(child)
+            if ck is str or ck is bool or child is None:
+                new: object = child
+            elif ck is int or ck is float:
+                if not _number_ok(child, ck):
+                    return NOT_JSON
+                new = child
+            elif ck is dict or ck is list:
+                if id(child) in ancestors:
+                    return NOT_JSON
+                new = {} if ck is dict else []
+                if is_dict:
+                    copy[key] = new  # type: ignore[index]
+                else:
+                    copy.append(new)  # type: ignore[attr-defined]
+                ancestors.add(id(child))
+                stack.append(
+                    (child, new, iter(child.items()) if ck is dict else iter(enumerate(child)))  # type: ignore[attr-defined, call-overload]
+                )
+                break
+            else:
+                return NOT_JSON
+            if is_dict:
+                copy[key] = new  # type: ignore[index]
+            else:
+                copy.append(new)  # type: ignore[attr-defined]
+        else:
+            stack.pop()
+            ancestors.discard(id(source))
+    return root
+
+
+def is_json_value(value: object) -> bool:
+    """Whether ``value`` is lossless JSON (see the module docstring). Never raises."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int or kind is float:
+        return _number_ok(value, kind)
+    if kind is not dict and kind is not list:
+        return False
+    ancestors = {id(value)}
+    stack: list[tuple[object, object]] = [
+        (value, iter(value.items()) if kind is dict else iter(enumerate(value)))  # type: ignore[attr-defined, call-overload]
+    ]
+    while stack:
+        source, it = stack[-1]
+        is_dict = type(source) is dict
+        for key, child in it:  # type: ignore[attr-defined]
+            if is_dict and type(key) is not str:
+                return False
+            ck = type(child)
+            if ck is str or ck is bool or child is None:
+                continue
+            if ck is int or ck is float:
+                if not _number_ok(child, ck):
+                    return False
+                continue
+            if ck is dict or ck is list:
+                if id(child) in ancestors:
+                    return False
+                ancestors.add(id(child))
+                stack.append(
+                    (child, iter(child.items()) if ck is dict else iter(enumerate(child)))  # type: ignore[attr-defined, call-overload]
+                )
+                break
+            return False
+        else:
+            stack.pop()
+            ancestors.discard(id(source))
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# JavaScript-exact rendering (JSON.stringify, compact)
+# ---------------------------------------------------------------------------------------------
+
+_ONE_E21: Final = 10**21
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_number(value: int | float) -> str:
+    """Render a number as JavaScript's ``JSON.stringify`` does.
+
+    ``2.0`` → ``2``, ``1e21`` → ``1e+21``, ``1e-7`` → ``1e-7``, ``0.1`` → ``0.1``, ``-0.0`` → ``0``,
+    ``nan``/``inf`` → ``null``. An ``int`` below 10**21 in magnitude renders exactly (JavaScript would
+    first round it to a double); larger ints render as the double they convert to.
+    """
+    if type(value) is int or isinstance(value, int):
+        if -_ONE_E21 < value < _ONE_E21:
+            return str(int(value))
+        if abs(value) > MAX_SAFE_JSON_INT:
+            return "null"
+        value = float(value)
+    if not math.isfinite(value):
+        return "null"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    text = repr(abs(value))
+    mantissa, _, exp_text = text.partition("e")
+    exponent = int(exp_text) if exp_text else 0
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    # n: position of the decimal point relative to the first significant digit (ECMA-262 "n").
+    n = len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        exp_part = ("e+" if e >= 0 else "e-") + str(abs(e))
+        body = (digits if k == 1 else digits[0] + "." + digits[1:]) + exp_part
+    return sign + body
+
+
+def _js_string(value: str) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    if _LONE_SURROGATE.search(text):
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def js_json(value: object) -> str:
+    """Compact JSON text of a lossless JSON value, exactly as JavaScript's ``JSON.stringify``.
+
+    Non-ASCII characters are kept, numbers use JavaScript's format, keys keep insertion order.
+    Iterative, so any depth renders. Non-JSON leaves render as ``null`` (callers pass JSON).
+    """
+    out: list[str] = []
+    # Each stack item is either a value still to render or a literal string to emit.
+    stack: list[tuple[bool, object]] = [(False, value)]
+    while stack:
+        literal, item = stack.pop()
+        if literal:
+            out.append(item)  # type: ignore[arg-type]
+            continue
+        kind = type(item)
+        if kind is str:
+            out.append(_js_string(item))  # type: ignore[arg-type]
+        elif item is None:
+            out.append("null")
+        elif kind is bool:
+            out.append("true" if item else "false")
+        elif isinstance(item, int | float):
+            out.append(js_number(item))
+        elif isinstance(item, list | tuple):
+            out.append("[")
+            pending: list[tuple[bool, object]] = [(True, "]")]
+            for index in range(len(item) - 1, -1, -1):
+                pending.append((False, item[index]))
+                if index:
+                    pending.append((True, ","))
+            stack.extend(pending)
+        elif isinstance(item, dict):
+            out.append("{")
+            keys = list(item)
+            pending = [(True, "}")]
+            for index in range(len(keys) - 1, -1, -1):
+                key = keys[index]
+                pending.append((False, item[key]))
+                pending.append((True, _js_string(str(key)) + ":"))
+                if index:
+                    pending.append((True, ","))
+            stack.extend(pending)
+        else:
+            out.append("null")
+    return "".join(out)
+
+
+def js_json_or_string(value: object) -> str:
+    """``js_json`` for JSON values, ``str`` of anything else (used in diagnostic messages)."""
+    if is_json_value(value):
+        return js_json(value)
+    try:
+        return str(value)
+    except Exception:
+        return "<unprintable value>"
