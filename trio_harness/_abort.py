@@ -56,14 +56,15 @@ class AbortRelay:
 
 # Relays visible to the current task, keyed by the identity of their event. Trio copies the
 # context into each child task at spawn time, so tasks started inside ``abort_relay`` see it.
-_relays: contextvars.ContextVar[dict[int, AbortRelay]] = contextvars.ContextVar(
-    "trio_harness_abort_relays", default={}
+_relays: contextvars.ContextVar[dict[int, AbortRelay] | None] = contextvars.ContextVar(
+    "trio_harness_abort_relays", default=None
 )
 
 
 def current_relay(event: trio.Event) -> AbortRelay | None:
     """The relay watching ``event`` in this task's context, if any."""
-    relay = _relays.get().get(id(event))
+    relays = _relays.get()
+    relay = relays.get(id(event)) if relays else None
     # The id check alone could alias a dead event; the identity check makes it exact.
     if relay is not None and relay.event is event:
         return relay
@@ -87,7 +88,7 @@ def _spawn_watcher(relay: AbortRelay) -> trio.CancelScope:
 async def abort_relay(event: trio.Event) -> AsyncIterator[AbortRelay]:
     """Watch ``event`` for the duration of the block; tasks spawned inside see the relay."""
     relay = AbortRelay(event)
-    token = _relays.set({**_relays.get(), id(event): relay})
+    token = _relays.set({**(_relays.get() or {}), id(event): relay})
     watcher_scope = _spawn_watcher(relay)
     try:
         yield relay

@@ -88,7 +88,9 @@ class JsonSchemaError(HarnessError):
 
     def __init__(self, violations: Sequence[str]) -> None:
         self.violations: list[str] = list(violations)
-        super().__init__(_joined("unsupported JSON schema: ", self.violations), "UNSUPPORTED_SCHEMA")
+        super().__init__(
+            _joined("unsupported JSON schema: ", self.violations), "UNSUPPORTED_SCHEMA"
+        )
 
 
 class ToolArgsError(HarnessError):
@@ -130,7 +132,9 @@ class ToolNotFoundError(HarnessError):
 
     def __init__(self, name: str, message: str | None = None) -> None:
         self.tool_name = name
-        super().__init__(message if message is not None else f'unknown tool "{name}"', "UNKNOWN_TOOL")
+        super().__init__(
+            message if message is not None else f'unknown tool "{name}"', "UNKNOWN_TOOL"
+        )
 
 
 class ToolTimeoutError(HarnessError):

@@ -23,11 +23,12 @@ import json
 import math
 import re
 import sys
-from typing import Final
+from collections.abc import Iterator
+from typing import Any, Final
 
 __all__ = [
-    "NOT_JSON",
     "MAX_SAFE_JSON_INT",
+    "NOT_JSON",
     "is_json_value",
     "js_json",
     "js_json_or_string",
@@ -57,16 +58,20 @@ MAX_SAFE_JSON_INT: Final = int(sys.float_info.max)
 _NEG_ZERO_SIGN = -1.0
 
 
-def _number_ok(value: object, kind: type) -> bool:
+def _number_ok(value: Any, kind: type) -> bool:
     if kind is int:
-        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
+        return bool(-MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT)
     # float: finite and not negative zero
-    return math.isfinite(value) and not (  # type: ignore[arg-type]
-        value == 0.0 and math.copysign(1.0, value) == _NEG_ZERO_SIGN  # type: ignore[arg-type]
+    return math.isfinite(value) and not (
+        value == 0.0 and math.copysign(1.0, value) == _NEG_ZERO_SIGN
     )
 
 
-def snapshot_json_value(value: object) -> object:
+def _entries(container: Any) -> Iterator[tuple[Any, Any]]:
+    return iter(container.items()) if type(container) is dict else enumerate(container)
+
+
+def snapshot_json_value(value: Any) -> Any:
     """Validate ``value`` as lossless JSON and deep-copy it in the same pass.
 
     Returns:
@@ -79,26 +84,24 @@ def snapshot_json_value(value: object) -> object:
     if kind is int or kind is float:
         return value if _number_ok(value, kind) else NOT_JSON
     if kind is dict:
-        root: dict[str, object] | list[object] = {}
-        entries = iter(value.items())  # type: ignore[attr-defined]
+        root: Any = {}
     elif kind is list:
         root = []
-        entries = iter(enumerate(value))  # type: ignore[call-overload]
     else:
         return NOT_JSON
     # Invariant: ``ancestors`` holds exactly the ids of the source containers on the current path;
     # the sources stay referenced by ``value`` for the whole walk, so their ids are stable.
     ancestors = {id(value)}
-    stack: list[tuple[object, object, object]] = [(value, root, entries)]
+    stack: list[tuple[Any, Any, Iterator[tuple[Any, Any]]]] = [(value, root, _entries(value))]
     while stack:
         source, copy, it = stack[-1]
         is_dict = type(copy) is dict
-        for key, child in it:  # type: ignore[attr-defined]
+        for key, child in it:
             if is_dict and type(key) is not str:
                 return NOT_JSON
             ck = type(child)
             if ck is str or ck is bool or child is None:
-                new: object = child
+                new: Any = child
             elif ck is int or ck is float:
                 if not _number_ok(child, ck):
                     return NOT_JSON
@@ -108,27 +111,25 @@ def snapshot_json_value(value: object) -> object:
                     return NOT_JSON
                 new = {} if ck is dict else []
                 if is_dict:
-                    copy[key] = new  # type: ignore[index]
+                    copy[key] = new
                 else:
-                    copy.append(new)  # type: ignore[attr-defined]
+                    copy.append(new)
                 ancestors.add(id(child))
-                stack.append(
-                    (child, new, iter(child.items()) if ck is dict else iter(enumerate(child)))  # type: ignore[attr-defined, call-overload]
-                )
+                stack.append((child, new, _entries(child)))
                 break
             else:
                 return NOT_JSON
             if is_dict:
-                copy[key] = new  # type: ignore[index]
+                copy[key] = new
             else:
-                copy.append(new)  # type: ignore[attr-defined]
+                copy.append(new)
         else:
             stack.pop()
             ancestors.discard(id(source))
     return root
 
 
-def is_json_value(value: object) -> bool:
+def is_json_value(value: Any) -> bool:
     """Whether ``value`` is lossless JSON (see the module docstring). Never raises."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
@@ -138,13 +139,11 @@ def is_json_value(value: object) -> bool:
     if kind is not dict and kind is not list:
         return False
     ancestors = {id(value)}
-    stack: list[tuple[object, object]] = [
-        (value, iter(value.items()) if kind is dict else iter(enumerate(value)))  # type: ignore[attr-defined, call-overload]
-    ]
+    stack: list[tuple[Any, Iterator[tuple[Any, Any]]]] = [(value, _entries(value))]
     while stack:
         source, it = stack[-1]
         is_dict = type(source) is dict
-        for key, child in it:  # type: ignore[attr-defined]
+        for key, child in it:
             if is_dict and type(key) is not str:
                 return False
             ck = type(child)
@@ -158,9 +157,7 @@ def is_json_value(value: object) -> bool:
                 if id(child) in ancestors:
                     return False
                 ancestors.add(id(child))
-                stack.append(
-                    (child, iter(child.items()) if ck is dict else iter(enumerate(child)))  # type: ignore[attr-defined, call-overload]
-                )
+                stack.append((child, _entries(child)))
                 break
             return False
         else:
@@ -226,7 +223,7 @@ def _js_string(value: str) -> str:
     return text
 
 
-def js_json(value: object) -> str:
+def js_json(value: Any) -> str:
     """Compact JSON text of a lossless JSON value, exactly as JavaScript's ``JSON.stringify``.
 
     Non-ASCII characters are kept, numbers use JavaScript's format, keys keep insertion order.
@@ -234,15 +231,15 @@ def js_json(value: object) -> str:
     """
     out: list[str] = []
     # Each stack item is either a value still to render or a literal string to emit.
-    stack: list[tuple[bool, object]] = [(False, value)]
+    stack: list[tuple[bool, Any]] = [(False, value)]
     while stack:
         literal, item = stack.pop()
         if literal:
-            out.append(item)  # type: ignore[arg-type]
+            out.append(item)
             continue
         kind = type(item)
         if kind is str:
-            out.append(_js_string(item))  # type: ignore[arg-type]
+            out.append(_js_string(item))
         elif item is None:
             out.append("null")
         elif kind is bool:
@@ -251,7 +248,7 @@ def js_json(value: object) -> str:
             out.append(js_number(item))
         elif isinstance(item, list | tuple):
             out.append("[")
-            pending: list[tuple[bool, object]] = [(True, "]")]
+            pending: list[tuple[bool, Any]] = [(True, "]")]
             for index in range(len(item) - 1, -1, -1):
                 pending.append((False, item[index]))
                 if index:

@@ -287,7 +287,9 @@ class Scheduler(Protocol):
         self, exec: ToolExecution, result: ToolExecutionResult, /
     ) -> ToolExecutionResult: ...
 
-    def finish(self, exec: ToolExecution, result: ToolExecutionResult, /) -> ToolExecutionResult: ...
+    def finish(
+        self, exec: ToolExecution, result: ToolExecutionResult, /
+    ) -> ToolExecutionResult: ...
 
 
 #: Arguments the soft/hard wrappers receive: any parsed model arguments.
