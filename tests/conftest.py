@@ -1,6 +1,7 @@
 """Shared pytest configuration: hypothesis profiles.
 
-``HYPOTHESIS_PROFILE=ci`` (set by ``.ci/run``) runs more examples than the default profile.
+The ``ci`` profile (chosen when ``CI`` is set, as on the CI machine, or with ``HYPOTHESIS_PROFILE=ci``)
+runs more examples than the default profile.
 """
 
 from __future__ import annotations
@@ -15,4 +16,6 @@ settings.register_profile(
 settings.register_profile(
     "ci", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+)
