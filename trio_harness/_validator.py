@@ -1,0 +1,259 @@
+"""The value validator of the raw subset: ``validate_json_schema_value`` (the generic walker).
+
+This is the reference implementation: an iterative walk over explicit frames that reads the
+schema on every call. :mod:`trio_harness._validator_compiled` builds specialised checkers from it
+and is tested to agree with it exactly.
+
+Python mapping of upstream's value notions:
+
+* an *object* is an exact ``dict`` and an *array* an exact ``list``; subclasses, tuples, sets,
+  ``Mapping`` look-alikes are neither (``must be an object`` / ``must be an array``);
+* missing required = key absent (Python has no ``undefined``);
+* a *number* is an ``int`` (never a ``bool``) or a ``float``; it is a *finite JSON number* when it is
+  not ``nan``/``inf``/``-0.0`` and an ``int`` fits a double; an integral ``float`` is an integer.
+
+Invariant used to keep the walk linear: a node that reports no violation has validated a lossless
+JSON value (scalars by their type check, arrays with ``items`` through their elements, everything
+else through an explicit lossless check). So the upstream "whole object is lossless" check
+reduces to "all keys are exact ``str`` and every undeclared value is lossless", and an array with
+``items`` whose elements all passed is lossless already. A lossless value cannot contain one of
+its ancestors (that ancestor would contain the value again: a cycle inside the value itself).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+from ._errors import UnreachableVariantError, unreachable
+from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
+from ._schema import js_same_value_zero
+
+__all__ = ["diagnostic_path", "property_path", "validate_json_schema_value"]
+
+_MISSING: Final = object()
+
+
+def diagnostic_path(path: str) -> str:
+    """The path as violations show it: the empty root reads ``arguments``."""
+    return path or "arguments"
+
+
+def property_path(path: str, key: str) -> str:
+    """``<path>.<key>``, or the bare key at the empty root (keys are inserted raw)."""
+    return f"{path}.{key}" if path else key
+
+
+def _number_problem(value: object) -> str | None:
+    """``None`` for a finite JSON number, else the violation suffix."""
+    kind = type(value)
+    if kind is int:
+        if -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT:  # type: ignore[operator]
+            return None
+        return "must be a finite JSON number"
+    if kind is float:
+        if math.isfinite(value) and not (value == 0.0 and math.copysign(1.0, value) < 0):  # type: ignore[arg-type]
+            return None
+        return "must be a finite JSON number"
+    return "must be a number"
+
+
+def _is_integer(value: object) -> bool:
+    kind = type(value)
+    if kind is int:
+        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
+    if kind is float:
+        return value.is_integer() and not (value == 0.0 and math.copysign(1.0, value) < 0)  # type: ignore[attr-defined, arg-type]
+    return False
+
+
+def _type_problem(type_name: object, value: object) -> str | None:
+    """Primitive type check of a scalar node: ``None`` when it passes, else the violation suffix."""
+    if type_name == "string":
+        return None if type(value) is str else "must be a string"
+    if type_name == "number":
+        return _number_problem(value)
+    if type_name == "integer":
+        return None if _is_integer(value) else "must be an integer"
+    if type_name == "boolean":
+        return None if type(value) is bool else "must be a boolean"
+    if type_name == "null":
+        return None if value is None else "must be null"
+    unreachable("JsonSchemaType", type_name)
+
+
+def _scalar_violation(node: dict[str, object], type_name: object, value: object) -> str | None:
+    problem = _type_problem(type_name, value)
+    if problem is not None:
+        return problem
+    # Enum first, then const; one scalar violation at most. The value passed its type check, so
+    # it is an exact builtin scalar and the comparisons below run no user code.
+    if "enum" in node:
+        enum = node["enum"]
+        if not any(js_same_value_zero(member, value) for member in enum):  # type: ignore[attr-defined]
+            return f"must be one of {js_json(enum)}"
+    if "const" in node:
+        const = node["const"]
+        if not js_same_value_zero(const, value):
+            return f"must be {js_json(const)}"
+    return None
+
+
+def _undeclared_violations(
+    node: dict[str, object], value: dict[object, object], path: str, out: list[str]
+) -> None:
+    if node.get("additionalProperties") is not False:
+        return
+    declared = node.get("properties") or {}
+    for key in value:
+        # A non-str key is never a declared property; it is reported by the lossless check.
+        if type(key) is str and key not in declared:  # type: ignore[operator]
+            out.append(
+                f'"{property_path(path, key)}" is not a declared property '
+                "(additionalProperties: false)"
+            )
+
+
+def _object_is_lossless(declared: object, value: dict[object, object]) -> bool:
+    # See the module invariant: declared children were validated (and are lossless) already.
+    for key, child in value.items():
+        if type(key) is not str:
+            return False
+        if key not in declared and not is_json_value(child):  # type: ignore[operator]
+            return False
+    return True
+
+
+class _Frame:
+    """One node being validated against one value; ``sink`` receives its violations."""
+
+    __slots__ = ("node", "own", "path", "sink", "stage", "value")
+
+    def __init__(self, node: dict[str, object], value: object, path: str, sink: list[str]) -> None:
+        self.node = node
+        self.value = value
+        self.path = path
+        self.sink = sink
+        self.stage = 0
+        self.own: list[str] | list[list[str]] = []
+
+
+def _walk(schema: dict[str, object], value: object, path: str) -> list[str]:
+    result: list[str] = []
+    stack = [_Frame(schema, value, path, result)]
+    frame = stack[0]
+    try:
+        _run(stack)
+    except UnreachableVariantError:
+        raise
+    except Exception:
+        # Only a hostile dict key (its __hash__/__eq__) can raise here; upstream reports the
+        # frame that was inspecting the value, and nothing else.
+        frame = stack[-1] if stack else frame
+        return [f'"{diagnostic_path(frame.path)}" must be a lossless JSON value']
+    return result
+
+
+def _run(stack: list[_Frame]) -> None:
+    while stack:
+        frame = stack[-1]
+        node = frame.node
+        value = frame.value
+        path = frame.path
+        if frame.stage == 1:
+            if "oneOf" in node:
+                stack.pop()
+                branch_lists: list[list[str]] = frame.own  # type: ignore[assignment]
+                matched = sum(1 for branch in branch_lists if not branch)
+                if matched != 1:
+                    frame.sink.append(
+                        f'"{diagnostic_path(path)}" must match exactly one oneOf branch '
+                        f"(matched {matched})"
+                    )
+                continue
+            own: list[str] = frame.own  # type: ignore[assignment]
+            if type(value) is dict:
+                _undeclared_violations(node, value, path, own)
+                if not own and not _object_is_lossless(node.get("properties") or {}, value):
+                    own.append(f'"{diagnostic_path(path)}" must be a lossless JSON object')
+            stack.pop()
+            frame.sink.extend(own)
+            continue
+
+        if "oneOf" in node:
+            branches: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
+            lists: list[list[str]] = [[] for _ in branches]
+            frame.own = lists
+            frame.stage = 1
+            for index in range(len(branches) - 1, -1, -1):
+                stack.append(_Frame(branches[index], value, path, lists[index]))
+            continue
+        if "type" not in node:
+            stack.pop()
+            if not is_json_value(value):
+                frame.sink.append(f'"{diagnostic_path(path)}" must be a lossless JSON value')
+            continue
+        type_name = node["type"]
+        if type_name == "object":
+            if type(value) is not dict:
+                stack.pop()
+                frame.sink.append(f'"{diagnostic_path(path)}" must be an object')
+                continue
+            frame.stage = 1
+            own = frame.own  # type: ignore[assignment]
+            required = node.get("required") or ()
+            for name in required:  # type: ignore[attr-defined]
+                if name not in value:
+                    own.append(f'missing required property "{property_path(path, name)}"')
+            properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+            children = []
+            for key, child_node in properties.items():
+                child = value.get(key, _MISSING)
+                if child is not _MISSING:
+                    children.append(_Frame(child_node, child, property_path(path, key), own))
+            stack.extend(reversed(children))
+            continue
+        if type_name == "array":
+            if type(value) is not list:
+                stack.pop()
+                frame.sink.append(f'"{diagnostic_path(path)}" must be an array')
+                continue
+            if "items" not in node:
+                stack.pop()
+                if not is_json_value(value):
+                    frame.sink.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
+                continue
+            # With ``items``, passing elements are lossless, so no whole-array check is needed
+            # (module invariant); the frame only forwards its elements' violations.
+            stack.pop()
+            items: dict[str, object] = node["items"]  # type: ignore[assignment]
+            sink = frame.sink
+            for index in range(len(value) - 1, -1, -1):
+                stack.append(_Frame(items, value[index], f"{path}[{index}]", sink))
+            continue
+        stack.pop()
+        problem = _scalar_violation(node, type_name, value)
+        if problem is not None:
+            frame.sink.append(f'"{diagnostic_path(path)}" {problem}')
+
+
+def validate_json_schema_value(schema: object, value: object, path: str = "value") -> list[str]:
+    """Validate ``value`` against an asserted subset schema, collecting every violation.
+
+    Total for any Python value: cycles, any depth, non-JSON objects, dict subclasses and
+    hostile ``__eq__``/``__hash__`` never make it raise. A failure while inspecting the value
+    (only a hostile dict key can run user code) yields the single violation
+    ``"<path>" must be a lossless JSON value`` for the frame being inspected.
+
+    Args:
+        schema: A schema accepted by :func:`assert_supported_json_schema`.
+        value: Any Python value.
+        path: The root label; ``""`` is shown as ``arguments`` and makes property paths bare.
+
+    Returns:
+        The violations in upstream order and wording; ``[]`` means valid.
+
+    Raises:
+        UnreachableVariantError: For a forged (unasserted) schema node with an unknown ``type``.
+    """
+    return _walk(schema, value, path)  # type: ignore[arg-type]
