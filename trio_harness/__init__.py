@@ -69,6 +69,20 @@ __all__ = [
 # -- validation layer (owner: _schema.py, _validator.py) --
 
 # -- author DSL, define_tool, parse_arguments (owner: _dsl.py, _define.py, _arguments.py) --
+from ._arguments import parse_arguments  # noqa: E402
+from ._define import define_tool, validate_args  # noqa: E402
+from ._dsl import (  # noqa: E402
+    parameter_schema_spec_to_json_schema,
+    value_schema_spec_to_json_schema,
+)
+
+__all__ += [
+    "define_tool",
+    "parameter_schema_spec_to_json_schema",
+    "parse_arguments",
+    "validate_args",
+    "value_schema_spec_to_json_schema",
+]
 
 # -- runtime (owner: _runtime.py and its helpers) --
 

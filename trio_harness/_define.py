@@ -1,0 +1,219 @@
+"""``define_tool`` and ``validate_args``: author specs turned into validated tool definitions.
+
+``define_tool`` compiles the parameter map and the output value spec once, at definition time, and
+specialises a validator to the parameter schema. The definition it returns validates arguments in
+two strengths:
+
+* HARD, for ``execute``: any violation raises ``ToolArgsError`` before the body runs;
+* SOFT, for ``present_call`` / ``present_result`` / ``is_concurrency_safe``: invalid arguments give
+  ``None`` / ``None`` / ``False`` and never raise, because display and classification may run on
+  replayed logs written by older tool versions. An exception raised by the author's own function
+  still propagates (the runtime contains it).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ._dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
+from ._errors import ToolArgsError
+from ._types import ToolDefinition, ToolOutput
+from ._validator import validate_json_schema_value
+from ._validator_compiled import compile_validator
+
+__all__ = ["define_tool", "validate_args"]
+
+#: Root path of argument validation: rendered as ``arguments``, properties without a leading dot.
+_ARGS_ROOT = ""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def validate_args(spec: object, args: object) -> list[str]:
+    """Validate ``args`` against a parameter-map spec.
+
+    The spec is compiled on every call (cache the result of :func:`define_tool` instead on a hot
+    path). Defaults are never applied; undeclared keys are allowed (the root is open).
+
+    Args:
+        spec: A parameter map (``{name: value spec}``).
+        args: Any value, typically parsed model arguments.
+
+    Returns:
+        Every violation in upstream order and wording (``[]`` = valid), e.g.
+        ``['missing required property "path"']`` or ``['"arguments" must be an object']``.
+
+    Raises:
+        JsonSchemaError: ``spec`` is not a valid parameter map.
+    """
+    schema = parameter_schema_spec_to_json_schema(spec)
+    return validate_json_schema_value(schema, args, _ARGS_ROOT)
+
+
+def _valid_timeout(timeout_ms: object) -> bool:
+    if type(timeout_ms) is bool or not isinstance(timeout_ms, int | float):
+        return False
+    try:
+        # An int too large for a double is not finite for the clock either.
+        return math.isfinite(float(timeout_ms)) and timeout_ms > 0
+    except OverflowError:
+        return False
+
+
+def _require_callable(tool: str, option: str, value: object, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if not callable(value):
+        kind = "a callable or None" if optional else "a callable"
+        raise TypeError(f"defineTool({tool}): {option} must be {kind}, got {type(value).__name__}")
+
+
+def _wrapping(original: Callable[..., Any]) -> Callable[[_F], _F]:
+    """``functools.wraps`` that keeps the wrapper's own type (and tolerates nameless callables)."""
+
+    def apply(wrapper: _F) -> _F:
+        functools.update_wrapper(wrapper, original)
+        return wrapper
+
+    return apply
+
+
+_Check = Callable[[object, str], list[str]]
+
+
+def _soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callable[[Any], object]:
+    @_wrapping(classify)
+    def soft_classifier(args: Any) -> object:
+        if check(args, _ARGS_ROOT):
+            return False
+        return classify(args)
+
+    return soft_classifier
+
+
+def _soft_present_call(check: _Check, present: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    @_wrapping(present)
+    def soft_present_call(args: Any) -> Any:
+        if check(args, _ARGS_ROOT):
+            return None
+        return present(args)
+
+    return soft_present_call
+
+
+def _soft_present_result(
+    check: _Check, present: Callable[[Any, Any], Any]
+) -> Callable[[Any, Any], Any]:
+    @_wrapping(present)
+    def soft_present_result(args: Any, result: Any) -> Any:
+        if check(args, _ARGS_ROOT):
+            return None
+        return present(args, result)
+
+    return soft_present_result
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    parameters: object,
+    output: ToolOutput,
+    execute: Callable[[Any, Any], Awaitable[Any]],
+    is_concurrency_safe: Callable[[Any], object] | None = None,
+    present_call: Callable[[Any], Any] | None = None,
+    present_result: Callable[[Any, Any], Any] | None = None,
+    finalize_content: Callable[[Any, Any], Any] | None = None,
+    timeout_ms: float | None = None,
+) -> ToolDefinition:
+    """Define a tool from author specs, with argument validation built in.
+
+    Args:
+        name: Model-facing tool name.
+        description: Model-facing description.
+        parameters: A parameter map (``{name: value spec}``, entries may carry ``"required": True``).
+        output: ``ToolOutput(schema=<value spec>, render=..., presentation_meta=...)``; the schema
+            is compiled here.
+        execute: ``async (args, ctx) -> value``; runs only for valid arguments.
+        is_concurrency_safe: Optional ``(args) -> object``; only an exact ``True`` lets a call run in
+            parallel. Invalid arguments classify as ``False``.
+        present_call: Optional ``(args) -> card``; invalid arguments give ``None``.
+        present_result: Optional ``(args, result) -> card``; invalid arguments give ``None``.
+        finalize_content: Optional ``(exec, result) -> content``; forwarded unchanged.
+        timeout_ms: Optional positive finite timeout in milliseconds.
+
+    Returns:
+        A :class:`ToolDefinition` whose ``parameters`` and ``output.schema`` are the compiled JSON
+        Schemas and whose callables are the validating wrappers (``None`` where not given).
+
+    Raises:
+        TypeError: An option has the wrong type (``name``/``description`` not ``str``, ``output``
+            not a ``ToolOutput``, a callback not callable).
+        ValueError: ``timeout_ms`` is not a positive finite number
+            (``defineTool(<name>): timeoutMs must be a positive finite number``).
+        JsonSchemaError: ``parameters`` or ``output.schema`` is not a valid spec.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"defineTool: name must be a str, got {type(name).__name__}")
+    if not isinstance(description, str):
+        raise TypeError(
+            f"defineTool({name}): description must be a str, got {type(description).__name__}"
+        )
+    if not isinstance(output, ToolOutput):
+        raise TypeError(
+            f"defineTool({name}): output must be a ToolOutput(schema=..., render=...), "
+            f"got {type(output).__name__}"
+        )
+    _require_callable(name, "execute", execute, optional=False)
+    _require_callable(name, "output.render", output.render, optional=False)
+    _require_callable(name, "output.presentation_meta", output.presentation_meta, optional=True)
+    _require_callable(name, "is_concurrency_safe", is_concurrency_safe, optional=True)
+    _require_callable(name, "present_call", present_call, optional=True)
+    _require_callable(name, "present_result", present_result, optional=True)
+    _require_callable(name, "finalize_content", finalize_content, optional=True)
+    if timeout_ms is not None and not _valid_timeout(timeout_ms):
+        # Upstream throws a plain Error here; ValueError is its Python stand-in.
+        raise ValueError(f"defineTool({name}): timeoutMs must be a positive finite number")
+
+    parameters_schema = parameter_schema_spec_to_json_schema(parameters)
+    output_schema = value_schema_spec_to_json_schema(output.schema)
+    # Specialised once here: every call afterwards pays only for the check itself.
+    check = compile_validator(parameters_schema)
+
+    @_wrapping(execute)
+    async def validated_execute(args: Any, ctx: Any) -> Any:
+        violations = check(args, _ARGS_ROOT)
+        if violations:
+            raise ToolArgsError(violations)
+        pending = execute(args, ctx)
+        if not inspect.isawaitable(pending):
+            raise TypeError(
+                f"defineTool({name}): execute must be an async function "
+                f"(it returned {type(pending).__name__})"
+            )
+        return await pending
+
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters=parameters_schema,
+        output=ToolOutput(
+            schema=output_schema,
+            render=output.render,
+            presentation_meta=output.presentation_meta,
+        ),
+        execute=validated_execute,
+        is_concurrency_safe=None
+        if is_concurrency_safe is None
+        else _soft_classifier(check, is_concurrency_safe),
+        present_call=None if present_call is None else _soft_present_call(check, present_call),
+        present_result=None
+        if present_result is None
+        else _soft_present_result(check, present_result),
+        finalize_content=finalize_content,
+        timeout_ms=timeout_ms,
+    )
