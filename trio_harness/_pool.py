@@ -1,0 +1,486 @@
+"""The parallel tool-call pool on Trio: ``execute_tool_calls`` and ``execute_sub_calls``.
+
+This module only *runs* the decisions of :class:`~trio_harness._core.StepCore`. One driver task
+(the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
+tasks run in a nursery per group, hold one token of a ``trio.CapacityLimiter`` (the window) each,
+store their outcome in their slot and send the slot index over a memory channel. Before every
+decision the driver drains the channel, so results that can be committed are committed before the
+next call is classified or started (a commit may change the registry).
+
+Failures and cancellation:
+
+* a scheduler failure (an exception escaping ``prepare``/``dispatch``/``finalize``/``finish`` or
+  ``execution_mode``) is caught where it happens and kept; the core drains the in-flight
+  dispatches and the driver raises the first failure itself, outside the nursery;
+* the step's ``abort`` event is watched by one ``abort_relay`` opened before any nursery, so the
+  runtime's per-body scopes are cancelled without a task per call;
+* cancellation from outside (the caller's scope, ``KeyboardInterrupt``) propagates at once; while
+  it unwinds, the driver closes the log synchronously (no ``await`` in that path): every recorded
+  ``tool/call`` gets an ``ABORTED`` result and every call never recorded gets a synthetic pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import attrs
+import trio
+
+from ._abort import abort_relay, current_relay
+from ._arguments import parse_arguments
+from ._core import Op, StepCore, validate_cap
+from ._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
+from ._session import TOOL_CALL, TOOL_RESULT, Session, ToolCallData, ToolResultData
+from ._types import (
+    ToolExecutionInput,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+)
+
+if TYPE_CHECKING:
+    from ._execution import ToolExecution
+
+__all__ = [
+    "DEFAULT_MAX_PARALLEL_SUB_CALLS",
+    "StepOutcome",
+    "SubCall",
+    "ToolCallBlock",
+    "execute_sub_calls",
+    "execute_tool_calls",
+]
+
+#: Default window of :func:`execute_sub_calls`.
+DEFAULT_MAX_PARALLEL_SUB_CALLS = 10
+
+
+@attrs.frozen
+class ToolCallBlock:
+    """One tool call of an assistant message, in model order.
+
+    Attributes:
+        id: The model's tool-call id.
+        name: The tool name.
+        arguments: The raw argument text the model wrote (parsed with ``parse_arguments``).
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+
+@attrs.frozen
+class SubCall:
+    """A call a composite tool issues with arguments it already holds as a value."""
+
+    id: str
+    name: str
+    arguments: Any
+
+
+@attrs.frozen
+class StepOutcome:
+    """What a step produced besides its session events.
+
+    Attributes:
+        concluded: A committed result asked to end the turn (``ctx.conclude_turn()``).
+        aborted: The step's abort was set; calls that never started got synthetic results.
+    """
+
+    concluded: bool = False
+    aborted: bool = False
+
+
+class _Runtime(Protocol):
+    # What the pool needs of a runtime; ``scheduler`` is read once per step.
+    scheduler: Any
+
+    def execution_mode(self, input: ToolExecutionInput, /) -> Any: ...
+
+
+class _Recorder(Protocol):
+    def started(self, index: int) -> None: ...
+    def committed(self, index: int, result: ToolExecutionResult) -> None: ...
+    def skipped(self, index: int) -> None: ...
+    def cut_short(self, index: int) -> None: ...
+
+
+@attrs.define(eq=False)
+class _SessionRecorder:
+    """Writes a step's ``tool/call`` / ``tool/result`` events and hands contexts on."""
+
+    _session: Session
+    _blocks: Sequence[ToolCallBlock]
+    _turn: int
+    _step: int
+    _accept_context: Callable[[Any], object] | None
+    _call_seqs: list[int]
+    concluded: bool = False
+
+    def started(self, index: int) -> None:
+        block = self._blocks[index]
+        data = ToolCallData(self._turn, self._step, block.id, block.name, block.arguments)
+        self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
+
+    def committed(self, index: int, result: ToolExecutionResult) -> None:
+        data = ToolResultData.from_result(self._turn, self._step, self._blocks[index].id, result)
+        self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
+        if result.concludes_turn:
+            self.concluded = True
+        accept = self._accept_context
+        if accept is not None:
+            for context in result.additional_contexts:
+                accept(context)
+
+    def skipped(self, index: int) -> None:
+        self.started(index)
+        self.committed(index, aborted_before_dispatch_result())
+
+    def cut_short(self, index: int) -> None:
+        # Unwinding: never call back into the application (no accept_context).
+        if self._call_seqs[index] < 0:
+            self.started(index)
+            result = aborted_before_dispatch_result()
+        else:
+            result = aborted_result()
+        data = ToolResultData.from_result(self._turn, self._step, self._blocks[index].id, result)
+        self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
+
+
+@attrs.define(eq=False)
+class _ListRecorder:
+    """Collects sub-call results in call order (nothing is logged)."""
+
+    results: list[ToolExecutionResult | None]
+
+    def started(self, index: int) -> None:
+        pass
+
+    def committed(self, index: int, result: ToolExecutionResult) -> None:
+        self.results[index] = result
+
+    def skipped(self, index: int) -> None:
+        self.results[index] = aborted_before_dispatch_result()
+
+    def cut_short(self, index: int) -> None:
+        pass  # the exception propagates; no results are returned
+
+
+@attrs.frozen
+class _Slot:
+    # A settled call waiting for its commit.
+    exec: ToolExecution
+    result: ToolExecutionResult
+    needs_post: bool
+
+
+@attrs.frozen
+class _Failed:
+    # A dispatch that raised.
+    error: Exception
+
+
+class _Driver:
+    """Runs one :class:`StepCore` against a runtime (see the module docstring)."""
+
+    __slots__ = (
+        "_abort",
+        "_core",
+        "_inputs",
+        "_limiter",
+        "_receive",
+        "_recorder",
+        "_runtime",
+        "_scheduler",
+        "_send",
+        "_slots",
+        "_unread",
+    )
+
+    def __init__(
+        self,
+        runtime: _Runtime,
+        inputs: list[ToolExecutionInput],
+        cap: int,
+        abort: trio.Event | None,
+        recorder: _Recorder,
+    ) -> None:
+        self._runtime = runtime
+        self._scheduler = runtime.scheduler
+        self._inputs = inputs
+        self._abort = abort
+        self._recorder = recorder
+        self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
+        self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
+        # Unbounded, but never holds more than ``cap`` indices: one per in-flight dispatch.
+        self._send, self._receive = trio.open_memory_channel[int](math.inf)
+        self._unread = 0  # indices sent and not yet received
+        self._limiter = trio.CapacityLimiter(cap)
+
+    async def run(self) -> bool:
+        """Run the step; return whether it was aborted. Raises the first scheduler failure."""
+        abort = self._abort
+        try:
+            if abort is not None and current_relay(abort) is None:
+                # Opened before any nursery: dispatch tasks inherit it, so the runtime's body
+                # scopes register with this one watcher.
+                async with abort_relay(abort):
+                    return await self._steps()
+            return await self._steps()
+        except BaseException:
+            if not self._core.has_failure:
+                # Cancelled from outside (or a bug): leave the log replay-valid. Synchronous.
+                self._seal()
+            raise
+
+    def _seal(self) -> None:
+        started, unstarted = self._core.seal()
+        recorder = self._recorder
+        for index in started:
+            recorder.cut_short(index)
+        for index in unstarted:
+            recorder.cut_short(index)
+
+    async def _steps(self) -> bool:
+        core = self._core
+        abort = self._abort
+        while True:
+            if abort is not None and not core.aborted and abort.is_set():
+                core.abort()
+            op, index = core.next_action()
+            if op is Op.CLASSIFY:
+                self._classify(index)
+            elif op is Op.OPEN_GROUP:
+                try:
+                    async with trio.open_nursery() as nursery:
+                        await self._group(nursery)
+                except BaseExceptionGroup as group:
+                    _raise_sole(group)
+                    raise
+            elif op is Op.SKIP:
+                for skipped in range(index, core.count):
+                    self._recorder.skipped(skipped)
+                core.skipped()
+            elif op is Op.RAISE:
+                failure = core.failure
+                assert isinstance(failure, BaseException)
+                raise failure
+            elif op is Op.DONE:
+                return core.aborted
+            else:  # pragma: no cover - the core only returns these outside a group
+                unreachable("Op", op.value)
+
+    async def _group(self, nursery: trio.Nursery) -> None:
+        core = self._core
+        abort = self._abort
+        while True:
+            if self._unread:
+                self._drain()
+            if abort is not None and not core.aborted and abort.is_set():
+                core.abort()
+            op, index = core.next_action()
+            if op is Op.START:
+                await self._start(index, nursery)
+            elif op is Op.COMMIT:
+                await self._commit(index)
+            elif op is Op.CLASSIFY:
+                self._classify(index)
+            elif op is Op.WAIT:
+                settled = await self._receive.receive()
+                self._unread -= 1
+                self._settle(settled)
+            elif op is Op.CLOSE_GROUP:
+                return
+            else:  # pragma: no cover - the core only returns these inside a group
+                unreachable("Op", op.value)
+
+    def _drain(self) -> None:
+        receive = self._receive
+        while self._unread:
+            index = receive.receive_nowait()
+            self._unread -= 1
+            self._settle(index)
+
+    def _settle(self, index: int) -> None:
+        slot = self._slots[index]
+        if isinstance(slot, _Failed):
+            self._slots[index] = None
+            self._core.dispatch_failed(index, slot.error)
+        else:
+            self._core.settled(index)
+
+    def _fail(self, error: Exception) -> None:
+        # Failures that settled earlier in a dispatch task come first.
+        self._drain()
+        self._core.fail(error)
+
+    def _classify(self, index: int) -> None:
+        try:
+            mode = self._runtime.execution_mode(self._inputs[index])
+        except Exception as exc:
+            self._fail(exc)
+            return
+        self._core.classified(index, mode.kind == "parallel")
+
+    async def _start(self, index: int, nursery: trio.Nursery) -> None:
+        self._recorder.started(index)
+        try:
+            preparation = await self._scheduler.prepare(self._inputs[index])
+            kind = preparation.kind
+            if kind != "dispatch" and kind != "post-result" and kind != "final-result":
+                unreachable("ScheduledToolPreparation", kind)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        if self._unread:
+            self._drain()
+        if kind == "dispatch":
+            if self._core.prepared(index, dispatch=True):
+                self._limiter.acquire_on_behalf_of_nowait(index)
+                nursery.start_soon(self._dispatch, index, preparation.exec)
+        else:
+            self._slots[index] = _Slot(preparation.exec, preparation.result, kind == "post-result")
+            self._core.prepared(index, dispatch=False)
+
+    async def _dispatch(self, index: int, exec: ToolExecution) -> None:
+        slot: _Slot | _Failed
+        try:
+            outcome = await self._scheduler.dispatch(exec)
+            slot = _Slot(exec, outcome.result, outcome.kind == "post-result")
+        except Exception as exc:
+            # A scheduler failure: kept for the driver, never raised into the nursery (siblings
+            # must keep running until they settle).
+            slot = _Failed(exc)
+        finally:
+            self._limiter.release_on_behalf_of(index)
+        self._slots[index] = slot
+        self._send.send_nowait(index)
+        self._unread += 1
+
+    async def _commit(self, index: int) -> None:
+        slot = self._slots[index]
+        assert isinstance(slot, _Slot)
+        self._slots[index] = None
+        try:
+            if slot.needs_post:
+                result = await self._scheduler.finalize(slot.exec, slot.result)
+            else:
+                result = self._scheduler.finish(slot.exec, slot.result)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        # Recording and the core's report happen with no checkpoint between them, so an outside
+        # cancellation never sees a recorded result the core still counts as uncommitted.
+        try:
+            self._recorder.committed(index, result)
+        except Exception as exc:
+            self._core.committed_call(index)
+            self._fail(exc)
+            return
+        self._core.committed_call(index)
+
+
+def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
+    # Outside cancellation arrives from the nursery wrapped in a group. A group holding exactly
+    # one exception that is not a Cancelled (e.g. KeyboardInterrupt) is raised bare, so the pool
+    # never surfaces an ExceptionGroup; groups of Cancelled stay for their cancel scope.
+    stack: list[BaseException] = [group]
+    leaves: list[BaseException] = []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BaseExceptionGroup):
+            stack.extend(item.exceptions)
+        else:
+            leaves.append(item)
+    if len(leaves) == 1 and not isinstance(leaves[0], trio.Cancelled):
+        raise leaves[0] from None
+
+
+async def execute_tool_calls(
+    runtime: Any,
+    session: Session,
+    tool_calls: Sequence[ToolCallBlock],
+    *,
+    turn: int = 0,
+    step: int = 0,
+    abort: trio.Event | None = None,
+    max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    accept_context: Callable[[Any], object] | None = None,
+    agent: object | None = None,
+) -> StepOutcome:
+    """Execute one step's tool calls: grouped, windowed, committed in model order.
+
+    Args:
+        runtime: The ``ToolRuntime`` (``execution_mode`` and ``scheduler`` are used).
+        session: The log; gets a ``tool/call`` per started call and a ``tool/result`` per
+            committed result (citing its call), in model order.
+        tool_calls: The step's calls, in model order.
+        turn: Turn number recorded on the events.
+        step: Step number recorded on the events.
+        abort: Setting it aborts the step (no new starts; running bodies are cancelled).
+        max_parallel_tool_calls: The window: at most this many bodies run at once.
+        accept_context: Receives every additional context of every committed result, in order.
+        agent: The agent the calls run for (passed on each input).
+
+    Returns:
+        Whether a committed result concluded the turn, and whether the step was aborted.
+
+    Raises:
+        ValueError: ``max_parallel_tool_calls`` is not a positive integer.
+        Exception: The first scheduler failure, after every in-flight body settled.
+    """
+    cap = validate_cap(max_parallel_tool_calls)
+    blocks = list(tool_calls)
+    inputs = [
+        ToolExecutionInput(
+            block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
+        )
+        for block in blocks
+    ]
+    recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
+    aborted = await _Driver(runtime, inputs, cap, abort, recorder).run()
+    return StepOutcome(concluded=recorder.concluded, aborted=aborted)
+
+
+async def execute_sub_calls(
+    ctx: Any,
+    calls: Sequence[SubCall | ToolCallBlock],
+    *,
+    max_parallel_sub_calls: int = DEFAULT_MAX_PARALLEL_SUB_CALLS,
+) -> list[ToolExecutionResult]:
+    """Run a composite tool's sub-calls through the pool; return their results in call order.
+
+    Sub-calls are grouped and windowed like a step's calls, under the parent's abort event. They
+    are nested executions (``parent=ctx.exec``, same ``root_call_id`` and agent), so their results
+    carry no presentation meta. Nothing is written to a session log: the composite decides what
+    its own result says. Contexts and ``concludes_turn`` of sub-results are returned, not acted on.
+
+    Args:
+        ctx: The composite body's run context.
+        calls: :class:`SubCall` (argument values) or :class:`ToolCallBlock` (raw argument text).
+        max_parallel_sub_calls: The window for these sub-calls.
+
+    Raises:
+        ValueError: ``max_parallel_sub_calls`` is not a positive integer.
+        Exception: The first scheduler failure, after every in-flight sub-call settled.
+    """
+    cap = validate_cap(max_parallel_sub_calls, "max_parallel_sub_calls must be a positive integer")
+    parent = ctx.exec
+    abort = ctx.abort
+    inputs = [
+        ToolExecutionInput(
+            call.id,
+            call.name,
+            parse_arguments(call.arguments) if isinstance(call, ToolCallBlock) else call.arguments,
+            abort,
+            parent=parent,
+            agent=parent.agent,
+            root_call_id=parent.root_call_id,
+        )
+        for call in calls
+    ]
+    results: list[ToolExecutionResult | None] = [None] * len(inputs)
+    await _Driver(ctx.runtime, inputs, cap, abort, _ListRecorder(results)).run()
+    return [result for result in results if result is not None]
