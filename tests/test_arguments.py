@@ -1,0 +1,228 @@
+"""parse_arguments: JSON.parse semantics, raw text back on failure, unbounded depth."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trio_harness import parse_arguments
+from trio_harness._arguments import _iterative_parse
+
+
+def is_neg_zero(value: object) -> bool:
+    return isinstance(value, float) and value == 0.0 and math.copysign(1.0, value) < 0
+
+
+def test_empty_string_is_an_empty_object() -> None:
+    assert parse_arguments("") == {}
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('{"a":1}', {"a": 1}),
+        ("[1,2]", [1, 2]),
+        ("null", None),
+        ("1", 1),
+        ('"x"', "x"),
+        ("true", True),
+        (' {"x" : [1, 2.5, true]} ', {"x": [1, 2.5, True]}),
+        ('{"ü":"é"}', {"ü": "é"}),
+        ('{"__proto__":{"a":1}}', {"__proto__": {"a": 1}}),
+        ("\t[\n]\r", []),
+        ('"\\ud800"', "\ud800"),
+    ],
+)
+def test_any_json_text_is_accepted(raw: str, expected: object) -> None:
+    assert parse_arguments(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"a":',
+        "tru",
+        "not json",
+        "{} trailing",
+        "\ufeff{}",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        '{"a":NaN}',
+        "[1,]",
+        '{"a" 1}',
+        "01",
+        "\x0c1",  # form feed is not JSON whitespace
+        "\u00a01",  # nor is a no-break space
+        '"\x01"',  # raw control characters are not allowed in strings
+        "\u0663",  # a non-ASCII digit is not a JSON number
+        "'x'",
+        "[1 2]",
+        "{'a': 1}",
+    ],
+)
+def test_invalid_json_comes_back_as_the_raw_string(raw: str) -> None:
+    got = parse_arguments(raw)
+    assert got == raw
+    assert type(got) is str
+
+
+def test_negative_zero_is_kept() -> None:
+    # JS keeps -0; the runtime's lossless check rejects it later
+    assert is_neg_zero(parse_arguments("-0"))
+    assert is_neg_zero(parse_arguments("-0.0"))
+    got = parse_arguments('{"a":-0,"b":[-0e3, 0, -10]}')
+    assert isinstance(got, dict)
+    assert is_neg_zero(got["a"])
+    assert is_neg_zero(got["b"][0])
+    assert got["b"][1:] == [0, -10]
+    assert type(got["b"][1]) is int
+
+
+def test_out_of_range_numbers_become_infinity() -> None:
+    assert parse_arguments("1e400") == math.inf
+    assert parse_arguments("-1e400") == -math.inf
+    # beyond int()'s digit limit: a double, as in JavaScript
+    assert parse_arguments("1" * 5000) == math.inf
+    assert parse_arguments("[" + "1" * 5000 + "]") == [math.inf]
+
+
+def test_big_integers_stay_exact() -> None:
+    # porting difference: JavaScript would round to 1.2345678901234568e+29
+    assert parse_arguments("123456789012345678901234567890") == 123456789012345678901234567890
+
+
+def test_object_keys_follow_javascript_own_key_order() -> None:
+    got = parse_arguments(
+        '{"b":1,"2":2,"1":3,"a":4,"01":5,"4294967295":6,"4294967294":7,"b":8,"-1":9,"1.5":10}'
+    )
+    assert isinstance(got, dict)
+    assert list(got.items()) == [
+        ("1", 3),
+        ("2", 2),
+        ("4294967294", 7),
+        ("b", 8),  # duplicate: first position, last value
+        ("a", 4),
+        ("01", 5),
+        ("4294967295", 6),
+        ("-1", 9),
+        ("1.5", 10),
+    ]
+
+
+def test_escaped_index_keys_and_nested_objects_are_ordered_too() -> None:
+    got = parse_arguments('{"x":{"\\u0031":1,"y":2,"0":3},"1":[{"3":1,"2":2}]}')
+    assert json.dumps(got) == '{"1": [{"2": 2, "3": 1}], "x": {"0": 3, "1": 1, "y": 2}}'
+
+
+def test_duplicate_keys_keep_first_position_and_last_value() -> None:
+    got = parse_arguments('{"a":1,"b":2,"a":3}')
+    assert list(got.items()) == [("a", 3), ("b", 2)]  # type: ignore[union-attr]
+
+
+def test_non_str_input_is_a_type_error() -> None:
+    for bad in (b"{}", None, 1, ["{}"]):
+        with pytest.raises(TypeError, match="expects a str"):
+            parse_arguments(bad)  # type: ignore[arg-type]
+
+
+def test_str_subclass_is_parsed_as_its_text() -> None:
+    class Text(str):
+        pass
+
+    assert parse_arguments(Text('{"a":1}')) == {"a": 1}
+    got = parse_arguments(Text("oops"))
+    assert got == "oops"
+    assert type(got) is str
+
+
+def _depth(value: Any) -> int:
+    depth = 0
+    while isinstance(value, (list, dict)) and value:
+        value = value[0] if isinstance(value, list) else next(iter(value.values()))
+        depth += 1
+    return depth
+
+
+def test_deeply_nested_input_parses_without_recursion_error() -> None:
+    depth = 100_000
+    got = parse_arguments("[" * depth + "]" * depth)
+    assert _depth(got) == depth - 1  # the innermost list is empty
+    got = parse_arguments('{"a":' * depth + '{"2":-0,"1":NaN}' + "}" * depth)
+    assert got == '{"a":' * depth + '{"2":-0,"1":NaN}' + "}" * depth  # NaN is invalid at any depth
+    got = parse_arguments('{"a":' * depth + '{"2":-0,"1":null}' + "}" * depth)
+    assert _depth(got) == depth + 1
+    inner = got
+    for _ in range(depth):
+        inner = inner["a"]  # type: ignore[index]
+    assert list(inner) == ["1", "2"]  # type: ignore[arg-type]
+    assert is_neg_zero(inner["2"])  # type: ignore[index]
+
+
+def test_deeply_nested_invalid_input_comes_back_raw() -> None:
+    for raw in ("[" * 100_000, "[" * 100_000 + "]" * 99_999 + "}", "[" * 5000 + "1,]" + "]" * 4999):
+        assert parse_arguments(raw) == raw
+
+
+# The iterative fallback must agree with the json path on every text, valid or not.
+_json_text = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["a", "b", "0", "1", "10", "01", "-0", "4294967295", "\u00e9"]),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+).map(json.dumps)
+
+_noise = st.sampled_from(
+    ["", " ", "\t", ",", "]", "}", "-0", "NaN", "1e400", '"', "\\", "\x0c", ":", "[", "{", "0"]
+)
+
+
+@given(text=_json_text, cut=st.integers(min_value=0, max_value=200), noise=_noise)
+def test_iterative_parser_agrees_with_the_json_path(text: str, cut: int, noise: str) -> None:
+    for candidate in (text, text[:cut] + noise + text[cut:], text.replace(": ", ":" + noise)):
+        expected = parse_arguments(candidate) if candidate else None
+        try:
+            got: object = _iterative_parse(candidate)
+        except Exception:
+            got = candidate
+        if candidate:
+            assert json.dumps(got) == json.dumps(expected)
+            assert repr(got) == repr(expected)  # tells -0.0 from 0, keeps key order
+
+
+def _strict_json(raw: str) -> bool:
+    def reject(name: str) -> None:
+        raise ValueError(name)
+
+    try:
+        json.loads(raw, parse_constant=reject)
+    except ValueError:
+        return False
+    return True
+
+
+@given(st.text() | _json_text)
+def test_parse_arguments_is_total_and_gives_raw_back_only_for_invalid_json(raw: str) -> None:
+    got = parse_arguments(raw)
+    if raw == "":
+        assert got == {}
+    elif _strict_json(raw):
+        reference = json.loads(raw, parse_int=lambda t: -0.0 if t == "-0" else int(t))
+        assert json.dumps(got, sort_keys=True) == json.dumps(reference, sort_keys=True)
+    else:
+        assert got is raw
