@@ -85,5 +85,40 @@ __all__ += [
 ]
 
 # -- runtime (owner: _runtime.py and its helpers) --
+from ._execution import ToolExecution, context_message  # noqa: E402
+from ._hooks import (  # noqa: E402
+    Accept,
+    Allow,
+    ApprovalOutcome,
+    ApprovalRequest,
+    ApprovalService,
+    Ask,
+    Block,
+    Deny,
+    PostToolDecision,
+    PreToolDecision,
+)
+from ._pipeline import ToolScheduler  # noqa: E402
+from ._runtime import ToolRuntime  # noqa: E402
+from ._types import EXCLUSIVE, PARALLEL  # noqa: E402
+
+__all__ += [
+    "EXCLUSIVE",
+    "PARALLEL",
+    "Accept",
+    "Allow",
+    "ApprovalOutcome",
+    "ApprovalRequest",
+    "ApprovalService",
+    "Ask",
+    "Block",
+    "Deny",
+    "PostToolDecision",
+    "PreToolDecision",
+    "ToolExecution",
+    "ToolRuntime",
+    "ToolScheduler",
+    "context_message",
+]
 
 # -- pool and session log (owner: _core.py, _pool.py, _session.py) --

@@ -1,0 +1,216 @@
+"""One execution's identity and run context, and the context messages a call may carry.
+
+A :class:`ToolExecution` is created by ``scheduler.prepare`` for every call and is the single
+object every phase sees: pre-execute hooks, guards, the approval request, execute wrappers, the
+tool body (as its ``ctx``), post-execute hooks, ``finalize_content`` and result observers. It is
+both upstream's "exec" and its run context: ``ctx.exec is ctx``.
+
+Invariant: the identity fields (``token``, ``call_id``, ``name``, ``arguments``, ``agent``,
+``parent``, ``root_call_id``, ``runtime``) never change after creation; only ``abort`` may be
+replaced, by an execute wrapper, and only until the execution is finished.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from ._types import ToolExecutionResult
+
+if TYPE_CHECKING:
+    from ._runtime import ToolRuntime
+
+__all__ = ["ToolExecution", "context_message", "normalize_context"]
+
+
+def _content_blocks(content: object) -> object:
+    # A bare string is shorthand for one text block; anything else is kept as given and checked
+    # for lossless JSON when the result is materialized.
+    if type(content) is str:
+        return [{"type": "text", "text": content}]
+    return content
+
+
+def context_message(content: object, *, source: object = None) -> dict[str, Any]:
+    """Build a context message in upstream shape.
+
+    Args:
+        content: Content blocks (a ``str`` is shorthand for one text block).
+        source: Where the context comes from, e.g. ``{"kind": "plugin", "plugin": "audit"}``;
+            omitted from the message when ``None``.
+
+    Returns:
+        ``{"id": <fresh hex id>, "role": "user", "content": [...], "source": {...}}``.
+    """
+    message: dict[str, Any] = {
+        "id": uuid.uuid4().hex,
+        "role": "user",
+        "content": _content_blocks(content),
+    }
+    if source is not None:
+        message["source"] = source
+    return message
+
+
+def normalize_context(context: object) -> dict[str, Any]:
+    """Give a hook-supplied context message its ``id`` and ``role``.
+
+    A context is a ``dict`` with ``content`` and optionally ``source`` (and ``id``, kept when it
+    is a string); the result is a fresh dict in the key order ``id, role, content, source``.
+
+    Raises:
+        TypeError: ``context`` is not a dict with a ``content`` key.
+    """
+    if not isinstance(context, dict) or "content" not in context:
+        raise TypeError("additional context must be a dict with content")
+    given_id = context.get("id")
+    message: dict[str, Any] = {
+        "id": given_id if type(given_id) is str else uuid.uuid4().hex,
+        "role": "user",
+        "content": _content_blocks(context["content"]),
+    }
+    if context.get("source") is not None:
+        message["source"] = context["source"]
+    return message
+
+
+@attrs.define(eq=False)
+class ToolExecution:
+    """One tool call in flight: its identity, and the run context its body receives.
+
+    Attributes:
+        token: A unique object identifying this execution.
+        call_id: The model's tool-call id.
+        name: The tool name the call asked for.
+        arguments: The detached lossless-JSON copy of the call's arguments that every phase sees,
+            or ``UNSET`` when the arguments were not lossless JSON (the call then fails at once).
+        agent: The agent the call runs for (opaque), or ``None``.
+        parent: The execution of the composite tool that issued this nested call, or ``None``.
+        root_call_id: The top-level call id of the call tree (``call_id`` unless given).
+        runtime: The runtime executing the call (a composite body calls ``ctx.runtime.execute``).
+    """
+
+    _token: object
+    _call_id: str
+    _name: str
+    _arguments: Any
+    _agent: object | None
+    _parent: ToolExecution | None
+    _root_call_id: str
+    _runtime: ToolRuntime
+    # The caller's event (fixed) and the current one (an execute wrapper may replace it; the
+    # body sees the fusion of both).
+    _caller_abort: trio.Event | None
+    _abort: trio.Event | None
+    # ``finalize_content`` of the definition resolved when the call was prepared.
+    _finalize_content: Callable[[Any, ToolExecutionResult], Any] | None
+    _deferred: list[dict[str, Any]] = attrs.field(factory=list)
+    _concluded: bool = False
+    _body_invoked: bool = False
+    _deferring_closed: bool = False
+    _finished: bool = False
+    # The result the body dispatch produced for THIS execution; a wrapper returning exactly this
+    # object is passed through unchanged, any other result is re-normalized.
+    _dispatched: ToolExecutionResult | None = None
+    # A result the pipeline built itself from fresh snapshots: ``finish`` need not copy it again.
+    _clean: ToolExecutionResult | None = None
+
+    @property
+    def token(self) -> object:
+        """A unique object identifying this execution."""
+        return self._token
+
+    @property
+    def call_id(self) -> str:
+        """The model's tool-call id."""
+        return self._call_id
+
+    @property
+    def name(self) -> str:
+        """The tool name the call asked for."""
+        return self._name
+
+    @property
+    def arguments(self) -> Any:
+        """The detached lossless-JSON arguments (``UNSET`` when they were not lossless)."""
+        return self._arguments
+
+    @property
+    def agent(self) -> object | None:
+        """The agent the call runs for, or ``None``."""
+        return self._agent
+
+    @property
+    def parent(self) -> ToolExecution | None:
+        """The composite execution that issued this nested call, or ``None``."""
+        return self._parent
+
+    @property
+    def root_call_id(self) -> str:
+        """The top-level call id of the call tree."""
+        return self._root_call_id
+
+    @property
+    def runtime(self) -> ToolRuntime:
+        """The runtime executing this call."""
+        return self._runtime
+
+    @property
+    def exec(self) -> ToolExecution:
+        """The execution itself (the run context and the execution are one object)."""
+        return self
+
+    @property
+    def finished(self) -> bool:
+        """Whether the final result was produced (the execution is then frozen)."""
+        return self._finished
+
+    @property
+    def abort(self) -> trio.Event | None:
+        """The abort event of the current phase.
+
+        The caller's event, except inside an execute wrapper that replaced it, and inside the body
+        when a wrapper replaced it: then an event set when either the caller's or the wrapper's
+        is set.
+        """
+        return self._abort
+
+    @abort.setter
+    def abort(self, event: trio.Event | None) -> None:
+        # Upstream lets an execute wrapper replace only the signal; restore it after ``next()``.
+        if self._finished:
+            raise attrs.exceptions.FrozenInstanceError()
+        self._abort = event
+
+    def defer_context(self, content: object, *, source: object = None) -> dict[str, Any]:
+        """Queue a context message for this call's own result (ahead of hook-supplied contexts).
+
+        Args:
+            content: Content blocks (a ``str`` is shorthand for one text block).
+            source: The message's ``source``, e.g. ``{"kind": "plugin", "plugin": "search"}``.
+
+        Returns:
+            The queued message.
+
+        Raises:
+            RuntimeError: The call's dispatch phase is over (the context could not be delivered).
+        """
+        if self._deferring_closed:
+            raise RuntimeError(
+                f'tool "{self._name}" ({self._call_id}): defer_context after dispatch settled'
+            )
+        message = context_message(content, source=source)
+        self._deferred.append(message)
+        return message
+
+    def conclude_turn(self) -> None:
+        """Ask the agent loop to end the turn after this step (sets ``result.concludes_turn``)."""
+        if self._finished:
+            raise RuntimeError(
+                f'tool "{self._name}" ({self._call_id}): conclude_turn after the call finished'
+            )
+        self._concluded = True

@@ -1,0 +1,506 @@
+"""The three-phase pipeline: ``prepare`` → ``dispatch`` → ``finalize`` / ``finish``.
+
+This is the scheduler view the pool drives (``runtime.scheduler``). Each phase turns everything a
+tool, a hook or the approval service raises into a result; only an exception that is not a tool
+failure (``trio.Cancelled`` from the caller's own scope, ``KeyboardInterrupt``, a bug in the
+runtime) escapes, and for the pool that is a scheduler failure.
+
+Abort mapping: the caller's ``trio.Event`` is checked between phases; the body runs inside a
+cancel scope cancelled when the event is set (through the pool's per-step relay when there is
+one), and past the tool's ``timeout_ms`` deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+import trio
+
+from ._abort import cancel_on_abort, current_relay
+from ._errors import ToolNotFoundError, ToolTimeoutError, error_message, unreachable
+from ._execution import ToolExecution, normalize_context
+from ._hooks import (
+    ALLOW,
+    Accept,
+    Allow,
+    ApprovalRequest,
+    Ask,
+    Block,
+    Deny,
+    PostToolDecision,
+    PreToolDecision,
+)
+from ._json import NOT_JSON, snapshot_json_value
+from ._results import (
+    blocked_result,
+    cancellation_result,
+    create_success_result,
+    denied_result,
+    materialize,
+    with_contexts,
+)
+from ._types import (
+    UNSET,
+    DispatchOutcome,
+    Preparation,
+    ToolExecutionInput,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+    error_result,
+)
+
+if TYPE_CHECKING:
+    from ._registry import RegisteredTool
+    from ._runtime import ToolRuntime
+
+__all__ = ["ToolScheduler", "logger"]
+
+#: Where contained observer failures are reported.
+logger: Final = logging.getLogger("trio_harness.runtime")
+
+_NOT_LOSSLESS_ARGS: Final = "tool execution arguments must be losslessly JSON-serializable"
+_ACCEPT: Final = Accept()
+#: Stands for the scope of a body that ran without one (never cancelled).
+_UNCANCELLED: Final = trio.CancelScope()
+
+
+def _aborted(event: trio.Event | None) -> bool:
+    return event is not None and event.is_set()
+
+
+def _contexts(given: object) -> tuple[dict[str, Any], ...]:
+    if not given:
+        return ()
+    return tuple(normalize_context(context) for context in given)  # type: ignore[attr-defined]
+
+
+def _prepared(kind: Any, exec: ToolExecution, result: ToolExecutionResult) -> Preparation:
+    # Results built here are fresh: ``finish`` may skip re-snapshotting them.
+    exec._clean = result
+    return Preparation(kind, exec, result)
+
+
+def _timeout_result(entry: RegisteredTool) -> ToolExecutionResult:
+    return error_result(ToolTimeoutError(entry.name, entry.definition.timeout_ms or 0))
+
+
+@asynccontextmanager
+async def _fused(first: trio.Event, second: trio.Event) -> AsyncIterator[trio.Event]:
+    """An event set as soon as either ``first`` or ``second`` is (rare path: a wrapper replaced
+    the abort event). One system task watches both for the duration of the block."""
+    fused = trio.Event()
+    watch_scope = trio.CancelScope()
+
+    async def relay(source: trio.Event) -> None:
+        await source.wait()
+        fused.set()
+
+    async def watch() -> None:
+        with watch_scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(relay, first)
+                nursery.start_soon(relay, second)
+
+    trio.lowlevel.spawn_system_task(watch, name="trio_harness.fused-abort")
+    try:
+        yield fused
+    finally:
+        watch_scope.cancel()
+
+
+class ToolScheduler:
+    """The four phases of one call, as the pool and ``ToolRuntime.execute`` drive them.
+
+    Args:
+        runtime: The runtime whose registry, hooks and approval service the phases use.
+    """
+
+    __slots__ = ("_runtime",)
+
+    def __init__(self, runtime: ToolRuntime) -> None:
+        self._runtime = runtime
+
+    # -----------------------------------------------------------------------------------------
+    # prepare
+    # -----------------------------------------------------------------------------------------
+
+    def _create(self, input: ToolExecutionInput) -> tuple[ToolExecution, BaseException | None]:
+        runtime = self._runtime
+        # Each input field is read exactly once; the arguments last, so that the definition's
+        # finalize_content is captured before any argument accessor runs.
+        call_id = input.call_id
+        name = input.name
+        abort = input.abort
+        parent = input.parent
+        agent = input.agent
+        root_call_id = input.root_call_id
+        entry = runtime._registry.lookup(name)
+        finalize_content = entry.definition.finalize_content if entry is not None else None
+        failure: BaseException | None = None
+        arguments: Any = UNSET
+        try:
+            raw = input.arguments
+        except Exception as error:
+            failure = error
+        else:
+            arguments = snapshot_json_value(raw)
+            if arguments is NOT_JSON:
+                arguments = UNSET
+                failure = TypeError(_NOT_LOSSLESS_ARGS)
+        exec = ToolExecution(
+            object(),
+            call_id,
+            name,
+            arguments,
+            agent,
+            parent,
+            call_id if root_call_id is None else root_call_id,
+            runtime,
+            abort,
+            abort,
+            finalize_content,
+        )
+        return exec, failure
+
+    async def _pre_execute(self, exec: ToolExecution) -> PreToolDecision:
+        hooks = self._runtime._pre_execute.items
+        if not hooks:
+            return ALLOW
+        last = len(hooks)
+
+        async def step(index: int) -> PreToolDecision:
+            if index == last:
+                return ALLOW
+            return await hooks[index](exec, lambda: step(index + 1))
+
+        return await step(0)
+
+    async def _ask(self, exec: ToolExecution, reason: str | None) -> tuple[str | None, bool]:
+        """Route an ``Ask``; returns (denial reason or None, approval-cancelled flag)."""
+        service = self._runtime._approval
+        name = exec.name
+        if service is None:
+            return (
+                reason
+                if reason is not None
+                else f'tool "{name}" requires approval (not yet supported)'
+            ), False
+        if exec.agent is None:
+            return (
+                f'tool "{name}" requires approval, but the call has no agent to route it through',
+                False,
+            )
+        outcome = await service.request(
+            ApprovalRequest(
+                agent=exec.agent,
+                tool_name=name,
+                call_id=exec.call_id,
+                reason=reason,
+                abort=exec._caller_abort,
+            )
+        )
+        if outcome == "allowed-once":
+            return None, False
+        if outcome == "rejected":
+            return f'the user rejected tool "{name}"', False
+        if outcome == "cancelled":
+            return f'approval for tool "{name}" was cancelled', True
+        if outcome == "unavailable":
+            return f'tool "{name}" requires approval, but no approval channel is available', False
+        unreachable("ApprovalOutcome", outcome)
+
+    def _guard_reason(self, exec: ToolExecution) -> str | None:
+        guards = self._runtime._guards
+        index = 0
+        # Live iteration: ``guards.items`` is re-read at every step, so a guard registered by an
+        # earlier guard during this evaluation is consulted too.
+        while index < len(guards.items):
+            reason = guards.items[index](exec)
+            index += 1
+            if reason is not None:
+                return reason
+        return None
+
+    async def prepare(self, input: ToolExecutionInput) -> Preparation:
+        """Create the execution and run the policy phase (pre-execute, approval, guards).
+
+        Returns:
+            ``dispatch`` (run the body next), ``post-result`` (a denial or a pre-dispatch abort that
+            still goes through post-execute) or ``final-result`` (bypasses post-execute: argument
+            failures, pre-aborted calls, policy exceptions).
+        """
+        exec, failure = self._create(input)
+        if failure is not None:
+            # Argument failures win even over an already-aborted caller.
+            return _prepared("final-result", exec, error_result(failure))
+        caller = exec._caller_abort
+        if _aborted(caller):
+            return _prepared("final-result", exec, aborted_before_dispatch_result())
+        try:
+            decision = await self._pre_execute(exec)
+            approval_cancelled = False
+            reason: str | None
+            if isinstance(decision, Allow):
+                reason = None
+            elif isinstance(decision, Deny):
+                reason = decision.reason
+            elif isinstance(decision, Ask):
+                reason, approval_cancelled = await self._ask(exec, decision.reason)
+            else:
+                unreachable("PreToolDecision", decision)
+            if approval_cancelled and _aborted(caller):
+                return _prepared("post-result", exec, aborted_before_dispatch_result())
+            if reason is None and self._runtime._guards.items:
+                # Guards run after the whole waterfall: no hook can override a guard's denial.
+                reason = self._guard_reason(exec)
+            if reason is not None and type(reason) is not str:
+                raise TypeError(f"a denial reason must be a str, got {type(reason).__name__}")
+        except Exception as error:
+            return _prepared("final-result", exec, error_result(error))
+        if reason is not None:
+            # A denial that settles after the abort is kept: it is the more informative answer.
+            return _prepared("post-result", exec, denied_result(reason))
+        if _aborted(caller):
+            return _prepared("post-result", exec, aborted_before_dispatch_result())
+        return Preparation("dispatch", exec)
+
+    # -----------------------------------------------------------------------------------------
+    # dispatch
+    # -----------------------------------------------------------------------------------------
+
+    async def _run_body(
+        self, exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, execute: Any
+    ) -> tuple[Any, BaseException | None, trio.CancelScope]:
+        """Run the body in a cancel scope; returns (value, tool-owned failure, the scope)."""
+        value: Any = UNSET
+        failure: BaseException | None = None
+        if abort is None and timeout_s is None:
+            # Nothing can cancel this body but its caller: no scope at all (a scope costs ~10 µs).
+            try:
+                value = await execute(exec.arguments, exec)
+            except Exception as error:
+                failure = error
+            return value, failure, _UNCANCELLED
+        relay = current_relay(abort) if abort is not None else None
+        if abort is None or relay is not None:
+            # Hot path: no private watcher task; the pool's step relay (if any) cancels the scope.
+            with trio.CancelScope() as scope:
+                if timeout_s is not None:
+                    scope.deadline = trio.current_time() + timeout_s
+                if relay is not None:
+                    relay.register(scope)
+                try:
+                    value = await execute(exec.arguments, exec)
+                except Exception as error:
+                    failure = error
+                finally:
+                    if relay is not None:
+                        relay.unregister(scope)
+            return value, failure, scope
+        async with cancel_on_abort(abort) as scope:
+            if timeout_s is not None:
+                scope.deadline = trio.current_time() + timeout_s
+            try:
+                value = await execute(exec.arguments, exec)
+            except Exception as error:
+                failure = error
+        return value, failure, scope
+
+    async def _dispatch_body(self, exec: ToolExecution) -> ToolExecutionResult:
+        """The innermost ``next()`` of the execute wrappers: the body, normalized to a result."""
+        caller = exec._caller_abort
+        current = exec._abort
+        if _aborted(caller) or _aborted(current):
+            result = aborted_before_dispatch_result()
+            exec._dispatched = exec._clean = result
+            return result
+        entry = self._runtime._registry.lookup(exec.name)
+        if entry is None:
+            result = error_result(ToolNotFoundError(exec.name))
+            exec._dispatched = exec._clean = result
+            return result
+        exec._body_invoked = True
+        execute = entry.definition.execute
+        timeout_s = entry.timeout_s
+        try:
+            if current is caller or current is None or caller is None:
+                # One event (or none): the body sees it unchanged.
+                exec._abort = caller if current is None else current
+                value, failure, scope = await self._run_body(exec, exec._abort, timeout_s, execute)
+            else:
+                # A wrapper replaced the event: the body sees a third event set by either.
+                async with _fused(caller, current) as fused:
+                    exec._abort = fused
+                    value, failure, scope = await self._run_body(exec, fused, timeout_s, execute)
+        finally:
+            exec._abort = current
+        if failure is not None:
+            # A tool-owned failure is kept even when it was raised in reaction to the abort.
+            result = error_result(failure)
+        elif scope.cancelled_caught:
+            # The body stopped at a checkpoint: the abort, or else the deadline, cancelled it.
+            result = (
+                aborted_result()
+                if _aborted(caller) or _aborted(current)
+                else _timeout_result(entry)
+            )
+        else:
+            try:
+                result = create_success_result(exec, entry, value)
+            except Exception as error:
+                result = error_result(error)
+            else:
+                # A body that returned after the abort (or past its deadline) still lost the race.
+                if _aborted(caller) or _aborted(current):
+                    result = aborted_result()
+                elif scope.cancel_called:
+                    result = _timeout_result(entry)
+        exec._dispatched = exec._clean = result
+        return result
+
+    def _normalize_wrapped(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> ToolExecutionResult:
+        if result is exec._dispatched:
+            return result
+        if not isinstance(result, ToolExecutionResult):
+            raise TypeError(
+                f"tools/execute wrapper must return a ToolExecutionResult, got {type(result).__name__}"
+            )
+        contexts = _contexts(result.additional_contexts)
+        if result.is_error:
+            if result.error is None:
+                raise TypeError("tools/execute wrapper returned a failed result without an error")
+            return ToolExecutionResult(
+                is_error=True,
+                content=result.content,
+                error=result.error,
+                meta=result.meta,
+                additional_contexts=contexts,
+            )
+        # A wrapper-authored success (or a result of another dispatch) is re-validated and
+        # re-rendered against the tool that owns THIS call; its authored content is ignored.
+        entry = self._runtime._registry.lookup(exec.name)
+        if entry is None:
+            raise ToolNotFoundError(exec.name)
+        return with_contexts(create_success_result(exec, entry, result.value), after=contexts)
+
+    async def _wrapped(self, exec: ToolExecution) -> ToolExecutionResult:
+        wrappers = self._runtime._execute_wrappers.items
+        if not wrappers:
+            return await self._dispatch_body(exec)
+        last = len(wrappers)
+
+        async def step(index: int) -> ToolExecutionResult:
+            if index == last:
+                return await self._dispatch_body(exec)
+            return await wrappers[index](exec, lambda: step(index + 1))
+
+        return self._normalize_wrapped(exec, await step(0))
+
+    async def dispatch(self, exec: ToolExecution) -> DispatchOutcome:
+        """Run the execute wrappers around the body; returns a ``post-result`` (or a
+        ``final-result`` when a wrapper or the normalization of its answer raised)."""
+        try:
+            result = await self._wrapped(exec)
+        except Exception as error:
+            exec._deferring_closed = True
+            return DispatchOutcome("final-result", error_result(error))
+        exec._deferring_closed = True
+        if exec._deferred:
+            result = with_contexts(result, before=exec._deferred)
+        if not result.is_error and _aborted(exec._caller_abort):
+            result = cancellation_result(exec, result)
+        return DispatchOutcome("post-result", result)
+
+    # -----------------------------------------------------------------------------------------
+    # finalize / finish
+    # -----------------------------------------------------------------------------------------
+
+    async def _post_execute(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> PostToolDecision:
+        hooks = self._runtime._post_execute.items
+        last = len(hooks)
+
+        async def step(index: int) -> PostToolDecision:
+            if index == last:
+                return _ACCEPT
+            return await hooks[index](exec, result, lambda: step(index + 1))
+
+        return await step(0)
+
+    def _apply(
+        self, exec: ToolExecution, result: ToolExecutionResult, decision: PostToolDecision
+    ) -> ToolExecutionResult:
+        if isinstance(decision, Block):
+            return blocked_result(decision.feedback, _contexts(decision.additional_contexts))
+        if not isinstance(decision, Accept):
+            unreachable("PostToolDecision", decision)
+        contexts = _contexts(decision.additional_contexts)
+        if decision.value is not UNSET:
+            if decision.content is not UNSET:
+                raise ValueError(
+                    "tools/post-execute accept decision cannot replace both value and content"
+                )
+            if result.is_error:
+                raise ValueError("tools/post-execute cannot replace the value of a failed result")
+            entry = self._runtime._registry.lookup(exec.name)
+            if entry is None:
+                raise ToolNotFoundError(exec.name)
+            replaced = create_success_result(exec, entry, decision.value)
+            return with_contexts(replaced, before=result.additional_contexts, after=contexts)
+        if decision.content is not UNSET:
+            result = attrs.evolve(result, content=decision.content)
+        return with_contexts(result, after=contexts)
+
+    async def finalize(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> ToolExecutionResult:
+        """Run the post-execute waterfall over ``result``, then :meth:`finish`."""
+        if self._runtime._post_execute.items:
+            try:
+                result = self._apply(exec, result, await self._post_execute(exec, result))
+            except Exception as error:
+                result = error_result(error)
+        if not result.is_error and _aborted(exec._caller_abort):
+            result = cancellation_result(exec, result)
+        return self.finish(exec, result)
+
+    def finish(self, exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        """Materialize ``result``, apply ``finalize_content`` once, freeze the execution and notify
+        the result observers (their failures are logged, never raised)."""
+        if result is not exec._clean:
+            result = materialize(result)
+        finalize_content = exec._finalize_content
+        if finalize_content is not None:
+            try:
+                replacement = finalize_content(exec, result)
+            except Exception as error:
+                result = materialize(error_result(error))
+            else:
+                if replacement is not None:
+                    result = materialize(attrs.evolve(result, content=replacement))
+        exec._deferring_closed = True
+        exec._finished = True
+        for observer in self._runtime._observers.items:
+            try:
+                returned = observer(exec, result)
+                if isinstance(returned, Awaitable):
+                    close: Callable[[], object] | None = getattr(returned, "close", None)
+                    if close is not None:
+                        close()
+                    raise TypeError("tools/result observers must be synchronous")
+            except Exception as error:
+                logger.warning(
+                    'tool "%s" (%s): tools/result observer failed: %s',
+                    exec.name,
+                    exec.call_id,
+                    error_message(error),
+                )
+        return result

@@ -1,0 +1,157 @@
+"""The tool registry: registration checks, lookup, schema projection and fail-closed classification.
+
+Work that depends only on the definition is done once, at registration: the output contract is
+checked, ``output.schema`` is asserted and compiled to a validator, and the callables the pipeline
+needs are captured in a :class:`RegisteredTool`. A call then costs one dict lookup.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Final
+
+import attrs
+
+from ._json import NOT_JSON, snapshot_json_value
+from ._schema import assert_supported_json_schema
+from ._types import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition
+from ._validator_compiled import compile_validator
+
+__all__ = ["RegisteredTool", "Registry"]
+
+_OUTPUT_CONTRACT: Final = 'tool "{}" must declare output {{ schema, render, presentationMeta? }}'
+
+
+@attrs.frozen
+class RegisteredTool:
+    """A registered definition with everything the pipeline needs, resolved once.
+
+    Attributes:
+        definition: The definition as registered (what ``runtime.get`` returns).
+        name: The tool name.
+        check: The compiled output validator, ``(value, path) -> violations``.
+        render: ``output.render``.
+        presentation_meta: ``output.presentation_meta`` or ``None``.
+        timeout_s: The declared timeout in seconds, or ``None``.
+    """
+
+    definition: ToolDefinition
+    name: str
+    check: Callable[[object, str], list[str]]
+    render: Callable[[Any, Any], Any]
+    presentation_meta: Callable[[Any, Any], Any] | None
+    timeout_s: float | None
+
+
+def _valid_timeout(value: object) -> bool:
+    kind = type(value)
+    return (kind is int or kind is float) and math.isfinite(value) and value > 0  # type: ignore[arg-type, operator]
+
+
+def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
+    name = tool.name
+    output = getattr(tool, "output", None)
+    render = getattr(output, "render", None)
+    presentation_meta = getattr(output, "presentation_meta", None)
+    if (
+        output is None
+        or not callable(render)
+        or not (presentation_meta is None or callable(presentation_meta))
+    ):
+        raise TypeError(_OUTPUT_CONTRACT.format(name))
+    schema = output.schema
+    assert_supported_json_schema(schema)
+    timeout_ms = getattr(tool, "timeout_ms", None)
+    if timeout_ms is not None and not _valid_timeout(timeout_ms):
+        # Upstream throws a plain Error; ValueError is its Python stand-in.
+        raise ValueError(f'tool "{name}" timeoutMs must be a positive finite number')
+    return RegisteredTool(
+        definition=tool,
+        name=name,
+        check=compile_validator(schema),
+        render=render,
+        presentation_meta=presentation_meta,
+        timeout_s=None if timeout_ms is None else timeout_ms / 1000,
+    )
+
+
+class Registry:
+    """Name → :class:`RegisteredTool`, in registration order."""
+
+    __slots__ = ("_tools",)
+
+    def __init__(self) -> None:
+        self._tools: dict[str, RegisteredTool] = {}
+
+    def register(self, tool: ToolDefinition) -> Callable[[], None]:
+        """Check and add ``tool``; returns a disposer that unregisters exactly this registration.
+
+        Raises:
+            TypeError: The output contract is missing or malformed
+                (``tool "<name>" must declare output { schema, render, presentationMeta? }``).
+            JsonSchemaError: ``output.schema`` is outside the supported subset.
+            ValueError: ``timeout_ms`` is not a positive finite number, or the name is taken.
+        """
+        entry = _prepare_entry(tool)
+        name = entry.name
+        if name in self._tools:
+            raise ValueError(
+                f'tool "{name}" is already registered (for a per-agent variant, register through '
+                "that agent's `agent.ctx` instead)"
+            )
+        self._tools[name] = entry
+
+        def dispose() -> None:
+            # Only this registration: a later re-registration under the same name survives.
+            if self._tools.get(name) is entry:
+                del self._tools[name]
+
+        return dispose
+
+    def unregister(self, name: str) -> bool:
+        """Remove the tool called ``name``; returns whether there was one."""
+        return self._tools.pop(name, None) is not None
+
+    def lookup(self, name: str) -> RegisteredTool | None:
+        """The registered entry for ``name``, if any."""
+        return self._tools.get(name)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Model-facing projections ``{"name", "description", "parameters"}``, detached copies.
+
+        Raises:
+            ValueError: A raw registration's parameters are not lossless JSON
+                (``tool "<name>" parameters must be lossless JSON before schema projection``).
+        """
+        out: list[dict[str, Any]] = []
+        for entry in self._tools.values():
+            definition = entry.definition
+            parameters = snapshot_json_value(definition.parameters)
+            if parameters is NOT_JSON:
+                raise ValueError(
+                    f'tool "{entry.name}" parameters must be lossless JSON before schema projection'
+                )
+            out.append(
+                {
+                    "name": definition.name,
+                    "description": definition.description,
+                    "parameters": parameters,
+                }
+            )
+        return out
+
+    def execution_mode(self, name: str, arguments: object) -> ExecutionMode:
+        """Fail-closed classification: parallel only when the classifier returns exactly ``True``."""
+        entry = self._tools.get(name)
+        if entry is None:
+            return EXCLUSIVE
+        classifier = entry.definition.is_concurrency_safe
+        if classifier is None:
+            return EXCLUSIVE
+        try:
+            verdict = classifier(arguments)
+        except Exception:
+            # A raising classifier is a classification "no", never a crash of the step.
+            return EXCLUSIVE
+        return PARALLEL if verdict is True else EXCLUSIVE

@@ -1,0 +1,190 @@
+"""Building canonical results: ``create_success_result``, materialization and decision outcomes.
+
+Every success goes through :func:`create_success_result` (body returns, wrapper-authored
+successes, post-execute value replacements): the value is snapshotted to lossless JSON, validated
+against the tool's output schema, rendered, and (for top-level calls) projected into ``meta``.
+Every final result goes through :func:`materialize`, which snapshots the JSON-facing fields, so
+the result a caller receives shares no mutable container with tool or hook code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from ._errors import ToolOutputError, error_message
+from ._json import NOT_JSON, snapshot_json_value
+from ._types import (
+    UNSET,
+    ToolError,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+    error_result,
+)
+
+if TYPE_CHECKING:
+    from ._execution import ToolExecution
+    from ._registry import RegisteredTool
+
+__all__ = [
+    "blocked_result",
+    "cancellation_result",
+    "create_success_result",
+    "denied_result",
+    "materialize",
+    "with_contexts",
+]
+
+_NOT_LOSSLESS_RESULT: Final = "tool result must be losslessly JSON-serializable"
+_BLOCKED_DEFAULT: Final = "tool result blocked by post-execute policy"
+
+
+def _project(tool: RegisteredTool, label: str, project: Any, args: Any, value: Any) -> Any:
+    """Run ``render`` / ``presentation_meta`` and snapshot what it returns."""
+    try:
+        projected = project(args, value)
+    except Exception as error:
+        raise ToolOutputError(tool.name, [f"{label} failed: {error_message(error)}"]) from error
+    snapshot = snapshot_json_value(projected)
+    if snapshot is NOT_JSON:
+        raise ToolOutputError(tool.name, [f"{label} returned non-lossless JSON"])
+    return snapshot
+
+
+def create_success_result(
+    exec: ToolExecution, tool: RegisteredTool, candidate: object
+) -> ToolExecutionResult:
+    """The canonical success for ``candidate`` as ``tool``'s output (upstream ``createSuccessResult``).
+
+    Raises:
+        ToolOutputError: The value is not lossless JSON (``value is not lossless JSON``), fails the
+            output schema (the validator's violations, root ``value``), or a projector failed
+            (``output.render failed: <m>``, ``output.render returned non-lossless JSON``, and the
+            same for ``output.presentationMeta``).
+    """
+    value = snapshot_json_value(candidate)
+    if value is NOT_JSON:
+        raise ToolOutputError(tool.name, ["value is not lossless JSON"])
+    violations = tool.check(value, "value")
+    if violations:
+        raise ToolOutputError(tool.name, violations)
+    args = exec.arguments
+    content = _project(tool, "output.render", tool.render, args, value)
+    if type(content) is not list:
+        # Upstream's type system guarantees an array; a Python render can return any JSON.
+        raise ToolOutputError(tool.name, ["output.render must return a list of content blocks"])
+    meta: Any = UNSET
+    # Presentation metadata is for what a user sees: top-level calls only, never nested ones.
+    if tool.presentation_meta is not None and exec.parent is None:
+        meta = _project(tool, "output.presentationMeta", tool.presentation_meta, args, value)
+    return ToolExecutionResult(
+        is_error=False,
+        content=tuple(content),
+        value=value,
+        meta=meta,
+        concludes_turn=exec._concluded,
+    )
+
+
+def denied_result(reason: str) -> ToolExecutionResult:
+    """A policy denial: ``Error: <reason>`` with no ``error.info``."""
+    return ToolExecutionResult(
+        is_error=True,
+        content=({"type": "text", "text": "Error: " + reason},),
+        error=ToolError(reason),
+    )
+
+
+def _feedback_message(feedback: object) -> str:
+    parts: list[str] = []
+    if isinstance(feedback, list | tuple):
+        for block in feedback:
+            kind = block.get("type") if isinstance(block, dict) else None
+            text = block.get("text") if isinstance(block, dict) else None
+            if kind == "text" and isinstance(text, str):
+                parts.append(text)
+            else:
+                parts.append(f"[{kind if isinstance(kind, str) else 'unknown'} content]")
+    return "\n".join(parts) or _BLOCKED_DEFAULT
+
+
+def blocked_result(
+    feedback: Sequence[Any], contexts: tuple[dict[str, Any], ...]
+) -> ToolExecutionResult:
+    """The failure a post-execute ``Block`` produces (feedback becomes the content)."""
+    return ToolExecutionResult(
+        is_error=True,
+        content=tuple(feedback) if isinstance(feedback, list | tuple) else feedback,  # type: ignore[arg-type]
+        error=ToolError(_feedback_message(feedback)),
+        additional_contexts=contexts,
+    )
+
+
+def with_contexts(
+    result: ToolExecutionResult, before: Sequence[Any] = (), after: Sequence[Any] = ()
+) -> ToolExecutionResult:
+    """``result`` with ``before`` + its own contexts + ``after`` (the same object when both empty)."""
+    if not before and not after:
+        return result
+    return attrs.evolve(result, additional_contexts=(*before, *result.additional_contexts, *after))
+
+
+def cancellation_result(exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+    """A success that lost the race with the caller's abort: ``ABORTED`` if the body started,
+    else ``ABORTED_BEFORE_DISPATCH``; the result's contexts are kept."""
+    if exec._body_invoked:
+        return aborted_result(result.additional_contexts)
+    return aborted_before_dispatch_result(result.additional_contexts)
+
+
+def _snapshot_fields(result: ToolExecutionResult) -> ToolExecutionResult | None:
+    content = result.content
+    snapshot = snapshot_json_value(list(content) if type(content) is tuple else content)
+    if type(snapshot) is not list:
+        return None
+    meta = result.meta
+    if meta is not UNSET:
+        meta = snapshot_json_value(meta)
+        if meta is NOT_JSON:
+            return None
+    contexts: tuple[Any, ...] = ()
+    if result.additional_contexts:
+        copied = snapshot_json_value(list(result.additional_contexts))
+        if copied is NOT_JSON:
+            return None
+        contexts = tuple(copied)
+    error = result.error
+    if error is not None and type(error.message) is not str:
+        return None
+    if not result.is_error:
+        return ToolExecutionResult(
+            is_error=False,
+            content=tuple(snapshot),
+            value=result.value,
+            meta=meta,
+            additional_contexts=contexts,
+            concludes_turn=result.concludes_turn,
+        )
+    # A failure never carries a value nor a conclusion.
+    return ToolExecutionResult(
+        is_error=True,
+        content=tuple(snapshot),
+        error=error if error is not None else ToolError(""),
+        meta=meta,
+        additional_contexts=contexts,
+    )
+
+
+def materialize(result: ToolExecutionResult) -> ToolExecutionResult:
+    """Snapshot ``result``'s JSON-facing fields; a non-lossless result becomes the failure
+    ``tool result must be losslessly JSON-serializable``.
+
+    The value of a success was snapshotted when it was created and is kept as is.
+    """
+    materialized = _snapshot_fields(result)
+    if materialized is None:
+        return error_result(TypeError(_NOT_LOSSLESS_RESULT))
+    return materialized

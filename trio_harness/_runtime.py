@@ -1,0 +1,152 @@
+"""``ToolRuntime``: the registry, its hooks, fail-closed classification and ``execute``.
+
+The runtime owns three things: the registry (:mod:`trio_harness._registry`), the hook lists
+(:mod:`trio_harness._hooks`) and the scheduler (:mod:`trio_harness._pipeline`). ``execute`` and the
+pool both drive the pipeline only through ``runtime.scheduler``, an ordinary attribute: assigning
+a wrapper to it instruments every call, ``execute`` included.
+
+Upstream's agent scope layers (per-agent registrations, scoped hooks and guards, ``restrict()``)
+and Code Mode are out of scope: every hook and tool here is global.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ._execution import ToolExecution
+from ._hooks import (
+    ApprovalService,
+    ExecuteWrapper,
+    Guard,
+    HookList,
+    PostExecuteHook,
+    PreExecuteHook,
+    ResultObserver,
+)
+from ._pipeline import ToolScheduler
+from ._registry import Registry
+from ._types import (
+    ExecutionMode,
+    Scheduler,
+    ToolDefinition,
+    ToolExecutionInput,
+    ToolExecutionResult,
+)
+
+__all__ = ["ToolExecution", "ToolRuntime"]
+
+
+@attrs.define(eq=False)
+class ToolRuntime:
+    """The tool registry and the three-phase execution pipeline.
+
+    Args:
+        approval: Where :class:`~trio_harness.Ask` decisions are routed; without one, an ``Ask``
+            is a denial.
+
+    Attributes:
+        scheduler: The phases the pool drives (``prepare``, ``dispatch``, ``finalize``,
+            ``finish``). Assignable: tests and instrumentation wrap it, and :meth:`execute` goes
+            through whatever is assigned.
+    """
+
+    _approval: ApprovalService | None = attrs.field(default=None, kw_only=True)
+    _registry: Registry = attrs.field(init=False, factory=Registry)
+    _pre_execute: HookList[PreExecuteHook] = attrs.field(init=False, factory=HookList)
+    _execute_wrappers: HookList[ExecuteWrapper] = attrs.field(init=False, factory=HookList)
+    _post_execute: HookList[PostExecuteHook] = attrs.field(init=False, factory=HookList)
+    _guards: HookList[Guard] = attrs.field(init=False, factory=HookList)
+    _observers: HookList[ResultObserver] = attrs.field(init=False, factory=HookList)
+    scheduler: Scheduler = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.scheduler = ToolScheduler(self)
+
+    # -- registry ---------------------------------------------------------------------------
+
+    def register(self, tool: ToolDefinition) -> Callable[[], None]:
+        """Register ``tool`` (a ``define_tool`` result or a raw definition).
+
+        Returns:
+            A disposer that unregisters exactly this registration.
+
+        Raises:
+            TypeError: ``tool "<name>" must declare output { schema, render, presentationMeta? }``.
+            JsonSchemaError: ``output.schema`` is outside the supported subset.
+            ValueError: ``tool "<name>" timeoutMs must be a positive finite number``, or
+                ``tool "<name>" is already registered (...)``.
+        """
+        return self._registry.register(tool)
+
+    def unregister(self, name: str) -> bool:
+        """Remove the tool called ``name``; returns whether one was registered."""
+        return self._registry.unregister(name)
+
+    def get(self, name: str) -> ToolDefinition | None:
+        """The registered definition called ``name``, or ``None``."""
+        entry = self._registry.lookup(name)
+        return None if entry is None else entry.definition
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The model-facing tool list: exactly ``name``, ``description``, ``parameters``.
+
+        Each call returns fresh deep copies, in registration order.
+
+        Raises:
+            ValueError: ``tool "<name>" parameters must be lossless JSON before schema projection``.
+        """
+        return self._registry.schemas()
+
+    def execution_mode(self, input: ToolExecutionInput) -> ExecutionMode:
+        """Classify a call: ``PARALLEL`` only when the tool's ``is_concurrency_safe`` returns
+        exactly ``True`` for the call's (parsed, unsnapshotted) arguments; ``EXCLUSIVE`` for an
+        unknown tool, a tool without a classifier, any other answer, or a raising classifier."""
+        return self._registry.execution_mode(input.name, input.arguments)
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def add_pre_execute(self, hook: PreExecuteHook) -> Callable[[], None]:
+        """Add an async ``hook(exec, next) -> Allow | Deny | Ask`` (outermost first)."""
+        return self._pre_execute.add(hook)
+
+    def add_execute_wrapper(self, wrapper: ExecuteWrapper) -> Callable[[], None]:
+        """Add an async around-dispatch ``wrapper(exec, next) -> ToolExecutionResult``."""
+        return self._execute_wrappers.add(wrapper)
+
+    def add_post_execute(self, hook: PostExecuteHook) -> Callable[[], None]:
+        """Add an async ``hook(exec, result, next) -> Accept | Block`` (outermost first)."""
+        return self._post_execute.add(hook)
+
+    def add_guard(self, guard: Guard) -> Callable[[], None]:
+        """Add a synchronous ``guard(exec) -> reason | None``; the first reason denies the call."""
+        return self._guards.add(guard)
+
+    def add_result_observer(self, observer: ResultObserver) -> Callable[[], None]:
+        """Add a synchronous ``observer(exec, result)``, called once per final result, in
+        ``finish``; its exceptions are logged (``trio_harness.runtime``), never raised."""
+        return self._observers.add(observer)
+
+    # -- execution --------------------------------------------------------------------------
+
+    async def execute(self, input: ToolExecutionInput) -> ToolExecutionResult:
+        """Run one call through ``self.scheduler``: prepare → dispatch → finalize | finish.
+
+        Every tool, hook and approval failure comes back as a result. Cancellation of the
+        caller's own scope (and ``KeyboardInterrupt``) propagates.
+        """
+        scheduler = self.scheduler
+        preparation = await scheduler.prepare(input)
+        exec = preparation.exec
+        if preparation.kind == "dispatch":
+            outcome = await scheduler.dispatch(exec)
+            if outcome.kind == "post-result":
+                return await scheduler.finalize(exec, outcome.result)
+            return scheduler.finish(exec, outcome.result)
+        result = preparation.result
+        assert result is not None
+        if preparation.kind == "post-result":
+            return await scheduler.finalize(exec, result)
+        return scheduler.finish(exec, result)
