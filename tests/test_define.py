@@ -21,6 +21,7 @@ def test_valid_args_pass_and_malformed_input_is_one_violation() -> None:
     # upstream #159
     assert validate_args(READ_SPEC, {"path": "/tmp"}) == []
     assert validate_args(READ_SPEC, {"path": "/tmp", "limit": 5}) == []
+    bad: object
     for bad in (None, "nope", [], 3, True, ("path",)):
         assert validate_args(READ_SPEC, bad) == ['"arguments" must be an object']
 
@@ -162,7 +163,7 @@ def text_blocks(value: object) -> list[dict[str, Any]]:
 
 def make_tool(**overrides: Any) -> th.ToolDefinition:
     async def body(args: dict[str, Any], ctx: Any) -> str:
-        return "read " + args["path"]
+        return "read " + str(args["path"])
 
     options: dict[str, Any] = {
         "name": "reader",
@@ -289,7 +290,7 @@ async def test_parameter_validator_is_compiled_once_at_definition_time(
     import trio_harness._define as define_module
 
     compiled: list[object] = []
-    real = define_module.compile_validator
+    real = define_module.compile_validator  # type: ignore[attr-defined]
 
     def counting(schema: object) -> Any:
         compiled.append(schema)
@@ -418,10 +419,16 @@ def test_a_tool_without_presenters_leaves_them_none() -> None:
 def test_presenters_validate_softly() -> None:
     # upstream #184
     seen: list[object] = []
-    tool = make_tool(
-        present_call=lambda args: seen.append(args) or "card",
-        present_result=lambda args, result: seen.append(args) or "done",
-    )
+
+    def present_call(args: Any) -> str:
+        seen.append(args)
+        return "card"
+
+    def present_result(args: Any, result: Any) -> str:
+        seen.append(args)
+        return "done"
+
+    tool = make_tool(present_call=present_call, present_result=present_result)
     assert tool.present_call is not None
     assert tool.present_result is not None
     assert tool.present_call({}) is None

@@ -80,7 +80,7 @@ _CASES = _load()
 
 
 def _case_id(case: dict[str, Any]) -> str:
-    return case["op"]
+    return str(case["op"])
 
 
 @pytest.mark.parametrize("case", _CASES, ids=_case_id)
