@@ -75,18 +75,39 @@ def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return ordered
 
 
-def _decoder(*, int_hook: bool, key_order: bool) -> json.JSONDecoder:
-    return json.JSONDecoder(
+def _scanner(*, int_hook: bool, key_order: bool) -> Callable[[str, int], tuple[object, int]]:
+    # ``scan_once`` is the (C) value scanner behind ``JSONDecoder.decode``, minus its per-call
+    # overhead; it clears its key memo after every call, so a shared instance is safe.
+    decoder = json.JSONDecoder(
         parse_constant=_reject_constant,
         parse_int=_parse_int if int_hook else None,
         object_pairs_hook=_js_object if key_order else None,
     )
+    scan: Callable[[str, int], tuple[object, int]] = decoder.scan_once  # type: ignore[attr-defined]
+    return scan
 
 
-# Prebuilt decoders, indexed by (needs int hook, needs key-order hook).
-_DECODERS: Final = {
-    (i, k): _decoder(int_hook=i, key_order=k) for i in (False, True) for k in (False, True)
+# Prebuilt scanners, indexed by (needs the int hook, needs the key-order hook).
+_SCANNERS: Final = {
+    (i, k): _scanner(int_hook=i, key_order=k) for i in (False, True) for k in (False, True)
 }
+_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
+_WHITESPACE_CHARS: Final = frozenset(" \t\n\r")
+# Two-stage pre-checks: a fast C substring/regex test, then the precise pattern.
+_MAYBE_DIGIT_KEY: Final = re.compile(r'"[0-9\\]')
+_NEGATIVE_ZERO: Final = re.compile(r"-0(?![.0-9eE])")
+
+
+def _scan(raw: str, int_hook: bool, key_order: bool) -> object:
+    """One strict ``JSON.parse``-like pass; returns ``raw`` itself for invalid text."""
+    start = _WHITESPACE.match(raw).end() if raw[0] in _WHITESPACE_CHARS else 0  # type: ignore[union-attr]
+    try:
+        value, end = _SCANNERS[int_hook, key_order](raw, start)
+    except (StopIteration, json.JSONDecodeError, _InvalidConstant):
+        return raw
+    if end != len(raw) and _WHITESPACE.match(raw, end).end() != len(raw):  # type: ignore[union-attr]
+        return raw
+    return value
 
 
 def parse_arguments(raw: str) -> object:
@@ -110,20 +131,18 @@ def parse_arguments(raw: str) -> object:
             raise TypeError(f"parse_arguments() expects a str, got {type(raw).__name__}")
     if raw == "":
         return {}
-    int_hook = "-0" in raw
-    key_order = _MAYBE_INDEX_KEY.search(raw) is not None
+    int_hook = "-0" in raw and _NEGATIVE_ZERO.search(raw) is not None
+    key_order = (
+        _MAYBE_DIGIT_KEY.search(raw) is not None and _MAYBE_INDEX_KEY.search(raw) is not None
+    )
     try:
-        return _DECODERS[int_hook, key_order].decode(raw)
-    except (json.JSONDecodeError, _InvalidConstant):
-        return raw
+        return _scan(raw, int_hook, key_order)
     except RecursionError:
         pass
     except ValueError:
         # An integer literal beyond the int() digit limit; retry with the tolerant int hook.
         try:
-            return _DECODERS[True, key_order].decode(raw)
-        except (json.JSONDecodeError, _InvalidConstant):
-            return raw
+            return _scan(raw, True, key_order)
         except RecursionError:
             pass
     return _parse_deep(raw)
@@ -133,7 +152,6 @@ def parse_arguments(raw: str) -> object:
 # Iterative fallback for text nested deeper than ``json``'s recursion allows
 # ---------------------------------------------------------------------------------------------
 
-_WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
 # ASCII digits only, exactly the JSON number grammar (``\d`` would admit other Unicode digits).
 _NUMBER: Final = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _LITERALS: Final[dict[str, tuple[str, object]]] = {
