@@ -188,6 +188,7 @@ class _Driver:
     __slots__ = (
         "_abort",
         "_core",
+        "_entered",
         "_inputs",
         "_limiter",
         "_receive",
@@ -196,6 +197,8 @@ class _Driver:
         "_scheduler",
         "_send",
         "_slots",
+        "_tickets",
+        "_turns",
         "_unread",
     )
 
@@ -218,6 +221,12 @@ class _Driver:
         self._send, self._receive = trio.open_memory_channel[int](math.inf)
         self._unread = 0  # indices sent and not yet received
         self._limiter = trio.CapacityLimiter(cap)
+        # Dispatch tickets: dispatches are entered in the order they were started (model order),
+        # as upstream invokes them synchronously. Trio runs new tasks in random order, so a task
+        # that runs before its predecessor entered waits for its turn.
+        self._tickets = 0  # tickets handed out
+        self._entered = 0  # tickets that entered dispatch
+        self._turns: dict[int, trio.Event] = {}
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
@@ -339,14 +348,22 @@ class _Driver:
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
                 self._limiter.acquire_on_behalf_of_nowait(index)
-                nursery.start_soon(self._dispatch, index, preparation.exec)
+                nursery.start_soon(self._dispatch, self._tickets, index, preparation.exec)
+                self._tickets += 1
         else:
             self._slots[index] = _Slot(preparation.exec, preparation.result, kind == "post-result")
             self._core.prepared(index, dispatch=False)
 
-    async def _dispatch(self, index: int, exec: ToolExecution) -> None:
+    async def _dispatch(self, ticket: int, index: int, exec: ToolExecution) -> None:
         slot: _Slot | _Failed
         try:
+            if ticket != self._entered:
+                turn = self._turns[ticket] = trio.Event()
+                await turn.wait()
+            self._entered = ticket + 1
+            successor = self._turns.pop(ticket + 1, None)
+            if successor is not None:
+                successor.set()
             outcome = await self._scheduler.dispatch(exec)
             slot = _Slot(exec, outcome.result, outcome.kind == "post-result")
         except Exception as exc:
