@@ -81,7 +81,7 @@ async def test_prepare_failure_is_raised_bare_after_in_flight_bodies_settle(
 
     wrap(runtime, prepare=prepare)
     session = Session()
-    with pytest.raises(Boom, match="^prepare broke$"):
+    with pytest.raises(Boom, match=r"^prepare broke$"):
         await execute_tool_calls(runtime, session, [call(f"c{i}", "s") for i in range(1, 6)])
     assert trio.current_time() == 5  # raised only after c1 and c2 settled
     assert runtime.events("body-end") == ["c1", "c2"] or sorted(runtime.events("body-end")) == [
@@ -103,7 +103,7 @@ async def test_finalize_failure_is_raised_and_later_results_are_not_committed() 
 
     wrap(runtime, finalize=finalize)
     session = Session()
-    with pytest.raises(Boom, match="^finalize broke$"):
+    with pytest.raises(Boom, match=r"^finalize broke$"):
         await execute_tool_calls(runtime, session, xs(3, "t"))
     assert call_ids(session) == ["c1", "c2"]
     assert result_ids(session) == ["c1"]
@@ -122,7 +122,7 @@ async def test_finish_failure_is_a_scheduler_failure() -> None:
         return await real.prepare(input)
 
     wrap(runtime, finish=finish, prepare=prepare)
-    with pytest.raises(Boom, match="^finish broke$"):
+    with pytest.raises(Boom, match=r"^finish broke$"):
         await execute_tool_calls(runtime, Session(), xs(2, "t"), abort=abort)
 
 
@@ -148,7 +148,7 @@ async def test_first_of_several_dispatch_failures_wins(autojump_clock: trio.abc.
         raise Boom("failed " + exec.call_id)
 
     wrap(runtime, dispatch=dispatch)
-    with pytest.raises(Boom, match="^failed c2$"):
+    with pytest.raises(Boom, match=r"^failed c2$"):
         await execute_tool_calls(runtime, Session(), xs(3, "t"))
     assert trio.current_time() == 3
     no_children()
