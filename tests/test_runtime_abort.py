@@ -1,0 +1,603 @@
+"""Abort, timeout and outside cancellation on Trio (upstream §5 101–116, and the Trio mapping)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from tests.test_runtime_helpers import FakeApproval, call, content_tool, echo_tool, text_blocks
+from trio_harness import (
+    Accept,
+    Ask,
+    Deny,
+    HarnessError,
+    PostToolDecision,
+    PreToolDecision,
+    ToolExecution,
+    ToolExecutionResult,
+    ToolRuntime,
+)
+from trio_harness._abort import abort_relay
+
+PreNext = Callable[[], Awaitable[PreToolDecision]]
+PostNext = Callable[[], Awaitable[PostToolDecision]]
+WrapNext = Callable[[], Awaitable[ToolExecutionResult]]
+
+ABORTED = {
+    "content": text_blocks("Error: tool call aborted"),
+    "isError": True,
+    "error": {"message": "tool call aborted", "info": {"name": "AbortError", "code": "ABORTED"}},
+}
+BEFORE_DISPATCH = {
+    "content": text_blocks("Error: tool call aborted before dispatch"),
+    "isError": True,
+    "error": {
+        "message": "tool call aborted before dispatch",
+        "info": {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"},
+    },
+}
+
+
+def _without_contexts(result: ToolExecutionResult) -> dict[str, Any]:
+    data = result.to_json()
+    data.pop("additionalContexts", None)
+    return data
+
+
+def _sources(result: ToolExecutionResult) -> list[str]:
+    return [context["source"]["plugin"] for context in result.additional_contexts]
+
+
+def _set_at(abort: trio.Event, when: float) -> Callable[[], Awaitable[None]]:
+    async def setter() -> None:
+        await trio.sleep_until(when)
+        abort.set()
+
+    return setter
+
+
+def _sleeper(seconds: float, log: list[str] | None = None) -> Any:
+    async def body(args: Any, ctx: Any) -> Any:
+        if log is not None:
+            log.append("body")
+        await trio.sleep(seconds)
+        return text_blocks("slept")
+
+    return body
+
+
+# -- abort of the body ----------------------------------------------------------------------------
+
+
+async def test_a_waiting_body_is_aborted_at_the_abort_instant(autojump_clock: trio.abc.Clock) -> None:
+    runtime = ToolRuntime()
+    runtime.register(content_tool("slow", _sleeper(10)))
+    abort = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(abort, 2))
+        result = await runtime.execute(call("slow", abort=abort))
+    assert result.to_json() == ABORTED
+    assert trio.current_time() == 2
+
+
+async def test_abort_through_the_pool_relay_needs_no_watcher_task(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    runtime = ToolRuntime()
+    tasks: list[int] = []
+
+    async def body(args: Any, ctx: Any) -> Any:
+        tasks.append(trio.lowlevel.current_statistics().tasks_living)
+        await trio.sleep(10)
+        return text_blocks("never")
+
+    runtime.register(content_tool("slow", body))
+    abort = trio.Event()
+    async with abort_relay(abort), trio.open_nursery() as nursery:
+        before = trio.lowlevel.current_statistics().tasks_living
+        nursery.start_soon(_set_at(abort, 3))
+        result = await runtime.execute(call("slow", abort=abort))
+    assert result.to_json() == ABORTED
+    assert trio.current_time() == 3
+    # Only the setter task was added while the body ran: no per-call watcher.
+    assert tasks == [before + 1]
+
+
+async def test_a_body_returning_after_the_abort_is_aborted_with_its_contexts(
+    autojump_clock: trio.abc.Clock,
+) -> None:  # upstream #114
+    async def uncooperative(args: Any, ctx: Any) -> Any:
+        with trio.CancelScope(shield=True):
+            await trio.sleep(5)
+        ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
+        return text_blocks("done anyway")
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("stubborn", uncooperative))
+    abort = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(abort, 1))
+        result = await runtime.execute(call("stubborn", abort=abort))
+    # A started body is never abandoned: the result waits for it to settle.
+    assert trio.current_time() == 5
+    assert _without_contexts(result) == ABORTED
+    assert _sources(result) == ["child"]
+
+
+async def test_a_tool_owned_failure_after_the_abort_is_kept(autojump_clock: trio.abc.Clock) -> None:  # upstream #110
+    async def body(args: Any, ctx: Any) -> Any:
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            raise HarnessError("tool failed", "TOOL_FAILURE") from None
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("owner", body))
+    abort = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(abort, 1))
+        result = await runtime.execute(call("owner", abort=abort))
+    assert result.to_json()["error"] == {
+        "message": "tool failed",
+        "info": {"name": "HarnessError", "code": "TOOL_FAILURE"},
+    }
+
+
+async def test_pre_aborted_calls_skip_every_phase() -> None:  # upstream #2 of e.4, #115
+    phases: list[str] = []
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", _sleeper(0, phases)))
+
+    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
+        phases.append("pre")
+        return await next()
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        phases.append("wrapper")
+        return await next()
+
+    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+        phases.append("post")
+        return await next()
+
+    observed: list[tuple[ToolExecution, ToolExecutionResult]] = []
+    runtime.add_pre_execute(pre)
+    runtime.add_execute_wrapper(wrapper)
+    runtime.add_post_execute(post)
+    runtime.add_result_observer(lambda exec, result: observed.append((exec, result)))
+    abort = trio.Event()
+    abort.set()
+    arguments = {"nested": {"x": [1]}}
+    result = await runtime.execute(call("t", arguments, abort))
+    assert result.to_json() == BEFORE_DISPATCH
+    assert phases == []
+    assert len(observed) == 1
+    exec, seen = observed[0]
+    assert seen is result
+    assert exec.abort is abort
+    assert exec.finished
+    assert exec.arguments == arguments and exec.arguments is not arguments
+    assert exec.arguments["nested"] is not arguments["nested"]
+    with pytest.raises(AttributeError):
+        exec.abort = None
+
+
+async def test_abort_during_pre_execute_skips_dispatch() -> None:  # upstream #101
+    ran: list[str] = []
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", _sleeper(0, ran)))
+    abort = trio.Event()
+
+    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
+        abort.set()  # the caller aborts while the hook is deciding
+        await trio.lowlevel.checkpoint()
+        return await next()
+
+    runtime.add_pre_execute(pre)
+    assert (await runtime.execute(call("t", abort=abort))).to_json() == BEFORE_DISPATCH
+    assert ran == []
+
+
+async def test_a_denial_settling_after_the_abort_is_kept() -> None:  # upstream #102
+    runtime = ToolRuntime()
+    runtime.register(echo_tool())
+    abort = trio.Event()
+
+    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
+        abort.set()
+        return Deny("policy denied the call")
+
+    runtime.add_pre_execute(pre)
+    result = await runtime.execute(call("echo", abort=abort))
+    assert result.to_json() == {
+        "content": text_blocks("Error: policy denied the call"),
+        "isError": True,
+        "error": {"message": "policy denied the call"},
+    }
+
+
+async def test_a_pre_execute_failure_settling_after_the_abort_is_kept() -> None:  # upstream #103
+    runtime = ToolRuntime()
+    runtime.register(echo_tool())
+    abort = trio.Event()
+
+    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
+        abort.set()
+        raise RuntimeError("gate interrupted")
+
+    runtime.add_pre_execute(pre)
+    result = await runtime.execute(call("echo", abort=abort))
+    assert result.to_json() == {
+        "content": text_blocks("Error: gate interrupted"),
+        "isError": True,
+        "error": {"message": "gate interrupted"},
+    }
+
+
+async def test_abort_overtaking_approval_is_aborted_before_dispatch(
+    autojump_clock: trio.abc.Clock,
+) -> None:  # upstream #87
+    ran: list[str] = []
+    gate = trio.Event()
+    runtime = ToolRuntime(approval=FakeApproval("allowed-once", gate))
+    runtime.register(content_tool("t", _sleeper(0, ran)))
+    runtime.add_pre_execute(lambda exec, next: _ask())
+    abort = trio.Event()
+
+    async def abort_then_grant() -> None:
+        await trio.sleep(1)
+        abort.set()
+        gate.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(abort_then_grant)
+        result = await runtime.execute(call("t", abort=abort, agent="agent"))
+    assert result.to_json() == BEFORE_DISPATCH
+    assert ran == []
+
+
+async def _ask() -> PreToolDecision:
+    return Ask("why")
+
+
+async def test_approval_cancelled_by_the_abort_is_aborted_before_dispatch() -> None:  # e.4 step 5
+    abort = trio.Event()
+    abort_on_request = FakeApproval("cancelled")
+    runtime = ToolRuntime(approval=abort_on_request)
+    runtime.register(echo_tool())
+
+    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
+        abort.set()
+        return Ask()
+
+    runtime.add_pre_execute(pre)
+    result = await runtime.execute(call("echo", abort=abort, agent="agent"))
+    assert result.to_json() == BEFORE_DISPATCH
+
+
+# -- abort around execute wrappers ----------------------------------------------------------------
+
+
+async def test_caller_abort_is_rechecked_after_an_async_wrapper(autojump_clock: trio.abc.Clock) -> None:  # upstream #104
+    ran: list[str] = []
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", _sleeper(0, ran)))
+    abort = trio.Event()
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        previous = exec.abort
+        exec.abort = trio.Event()
+        try:
+            await trio.sleep(2)
+            return await next()
+        finally:
+            exec.abort = previous
+
+    runtime.add_execute_wrapper(wrapper)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(abort, 1))
+        result = await runtime.execute(call("t", abort=abort))
+    assert result.to_json() == BEFORE_DISPATCH
+    assert ran == []
+
+
+async def test_an_already_aborted_replacement_skips_dispatch() -> None:  # upstream #105
+    ran: list[str] = []
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", _sleeper(0, ran)))
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        replacement = trio.Event()
+        replacement.set()
+        previous, exec.abort = exec.abort, replacement
+        try:
+            return await next()
+        finally:
+            exec.abort = previous
+
+    runtime.add_execute_wrapper(wrapper)
+    result = await runtime.execute(call("t", abort=trio.Event()))
+    # The caller never aborted: post-execute keeps the wrapper's failure as it is.
+    assert result.to_json() == BEFORE_DISPATCH
+    assert ran == []
+
+
+async def test_a_wrapper_short_circuit_overtaken_by_the_abort() -> None:  # upstream #106
+    runtime = ToolRuntime()
+    runtime.register(echo_tool())
+    abort = trio.Event()
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        abort.set()
+        return ToolExecutionResult(
+            is_error=False,
+            content=(),
+            value="short",
+            additional_contexts=(
+                {"content": text_blocks("w"), "source": {"kind": "plugin", "plugin": "wrapper"}},
+            ),
+        )
+
+    runtime.add_execute_wrapper(wrapper)
+    result = await runtime.execute(call("echo", abort=abort))
+    assert _without_contexts(result) == BEFORE_DISPATCH
+    assert _sources(result) == ["wrapper"]
+
+
+async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -> None:  # upstream #107
+    async def body(args: Any, ctx: Any) -> Any:
+        ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
+        return text_blocks("ok")
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", body))
+    abort = trio.Event()
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        result = await next()
+        abort.set()
+        return result
+
+    runtime.add_execute_wrapper(wrapper)
+    result = await runtime.execute(call("t", abort=abort))
+    assert _without_contexts(result) == ABORTED
+    assert _sources(result) == ["child"]
+
+
+async def test_a_late_post_execute_success_becomes_aborted(autojump_clock: trio.abc.Clock) -> None:  # upstream #108
+    async def body(args: Any, ctx: Any) -> Any:
+        ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
+        return text_blocks("ok")
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", body))
+    abort = trio.Event()
+
+    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+        await exec.abort.wait()  # type: ignore[union-attr]
+        return Accept(
+            additional_contexts=[{"content": "p", "source": {"kind": "plugin", "plugin": "post"}}]
+        )
+
+    runtime.add_post_execute(post)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(abort, 4))
+        result = await runtime.execute(call("t", abort=abort))
+    assert trio.current_time() == 4
+    assert _without_contexts(result) == ABORTED
+    assert _sources(result) == ["child", "post"]
+
+
+@pytest.mark.parametrize("phase", ["wrapper", "post"])
+async def test_hook_failures_settling_after_the_abort_are_kept(phase: str) -> None:  # upstream #109, #111
+    runtime = ToolRuntime()
+    runtime.register(echo_tool())
+    abort = trio.Event()
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        abort.set()
+        raise HarnessError("wrapper failed", "WRAPPER_FAILURE")
+
+    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+        abort.set()
+        raise HarnessError("post-policy failed", "POST_FAILURE")
+
+    if phase == "wrapper":
+        runtime.add_execute_wrapper(wrapper)
+        expected = ("wrapper failed", "WRAPPER_FAILURE")
+    else:
+        runtime.add_post_execute(post)
+        expected = ("post-policy failed", "POST_FAILURE")
+    result = await runtime.execute(call("echo", abort=abort))
+    assert result.to_json() == {
+        "content": text_blocks("Error: " + expected[0]),
+        "isError": True,
+        "error": {"message": expected[0], "info": {"name": "HarnessError", "code": expected[1]}},
+    }
+
+
+async def test_the_body_sees_a_fusion_of_caller_and_replacement(
+    autojump_clock: trio.abc.Clock,
+) -> None:  # upstream #112, #113, #121
+    seen: dict[str, Any] = {}
+    caller = trio.Event()
+    replacement = trio.Event()
+
+    async def body(args: Any, ctx: Any) -> Any:
+        seen["body"] = ctx.abort
+        await trio.sleep(10)
+        return text_blocks("never")
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", body))
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        seen["wrapper"] = exec.abort
+        previous, exec.abort = exec.abort, replacement
+        try:
+            return await next()
+        finally:
+            exec.abort = previous
+
+    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+        seen["post"] = exec.abort
+        return await next()
+
+    runtime.add_execute_wrapper(wrapper)
+    runtime.add_post_execute(post)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(caller, 2))
+        result = await runtime.execute(call("t", abort=caller))
+        tasks_after = trio.lowlevel.current_statistics().tasks_living
+    assert result.to_json() == ABORTED
+    assert trio.current_time() == 2
+    assert seen["wrapper"] is caller
+    assert seen["post"] is caller
+    assert seen["body"] is not caller and seen["body"] is not replacement
+    assert seen["body"].is_set()
+    assert not replacement.is_set()
+    await trio.testing.wait_all_tasks_blocked()
+    assert trio.lowlevel.current_statistics().tasks_living <= tasks_after
+
+
+async def test_a_replacement_event_alone_aborts_the_body(autojump_clock: trio.abc.Clock) -> None:
+    runtime = ToolRuntime()
+    runtime.register(content_tool("t", _sleeper(10)))
+    replacement = trio.Event()
+
+    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
+        previous, exec.abort = exec.abort, replacement
+        try:
+            return await next()
+        finally:
+            exec.abort = previous
+
+    runtime.add_execute_wrapper(wrapper)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(replacement, 3))
+        result = await runtime.execute(call("t", abort=trio.Event()))
+    assert result.to_json() == ABORTED
+    assert trio.current_time() == 3
+
+
+# -- timeout (a trio_harness addition) ------------------------------------------------------------
+
+TIMEOUT = {
+    "content": text_blocks('Error: tool "slow" timed out after 1500ms'),
+    "isError": True,
+    "error": {
+        "message": 'tool "slow" timed out after 1500ms',
+        "info": {"name": "ToolTimeoutError", "code": "TOOL_TIMEOUT"},
+    },
+}
+
+
+@pytest.mark.parametrize("abort", ["none", "event", "relay"])
+async def test_a_body_past_its_timeout_is_cancelled(autojump_clock: trio.abc.Clock, abort: str) -> None:
+    runtime = ToolRuntime()
+    runtime.register(content_tool("slow", _sleeper(10), timeout_ms=1500))
+    event = None if abort == "none" else trio.Event()
+    if abort == "relay":
+        assert event is not None
+        async with abort_relay(event):
+            result = await runtime.execute(call("slow", abort=event))
+    else:
+        result = await runtime.execute(call("slow", abort=event))
+    assert result.to_json() == TIMEOUT
+    assert trio.current_time() == 1.5
+
+
+async def test_a_body_within_its_timeout_succeeds(autojump_clock: trio.abc.Clock) -> None:
+    runtime = ToolRuntime()
+    runtime.register(content_tool("slow", _sleeper(1), timeout_ms=1500))
+    result = await runtime.execute(call("slow"))
+    assert result.to_json()["value"] == text_blocks("slept")
+    assert trio.current_time() == 1
+
+
+async def test_a_body_swallowing_its_timeout_still_times_out(autojump_clock: trio.abc.Clock) -> None:
+    async def swallow(args: Any, ctx: Any) -> Any:
+        with trio.move_on_after(100):
+            try:
+                await trio.sleep(10)
+            except trio.Cancelled:
+                pass
+        return text_blocks("late")
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("slow", swallow, timeout_ms=1500))
+    result = await runtime.execute(call("slow"))
+    assert result.to_json() == TIMEOUT
+
+
+async def test_an_abort_before_the_timeout_wins(autojump_clock: trio.abc.Clock) -> None:
+    runtime = ToolRuntime()
+    runtime.register(content_tool("slow", _sleeper(10), timeout_ms=5000))
+    abort = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_set_at(abort, 2))
+        result = await runtime.execute(call("slow", abort=abort))
+    assert result.to_json() == ABORTED
+    assert trio.current_time() == 2
+
+
+# -- cancellation from outside is never a result --------------------------------------------------
+
+
+@pytest.mark.parametrize("with_event", [False, True])
+async def test_outer_cancellation_propagates_and_leaves_no_task(
+    autojump_clock: trio.abc.Clock, with_event: bool
+) -> None:
+    observed: list[Any] = []
+    runtime = ToolRuntime()
+    runtime.register(content_tool("slow", _sleeper(10)))
+    runtime.add_result_observer(lambda exec, result: observed.append(result))
+    await trio.testing.wait_all_tasks_blocked()
+    before = trio.lowlevel.current_statistics().tasks_living
+    abort = trio.Event() if with_event else None
+    with trio.move_on_after(2) as scope:
+        await runtime.execute(call("slow", abort=abort))
+        pytest.fail("execute returned instead of propagating the cancellation")
+    assert scope.cancelled_caught
+    assert trio.current_time() == 2
+    assert observed == []
+    await trio.testing.wait_all_tasks_blocked()
+    assert trio.lowlevel.current_statistics().tasks_living == before
+    assert abort is None or not abort.is_set()
+
+
+async def test_outer_cancellation_in_a_hook_propagates(autojump_clock: trio.abc.Clock) -> None:
+    runtime = ToolRuntime()
+    runtime.register(echo_tool())
+
+    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
+        await trio.sleep(100)
+        return await next()
+
+    runtime.add_pre_execute(pre)
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+
+            async def cancel_later() -> None:
+                await trio.sleep(1)
+                scope.cancel()
+
+            nursery.start_soon(cancel_later)
+            await runtime.execute(call("echo", abort=trio.Event()))
+            pytest.fail("execute returned instead of propagating the cancellation")
+    assert scope.cancelled_caught
+    assert trio.current_time() == 1
+
+
+async def test_keyboard_interrupt_from_a_body_propagates() -> None:
+    async def body(args: Any, ctx: Any) -> Any:
+        raise KeyboardInterrupt
+
+    runtime = ToolRuntime()
+    runtime.register(content_tool("ki", body))
+    with pytest.raises(KeyboardInterrupt):
+        await runtime.execute(call("ki", abort=trio.Event()))
