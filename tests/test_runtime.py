@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from tests.test_runtime_helpers import call, content_tool, echo_tool, first_text, raw_tool, text_blocks
+from tests.test_runtime_helpers import (
+    call,
+    content_tool,
+    echo_tool,
+    first_text,
+    raw_tool,
+    text_blocks,
+)
 from trio_harness import (
     HarnessError,
     JsonSchemaError,
@@ -104,7 +111,7 @@ def test_registration_asserts_the_output_schema() -> None:
 
 @pytest.mark.parametrize("timeout_ms", [0, -5, math.inf, math.nan, True, "10"])
 def test_registration_rejects_a_bad_timeout(timeout_ms: Any) -> None:  # upstream #132
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="timeoutMs") as info:
         ToolRuntime().register(raw_tool("slow", timeout_ms=timeout_ms))
     assert str(info.value) == 'tool "slow" timeoutMs must be a positive finite number'
 
@@ -113,7 +120,7 @@ def test_duplicate_names_are_rejected_and_disposers_unregister() -> None:  # ups
     runtime = ToolRuntime()
     dispose = runtime.register(echo_tool())
     runtime.register(raw_tool("scoped"))
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="already registered") as info:
         runtime.register(echo_tool())
     assert str(info.value) == (
         'tool "echo" is already registered (for a per-agent variant, register through that '
@@ -168,7 +175,7 @@ def test_schemas_copy_deeply_nested_parameters() -> None:  # upstream #130
 def test_schemas_reject_non_lossless_raw_parameters() -> None:  # upstream #131
     runtime = ToolRuntime()
     runtime.register(raw_tool("lossy-schema", parameters={"type": "object", "default": math.nan}))
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="lossless JSON") as info:
         runtime.schemas()
     assert str(info.value) == (
         'tool "lossy-schema" parameters must be lossless JSON before schema projection'
@@ -193,9 +200,7 @@ async def test_executes_a_tool_and_notifies_observers() -> None:  # upstream #55
 async def test_projects_presentation_meta_from_the_value() -> None:  # upstream #56
     diffs = {"diffs": [{"path": "a", "oldText": None, "newText": "x"}]}
     runtime = ToolRuntime()
-    runtime.register(
-        echo_tool("meta-tool", presentation_meta=lambda args, value: diffs)
-    )
+    runtime.register(echo_tool("meta-tool", presentation_meta=lambda args, value: diffs))
     result = await runtime.execute(call("meta-tool", {"text": "ok"}))
     assert result.to_json() == {
         "content": text_blocks("ok"),
@@ -282,7 +287,9 @@ async def test_final_content_transform_returning_none_keeps_content() -> None:  
     assert calls == 1
 
 
-async def test_lossy_and_schema_mismatched_values_fail_before_post_execute() -> None:  # upstream #62
+async def test_lossy_and_schema_mismatched_values_fail_before_post_execute() -> (
+    None
+):  # upstream #62
     async def returns_function(args: Any, ctx: Any) -> Any:
         return lambda: None
 
@@ -315,7 +322,9 @@ async def test_dict_subclass_value_is_not_lossless() -> None:  # upstream #63 (P
     runtime.register(content_tool("tricky", body))
     result = await runtime.execute(call("tricky"))
     assert result.error is not None
-    assert result.error.message == 'tool "tricky" returned invalid output: value is not lossless JSON'
+    assert (
+        result.error.message == 'tool "tricky" returned invalid output: value is not lossless JSON'
+    )
 
 
 @pytest.mark.parametrize(
@@ -352,7 +361,10 @@ async def test_projector_failures_are_one_failed_call(
     assert result.to_json() == {
         "content": text_blocks(f'Error: tool "echo" returned invalid output: {message}'),
         "isError": True,
-        "error": {"message": f'tool "echo" returned invalid output: {message}', "info": OUTPUT_INFO},
+        "error": {
+            "message": f'tool "echo" returned invalid output: {message}',
+            "info": OUTPUT_INFO,
+        },
     }
 
 
@@ -431,15 +443,21 @@ async def test_harness_errors_keep_their_info_plain_errors_do_not() -> None:  # 
         "info": {"name": "HarnessError", "code": "ENOSPC"},
     }
     assert first_text(full) == "Error: disk full"
-    assert (await runtime.execute(call("plain"))).to_json()["error"] == {"message": "just a message"}
+    assert (await runtime.execute(call("plain"))).to_json()["error"] == {
+        "message": "just a message"
+    }
 
 
-async def test_invalid_arguments_surface_the_structured_error() -> None:  # upstream #170, #171, #173
+async def test_invalid_arguments_surface_the_structured_error() -> (
+    None
+):  # upstream #170, #171, #173
     async def read(args: Any, ctx: Any) -> Any:
         return text_blocks(f"read {args['path']}")
 
     runtime = ToolRuntime()
-    runtime.register(content_tool("reader", read, parameters={"path": {"type": "string", "required": True}}))
+    runtime.register(
+        content_tool("reader", read, parameters={"path": {"type": "string", "required": True}})
+    )
     bad = await runtime.execute(call("reader", {}))
     assert bad.to_json() == {
         "content": text_blocks('Error: invalid arguments: missing required property "path"'),
@@ -461,7 +479,11 @@ async def test_raw_tools_are_not_argument_validated() -> None:  # upstream #143,
     async def body(args: Any, ctx: Any) -> Any:
         return args.get("path", "none")
 
-    parameters = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    parameters = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    }
     runtime = ToolRuntime()
     runtime.register(raw_tool("raw", parameters=parameters, execute=body))
     assert runtime.schemas()[0]["parameters"] == parameters

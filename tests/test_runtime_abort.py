@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -73,7 +74,9 @@ def _sleeper(seconds: float, log: list[str] | None = None) -> Any:
 # -- abort of the body ----------------------------------------------------------------------------
 
 
-async def test_a_waiting_body_is_aborted_at_the_abort_instant(autojump_clock: trio.abc.Clock) -> None:
+async def test_a_waiting_body_is_aborted_at_the_abort_instant(
+    autojump_clock: trio.abc.Clock,
+) -> None:
     runtime = ToolRuntime()
     runtime.register(content_tool("slow", _sleeper(10)))
     abort = trio.Event()
@@ -128,7 +131,9 @@ async def test_a_body_returning_after_the_abort_is_aborted_with_its_contexts(
     assert _sources(result) == ["child"]
 
 
-async def test_a_tool_owned_failure_after_the_abort_is_kept(autojump_clock: trio.abc.Clock) -> None:  # upstream #110
+async def test_a_tool_owned_failure_after_the_abort_is_kept(
+    autojump_clock: trio.abc.Clock,
+) -> None:  # upstream #110
     async def body(args: Any, ctx: Any) -> Any:
         try:
             await trio.sleep_forever()
@@ -160,7 +165,9 @@ async def test_pre_aborted_calls_skip_every_phase() -> None:  # upstream #2 of e
         phases.append("wrapper")
         return await next()
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         phases.append("post")
         return await next()
 
@@ -180,7 +187,8 @@ async def test_pre_aborted_calls_skip_every_phase() -> None:  # upstream #2 of e
     assert seen is result
     assert exec.abort is abort
     assert exec.finished
-    assert exec.arguments == arguments and exec.arguments is not arguments
+    assert exec.arguments == arguments
+    assert exec.arguments is not arguments
     assert exec.arguments["nested"] is not arguments["nested"]
     with pytest.raises(AttributeError):
         exec.abort = None
@@ -282,7 +290,9 @@ async def test_approval_cancelled_by_the_abort_is_aborted_before_dispatch() -> N
 # -- abort around execute wrappers ----------------------------------------------------------------
 
 
-async def test_caller_abort_is_rechecked_after_an_async_wrapper(autojump_clock: trio.abc.Clock) -> None:  # upstream #104
+async def test_caller_abort_is_rechecked_after_an_async_wrapper(
+    autojump_clock: trio.abc.Clock,
+) -> None:  # upstream #104
     ran: list[str] = []
     runtime = ToolRuntime()
     runtime.register(content_tool("t", _sleeper(0, ran)))
@@ -348,7 +358,9 @@ async def test_a_wrapper_short_circuit_overtaken_by_the_abort() -> None:  # upst
     assert _sources(result) == ["wrapper"]
 
 
-async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -> None:  # upstream #107
+async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -> (
+    None
+):  # upstream #107
     async def body(args: Any, ctx: Any) -> Any:
         ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
         return text_blocks("ok")
@@ -368,7 +380,9 @@ async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -
     assert _sources(result) == ["child"]
 
 
-async def test_a_late_post_execute_success_becomes_aborted(autojump_clock: trio.abc.Clock) -> None:  # upstream #108
+async def test_a_late_post_execute_success_becomes_aborted(
+    autojump_clock: trio.abc.Clock,
+) -> None:  # upstream #108
     async def body(args: Any, ctx: Any) -> Any:
         ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
         return text_blocks("ok")
@@ -377,7 +391,9 @@ async def test_a_late_post_execute_success_becomes_aborted(autojump_clock: trio.
     runtime.register(content_tool("t", body))
     abort = trio.Event()
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         await exec.abort.wait()  # type: ignore[union-attr]
         return Accept(
             additional_contexts=[{"content": "p", "source": {"kind": "plugin", "plugin": "post"}}]
@@ -393,7 +409,9 @@ async def test_a_late_post_execute_success_becomes_aborted(autojump_clock: trio.
 
 
 @pytest.mark.parametrize("phase", ["wrapper", "post"])
-async def test_hook_failures_settling_after_the_abort_are_kept(phase: str) -> None:  # upstream #109, #111
+async def test_hook_failures_settling_after_the_abort_are_kept(
+    phase: str,
+) -> None:  # upstream #109, #111
     runtime = ToolRuntime()
     runtime.register(echo_tool())
     abort = trio.Event()
@@ -402,7 +420,9 @@ async def test_hook_failures_settling_after_the_abort_are_kept(phase: str) -> No
         abort.set()
         raise HarnessError("wrapper failed", "WRAPPER_FAILURE")
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         abort.set()
         raise HarnessError("post-policy failed", "POST_FAILURE")
 
@@ -443,7 +463,9 @@ async def test_the_body_sees_a_fusion_of_caller_and_replacement(
         finally:
             exec.abort = previous
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         seen["post"] = exec.abort
         return await next()
 
@@ -457,7 +479,8 @@ async def test_the_body_sees_a_fusion_of_caller_and_replacement(
     assert trio.current_time() == 2
     assert seen["wrapper"] is caller
     assert seen["post"] is caller
-    assert seen["body"] is not caller and seen["body"] is not replacement
+    assert seen["body"] is not caller
+    assert seen["body"] is not replacement
     assert seen["body"].is_set()
     assert not replacement.is_set()
     await trio.testing.wait_all_tasks_blocked()
@@ -497,7 +520,9 @@ TIMEOUT = {
 
 
 @pytest.mark.parametrize("abort", ["none", "event", "relay"])
-async def test_a_body_past_its_timeout_is_cancelled(autojump_clock: trio.abc.Clock, abort: str) -> None:
+async def test_a_body_past_its_timeout_is_cancelled(
+    autojump_clock: trio.abc.Clock, abort: str
+) -> None:
     runtime = ToolRuntime()
     runtime.register(content_tool("slow", _sleeper(10), timeout_ms=1500))
     event = None if abort == "none" else trio.Event()
@@ -519,13 +544,13 @@ async def test_a_body_within_its_timeout_succeeds(autojump_clock: trio.abc.Clock
     assert trio.current_time() == 1
 
 
-async def test_a_body_swallowing_its_timeout_still_times_out(autojump_clock: trio.abc.Clock) -> None:
+async def test_a_body_swallowing_its_timeout_still_times_out(
+    autojump_clock: trio.abc.Clock,
+) -> None:
     async def swallow(args: Any, ctx: Any) -> Any:
         with trio.move_on_after(100):
-            try:
+            with contextlib.suppress(trio.Cancelled):
                 await trio.sleep(10)
-            except trio.Cancelled:
-                pass
         return text_blocks("late")
 
     runtime = ToolRuntime()

@@ -55,7 +55,9 @@ def _pre(decision: PreToolDecision) -> Any:
 
 
 def _post(decision: PostToolDecision) -> Any:
-    async def hook(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def hook(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         return decision
 
     return hook
@@ -72,12 +74,16 @@ def _plugin(name: str, text: str | None = None) -> dict[str, Any]:
 # -- pre-execute and approval -------------------------------------------------------------------
 
 
-async def test_pre_execute_deny_still_runs_post_execute_on_a_frozen_result() -> None:  # upstream #81
+async def test_pre_execute_deny_still_runs_post_execute_on_a_frozen_result() -> (
+    None
+):  # upstream #81
     runtime = _echo_runtime()
     runtime.add_pre_execute(_pre(Deny("denied by policy")))
     mutations: list[bool] = []
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         try:
             result.is_error = False  # type: ignore[misc]
         except attrs.exceptions.FrozenInstanceError:
@@ -130,7 +136,10 @@ async def test_allowed_once_dispatches_and_forwards_the_ask() -> None:  # upstre
     [
         ("rejected", 'Error: the user rejected tool "echo"'),  # upstream #85
         ("cancelled", 'Error: approval for tool "echo" was cancelled'),  # upstream #86
-        ("unavailable", 'Error: tool "echo" requires approval, but no approval channel is available'),  # upstream #88
+        (
+            "unavailable",
+            'Error: tool "echo" requires approval, but no approval channel is available',
+        ),  # upstream #88
     ],
 )
 async def test_approval_outcomes_map_to_denials(outcome: str, text: str) -> None:
@@ -159,20 +168,27 @@ async def test_a_rogue_approval_outcome_is_an_error_result() -> None:  # upstrea
     runtime = _echo_runtime(approval=FakeApproval("yolo"))
     runtime.add_pre_execute(_pre(Ask()))
     result = await runtime.execute(call("echo", agent=AGENT))
-    assert result.to_json()["error"] == {"message": 'unreachable variant in ApprovalOutcome: "yolo"'}
+    assert result.to_json()["error"] == {
+        "message": 'unreachable variant in ApprovalOutcome: "yolo"'
+    }
 
 
 async def test_a_forged_pre_decision_is_an_error_result() -> None:
     runtime = _echo_runtime()
     runtime.add_pre_execute(_pre("allow"))  # type: ignore[arg-type]
     result = await runtime.execute(call())
-    assert result.to_json()["error"] == {"message": 'unreachable variant in PreToolDecision: "allow"'}
+    assert result.to_json()["error"] == {
+        "message": 'unreachable variant in PreToolDecision: "allow"'
+    }
 
 
 @pytest.mark.parametrize(
     ("error", "expected"),
     [
-        (RuntimeError("permission hook broke"), {"message": "permission hook broke"}),  # upstream #126
+        (
+            RuntimeError("permission hook broke"),
+            {"message": "permission hook broke"},
+        ),  # upstream #126
         (  # upstream #128
             HarnessError("denied", "DENIED"),
             {"message": "denied", "info": {"name": "HarnessError", "code": "DENIED"}},
@@ -201,7 +217,9 @@ def _raising_pre(error: Exception) -> Any:
 
 
 def _recording_post(log: list[str]) -> Any:
-    async def hook(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def hook(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         log.append("post")
         return await next()
 
@@ -227,7 +245,10 @@ async def test_final_content_transform_captured_at_call_start_still_runs() -> No
     assert result.to_json() == {
         "content": text_blocks("bounded failure"),
         "isError": True,
-        "error": {"message": "policy failed", "info": {"name": "HarnessError", "code": "POLICY_FAILED"}},
+        "error": {
+            "message": "policy failed",
+            "info": {"name": "HarnessError", "code": "POLICY_FAILED"},
+        },
     }
     assert seen == [True]
 
@@ -235,7 +256,9 @@ async def test_final_content_transform_captured_at_call_start_still_runs() -> No
 # -- guards ---------------------------------------------------------------------------------------
 
 
-async def test_guards_run_after_the_waterfall_and_cannot_be_overridden() -> None:  # upstream #186 (global part)
+async def test_guards_run_after_the_waterfall_and_cannot_be_overridden() -> (
+    None
+):  # upstream #186 (global part)
     runtime = ToolRuntime()
     runtime.register(raw_tool())
     remove_first = runtime.add_guard(lambda exec: "terminal policy")
@@ -313,7 +336,9 @@ async def test_deny_short_circuits_before_execute_wrappers() -> None:  # upstrea
     assert entered == []
 
 
-async def test_a_thrown_tool_is_normalized_before_the_wrapper_sees_it() -> None:  # upstream #118, #120
+async def test_a_thrown_tool_is_normalized_before_the_wrapper_sees_it() -> (
+    None
+):  # upstream #118, #120
     async def kaboom(args: Any, ctx: Any) -> Any:
         raise HarnessError("kaboom", "BOOM")
 
@@ -326,7 +351,9 @@ async def test_a_thrown_tool_is_normalized_before_the_wrapper_sees_it() -> None:
         seen.append(result.to_json())
         return result
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         seen.append(result.is_error)
         return await next()
 
@@ -334,7 +361,10 @@ async def test_a_thrown_tool_is_normalized_before_the_wrapper_sees_it() -> None:
     runtime.add_post_execute(post)
     result = await runtime.execute(call("boom"))
     assert seen[0]["isError"] is True
-    assert seen[0]["error"] == {"message": "kaboom", "info": {"name": "HarnessError", "code": "BOOM"}}
+    assert seen[0]["error"] == {
+        "message": "kaboom",
+        "info": {"name": "HarnessError", "code": "BOOM"},
+    }
     assert seen[1] is True
     assert first_text(result) == "Error: kaboom"
 
@@ -356,7 +386,9 @@ async def test_dispatch_outcomes_are_frozen_for_wrappers_and_post() -> None:  # 
         attempt(result)
         return result
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         attempt(result)
         return await next()
 
@@ -389,7 +421,9 @@ async def test_order_of_pre_execute_wrappers_and_post() -> None:  # upstream #99
         order.append("execute:after")
         return result
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         order.append("post:before")
         decision = await next()
         order.append("post:after")
@@ -408,7 +442,11 @@ async def test_order_of_pre_execute_wrappers_and_post() -> None:  # upstream #99
         "post:before",
         "post:after",
     ]
-    assert result.to_json() == {"content": text_blocks("hi"), "isError": False, "value": text_blocks("hi")}
+    assert result.to_json() == {
+        "content": text_blocks("hi"),
+        "isError": False,
+        "value": text_blocks("hi"),
+    }
 
 
 async def test_wrapper_authored_failure_is_normalized() -> None:  # upstream #74
@@ -609,7 +647,8 @@ async def test_content_replacement_keeps_value_and_meta() -> None:  # upstream #
             "source": {"kind": "plugin", "plugin": "test"},
         }
     ]
-    assert isinstance(contexts[0]["id"], str) and contexts[0]["id"]
+    assert isinstance(contexts[0]["id"], str)
+    assert contexts[0]["id"]
 
 
 async def test_accept_cannot_replace_both_or_supply_an_invalid_value() -> None:  # upstream #67
@@ -654,12 +693,18 @@ async def test_value_replacement_does_not_manufacture_context() -> None:  # upst
         ([], "tool result blocked by post-execute policy"),
         ([{"type": "reasoning", "text": "private rationale"}], "[reasoning content]"),
         (
-            [{"type": "text", "text": "a"}, {"type": "image", "data": "x"}, {"type": "text", "text": "b"}],
+            [
+                {"type": "text", "text": "a"},
+                {"type": "image", "data": "x"},
+                {"type": "text", "text": "b"},
+            ],
             "a\n[image content]\nb",
         ),
     ],
 )
-async def test_block_message_from_feedback(feedback: list[Any], message: str) -> None:  # upstream #70
+async def test_block_message_from_feedback(
+    feedback: list[Any], message: str
+) -> None:  # upstream #70
     runtime = _echo_runtime()
     runtime.add_post_execute(_post(Block(feedback)))
     result = await runtime.execute(call())
@@ -695,7 +740,9 @@ async def test_value_replacement_on_a_failure_is_refused() -> None:  # upstream 
 async def test_value_replacement_fails_when_the_tool_disappears() -> None:  # upstream #73
     runtime = _echo_runtime()
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         runtime.unregister("echo")
         return Accept(value="late")
 
@@ -710,7 +757,9 @@ async def test_value_replacement_fails_when_the_tool_disappears() -> None:  # up
 async def test_a_raising_post_hook_and_a_forged_decision_are_errors() -> None:  # upstream #127
     runtime = _echo_runtime()
 
-    async def broken(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def broken(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         raise RuntimeError("post hook broke")
 
     remove = runtime.add_post_execute(broken)
@@ -733,7 +782,9 @@ async def test_block_and_accept_carry_contexts() -> None:  # upstream #95, #96
     )
     blocked = await runtime.execute(call())
     assert blocked.is_error
-    assert [c["content"] for c in blocked.additional_contexts] == [text_blocks("why it was rejected")]
+    assert [c["content"] for c in blocked.additional_contexts] == [
+        text_blocks("why it was rejected")
+    ]
     remove()
     runtime.add_post_execute(_post(Accept(additional_contexts=[_plugin("fyi")])))
     accepted = await runtime.execute(call())
@@ -756,7 +807,9 @@ async def test_deferred_wrapper_and_post_contexts_keep_their_order() -> None:  #
             result, additional_contexts=(*result.additional_contexts, _plugin("wrapper"))
         )
 
-    async def post(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def post(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         decision = await next()
         assert isinstance(decision, Accept)
         return Accept(additional_contexts=[_plugin("post"), *decision.additional_contexts])
@@ -825,7 +878,9 @@ async def test_nested_calls_get_no_meta_and_forward_conclusions() -> None:  # up
     assert result.concludes_turn is True
     assert result.to_json()["concludesTurn"] is True
 
-    async def block_nested(exec: ToolExecution, result: ToolExecutionResult, next: PostNext) -> PostToolDecision:
+    async def block_nested(
+        exec: ToolExecution, result: ToolExecutionResult, next: PostNext
+    ) -> PostToolDecision:
         if exec.name == "nested":
             return Block(text_blocks("blocked"))
         return await next()
