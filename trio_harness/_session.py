@@ -180,7 +180,9 @@ class Session:
             ValueError: A line is not JSON, not an event, or out of seq order.
         """
         session = cls()
-        for number, line in enumerate(text.splitlines(), 1):
+        # Only "\n" separates lines: str.splitlines() would also split inside strings that hold
+        # U+2028, U+0085 and friends (js_json keeps them raw, as JSON.stringify does).
+        for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             try:
