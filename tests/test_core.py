@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import sys
 
 import pytest
@@ -21,7 +22,7 @@ def test_core_does_not_import_trio() -> None:
     import trio_harness._core as core
 
     assert "trio" not in core.__dict__
-    source = open(core.__file__, encoding="utf-8").read()
+    source = pathlib.Path(core.__file__).read_text(encoding="utf-8")
     assert "import trio" not in source
     assert "trio_harness._core" in sys.modules
 
