@@ -135,7 +135,11 @@ class FakeScheduler:
         call_id = exec.call_id
         rt.running.add(call_id)
         rt.max_running = max(rt.max_running, len(rt.running))
-        rt.exclusive_overlap |= (not rt.is_parallel(exec.input)) and len(rt.running) > 1
+        # Judged by the classification the pool saw, not by the (possibly changed) registry.
+        exclusive = not rt.modes.get(call_id, False)
+        rt.exclusive_overlap |= len(rt.running) > 1 and (
+            exclusive or any(not rt.modes.get(other, False) for other in rt.running)
+        )
         rt.started.append(call_id)
         rt.log.append(("body-start", call_id, trio.current_time()))
         result: ToolExecutionResult
@@ -191,6 +195,7 @@ class FakeRuntime:
         self.max_running = 0
         self.exclusive_overlap = False
         self.classified: list[str] = []
+        self.modes: dict[str, bool] = {}
 
     def register(self, tool: FakeTool) -> None:
         self.tools[tool.name] = tool
@@ -211,7 +216,8 @@ class FakeRuntime:
 
     def execution_mode(self, input: ToolExecutionInput) -> ExecutionMode:
         self.classified.append(input.call_id)
-        return PARALLEL if self.is_parallel(input) else EXCLUSIVE
+        parallel = self.modes[input.call_id] = self.is_parallel(input)
+        return PARALLEL if parallel else EXCLUSIVE
 
     def events(self, kind: str) -> list[str]:
         return [call_id for k, call_id, _ in self.log if k == kind]
