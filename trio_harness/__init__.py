@@ -122,3 +122,40 @@ __all__ += [
 ]
 
 # -- pool and session log (owner: _core.py, _pool.py, _session.py) --
+from ._core import CallState, Op, StepCore  # noqa: E402
+from ._pool import (  # noqa: E402
+    DEFAULT_MAX_PARALLEL_SUB_CALLS,
+    StepOutcome,
+    SubCall,
+    ToolCallBlock,
+    execute_sub_calls,
+    execute_tool_calls,
+)
+from ._session import (  # noqa: E402
+    MessageSource,
+    Session,
+    SessionEvent,
+    ToolCallData,
+    ToolResultBlock,
+    ToolResultData,
+    ToolResultMessage,
+)
+
+__all__ += [
+    "DEFAULT_MAX_PARALLEL_SUB_CALLS",
+    "CallState",
+    "MessageSource",
+    "Op",
+    "Session",
+    "SessionEvent",
+    "StepCore",
+    "StepOutcome",
+    "SubCall",
+    "ToolCallBlock",
+    "ToolCallData",
+    "ToolResultBlock",
+    "ToolResultData",
+    "ToolResultMessage",
+    "execute_sub_calls",
+    "execute_tool_calls",
+]
