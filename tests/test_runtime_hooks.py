@@ -889,3 +889,39 @@ async def test_nested_calls_get_no_meta_and_forward_conclusions() -> None:  # up
     blocked = await runtime.execute(call("composite"))
     assert blocked.is_error is False
     assert blocked.concludes_turn is False
+
+
+@pytest.mark.parametrize("kind", ["guard", "deny"])
+async def test_a_non_string_denial_reason_is_an_error_result(kind: str) -> None:
+    runtime = _echo_runtime()
+    if kind == "guard":
+        runtime.add_guard(lambda exec: 42)  # type: ignore[arg-type, return-value]
+    else:
+        runtime.add_pre_execute(_pre(Deny(42)))  # type: ignore[arg-type]
+    result = await runtime.execute(call())
+    assert result.to_json()["error"] == {"message": "a denial reason must be a str, got int"}
+
+
+def test_runtime_names_are_exported() -> None:
+    import trio_harness
+
+    for name in (
+        "ToolRuntime",
+        "ToolExecution",
+        "ToolScheduler",
+        "Allow",
+        "Deny",
+        "Ask",
+        "Accept",
+        "Block",
+        "ApprovalRequest",
+        "ApprovalService",
+        "ApprovalOutcome",
+        "PreToolDecision",
+        "PostToolDecision",
+        "context_message",
+        "PARALLEL",
+        "EXCLUSIVE",
+    ):
+        assert name in trio_harness.__all__
+        assert getattr(trio_harness, name) is not None
