@@ -491,7 +491,7 @@ class ToolScheduler:
         for observer in self._runtime._observers.items:
             try:
                 returned = observer(exec, result)
-                if isinstance(returned, Awaitable):
+                if returned is not None and isinstance(returned, Awaitable):
                     close: Callable[[], object] | None = getattr(returned, "close", None)
                     if close is not None:
                         close()
