@@ -1,0 +1,172 @@
+"""Command line: ``python -m trio_harness demo``.
+
+The demo shows both mechanisms on one screen:
+
+1. a tool definition that rejects a bad model call with *all* its violations, and an author spec
+   that is rejected at definition time because it leaves the supported subset;
+2. one model step through the parallel pool: parallel reads, an exclusive write acting as a
+   barrier, and reads that finish out of order but are committed in model order.
+
+The pool runs on Trio's ``MockClock``, so the virtual times printed are exact and the demo takes
+no wall-clock time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import trio
+import trio.testing
+
+import trio_harness as th
+
+
+def _render_text(args: Any, value: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": value}]
+
+
+async def _open_file(args: Any, ctx: Any) -> str:
+    return f"opened {args['path']}"
+
+
+def demo_validation(out: list[str]) -> None:
+    """Define a tool, then call it badly."""
+    tool = th.define_tool(
+        name="open_file",
+        description="Open a file for reading",
+        parameters={
+            "path": {"type": "string", "required": True, "description": "Absolute path"},
+            "mode": {"type": "string", "enum": ["r", "rb"]},
+            "offset": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "options": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"follow": {"type": "boolean"}},
+            },
+        },
+        output=th.ToolOutput(schema={"type": "string"}, render=_render_text),
+        execute=_open_file,
+    )
+    out.append("== 1. Validation ==")
+    out.append("compiled parameters (JSON Schema subset):")
+    out.append("  " + th.js_json(tool.parameters))
+    bad_call = '{"mode": "w", "offset": 1.5, "tags": ["a", 2], "options": {"follow": 1, "x": 0}}'
+    out.append(f"model call: open_file {bad_call}")
+    try:
+        trio.run(tool.execute, th.parse_arguments(bad_call), None)
+    except th.ToolArgsError as error:
+        out.append(f"rejected before the body ran ({error.code}), every violation by path:")
+        out.extend(f"  - {violation}" for violation in error.violations)
+    out.append('author spec {"query": {"type": "string", "pattern": "^a"}} at definition time:')
+    try:
+        th.parameter_schema_spec_to_json_schema({"query": {"type": "string", "pattern": "^a"}})
+    except th.JsonSchemaError as error:
+        out.append(f"  {error.code}: {error}")
+
+
+def _pool_runtime(timeline: list[str]) -> th.ToolRuntime:
+    def stamp(text: str) -> None:
+        timeline.append(f"  t={trio.current_time():4.1f}s  {text}")
+
+    async def read(args: Any, ctx: Any) -> str:
+        stamp(f"body start  {ctx.call_id} read {args['path']}")
+        await trio.sleep(args["seconds"])
+        stamp(f"body end    {ctx.call_id}")
+        return f"read {args['path']}"
+
+    async def write(args: Any, ctx: Any) -> str:
+        stamp(f"body start  {ctx.call_id} write {args['path']}  (exclusive: runs alone)")
+        await trio.sleep(args["seconds"])
+        stamp(f"body end    {ctx.call_id}")
+        return f"wrote {args['path']}"
+
+    params = {
+        "path": {"type": "string", "required": True},
+        "seconds": {"type": "number", "required": True},
+    }
+    output = th.ToolOutput(schema={"type": "string"}, render=_render_text)
+    runtime = th.ToolRuntime()
+    runtime.register(
+        th.define_tool(
+            name="read",
+            description="Read a file",
+            parameters=params,
+            output=output,
+            execute=read,
+            is_concurrency_safe=lambda args: True,
+        )
+    )
+    runtime.register(
+        th.define_tool(
+            name="write",
+            description="Write a file",
+            parameters=params,
+            output=output,
+            execute=write,
+        )
+    )
+    return runtime
+
+
+def demo_pool(out: list[str]) -> None:
+    """One step: three parallel reads (out-of-order finish), a write barrier, two more reads."""
+    timeline: list[str] = []
+    runtime = _pool_runtime(timeline)
+
+    def call(call_id: str, name: str, path: str, seconds: float) -> th.ToolCallBlock:
+        return th.ToolCallBlock(call_id, name, json.dumps({"path": path, "seconds": seconds}))
+
+    calls = [
+        call("c1", "read", "a.txt", 3),
+        call("c2", "read", "b.txt", 1),
+        call("c3", "read", "c.txt", 1.5),
+        call("c4", "write", "out.txt", 1),
+        call("c5", "read", "d.txt", 2),
+        call("c6", "read", "e.txt", 1),
+    ]
+    session = th.Session()
+
+    async def step() -> th.StepOutcome:
+        return await th.execute_tool_calls(runtime, session, calls, max_parallel_tool_calls=2)
+
+    outcome = trio.run(step, clock=trio.testing.MockClock(autojump_threshold=0))
+    out.append("")
+    out.append("== 2. The parallel pool (cap 2, virtual time) ==")
+    out.append("model order: " + ", ".join(f"{c.id}={c.name}" for c in calls))
+    out.extend(timeline)
+    out.append("session log (always model order, each result cites its call's seq):")
+    for event in session.events:
+        wire = event.to_json()
+        data = wire["data"]
+        if event.type == "tool/call":
+            out.append(f"  #{event.seq:<2} tool/call    {data['callId']} {data['name']}")
+        else:
+            block = data["message"]["content"][0]
+            text = block["content"][0]["text"]
+            out.append(
+                f"  #{event.seq:<2} tool/result  {block['toolCallId']} "
+                f"(cites #{wire['sourceEventSeqs'][0]}) {text!r}"
+            )
+    out.append(f"outcome: concluded={outcome.concluded} aborted={outcome.aborted}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m trio_harness``."""
+    parser = argparse.ArgumentParser(prog="python -m trio_harness", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("demo", help="show validation and the parallel pool")
+    parser.parse_args(argv)
+    out: list[str] = []
+    demo_validation(out)
+    demo_pool(out)
+    sys.stdout.write("\n".join(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
