@@ -1,0 +1,232 @@
+"""The public face: every name API.md promises is exported, with the right kind, and ``__all__``
+is curated (unique, sorted per owner block, resolvable, no private module leaking)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+import trio_harness as th
+
+INIT = Path(th.__file__)
+
+# Names API.md promises, by kind.
+PROMISED_FUNCTIONS = [
+    "value_schema_spec_to_json_schema",
+    "parameter_schema_spec_to_json_schema",
+    "assert_supported_json_schema",
+    "assert_object_json_schema",
+    "validate_json_schema_value",
+    "validate_args",
+    "is_json_value",
+    "parse_arguments",
+    "define_tool",
+]
+PROMISED_ASYNC_FUNCTIONS = ["execute_tool_calls"]
+PROMISED_EXCEPTIONS = [
+    "HarnessError",
+    "JsonSchemaError",
+    "ToolArgsError",
+    "ToolOutputError",
+    "ToolNotFoundError",
+]
+PROMISED_CLASSES = [
+    "ToolOutput",
+    "ToolDefinition",
+    "ToolRuntime",
+    "ToolExecutionInput",
+    "ToolExecutionResult",
+    "ExecutionMode",
+    "ToolCallBlock",
+    "Session",
+    "SessionEvent",
+    "StepOutcome",
+]
+PROMISED_CONSTANTS = {
+    "DEFAULT_MAX_PARALLEL_TOOL_CALLS": 10,
+    "TOOL_ABORTED": "ABORTED",
+    "TOOL_ABORTED_BEFORE_DISPATCH": "ABORTED_BEFORE_DISPATCH",
+}
+# Names this repository adds beyond API.md, documented in docs/reference.md.
+EXTRA_CONSTANTS = {
+    "DEFAULT_MAX_PARALLEL_SUB_CALLS": 10,
+    "TOOL_TIMEOUT": "TOOL_TIMEOUT",
+}
+
+
+@pytest.mark.parametrize("name", PROMISED_FUNCTIONS)
+def test_promised_functions_are_exported(name: str) -> None:
+    value = getattr(th, name)
+    assert inspect.isfunction(value)
+    assert not inspect.iscoroutinefunction(value)
+    assert name in th.__all__
+
+
+@pytest.mark.parametrize("name", PROMISED_ASYNC_FUNCTIONS)
+def test_promised_async_functions_are_exported(name: str) -> None:
+    assert inspect.iscoroutinefunction(getattr(th, name))
+    assert name in th.__all__
+
+
+@pytest.mark.parametrize("name", PROMISED_EXCEPTIONS)
+def test_promised_errors_are_harness_errors(name: str) -> None:
+    value = getattr(th, name)
+    assert inspect.isclass(value)
+    assert issubclass(value, th.HarnessError)
+    assert issubclass(value, Exception)
+    assert name in th.__all__
+
+
+@pytest.mark.parametrize("name", PROMISED_CLASSES)
+def test_promised_classes_are_exported(name: str) -> None:
+    assert inspect.isclass(getattr(th, name))
+    assert name in th.__all__
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [*PROMISED_CONSTANTS.items(), *EXTRA_CONSTANTS.items()]
+)
+def test_constants_have_their_values(name: str, expected: object) -> None:
+    value = getattr(th, name)
+    assert type(value) is type(expected)
+    assert value == expected
+    assert name in th.__all__
+
+
+def test_execution_mode_constants() -> None:
+    assert th.ExecutionMode("parallel") == th.PARALLEL
+    assert th.ExecutionMode("exclusive") == th.EXCLUSIVE
+    assert {th.PARALLEL.kind, th.EXCLUSIVE.kind} == {"parallel", "exclusive"}
+
+
+def test_error_codes_match_the_contract() -> None:
+    assert th.JsonSchemaError(["a", "b"]).code == "UNSUPPORTED_SCHEMA"
+    assert str(th.JsonSchemaError(["a", "b"])) == "unsupported JSON schema: a; b"
+    assert th.ToolArgsError(["a"]).code == "INVALID_ARGS"
+    assert str(th.ToolArgsError(["a", "b"])) == "invalid arguments: a; b"
+    assert th.ToolOutputError("t", ["x"]).code == "INVALID_TOOL_OUTPUT"
+    assert str(th.ToolOutputError("t", ["x", "y"])) == 'tool "t" returned invalid output: x; y'
+    assert th.ToolNotFoundError("t").code == "UNKNOWN_TOOL"
+    assert str(th.ToolNotFoundError("t")) == 'unknown tool "t"'
+    assert th.HarnessError("m", "C").code == "C"
+
+
+def test_runtime_exposes_the_promised_members() -> None:
+    runtime = th.ToolRuntime()
+    for method in (
+        "register",
+        "unregister",
+        "schemas",
+        "execution_mode",
+        "add_pre_execute",
+        "add_execute_wrapper",
+        "add_post_execute",
+        "add_guard",
+        "add_result_observer",
+    ):
+        assert callable(getattr(runtime, method)), method
+    assert inspect.iscoroutinefunction(runtime.execute)
+    scheduler = runtime.scheduler
+    for phase in ("prepare", "dispatch", "finalize"):
+        assert inspect.iscoroutinefunction(getattr(scheduler, phase)), phase
+    assert callable(scheduler.finish)
+    assert not inspect.iscoroutinefunction(scheduler.finish)
+
+
+def test_execute_tool_calls_keywords_match_the_contract() -> None:
+    parameters = inspect.signature(th.execute_tool_calls).parameters
+    assert list(parameters)[:3] == ["runtime", "session", "tool_calls"]
+    for keyword, default in (
+        ("turn", 0),
+        ("step", 0),
+        ("abort", None),
+        ("max_parallel_tool_calls", th.DEFAULT_MAX_PARALLEL_TOOL_CALLS),
+        ("accept_context", None),
+    ):
+        assert parameters[keyword].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[keyword].default == default
+
+
+def test_define_tool_takes_only_keywords() -> None:
+    parameters = inspect.signature(th.define_tool).parameters
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
+    assert list(parameters) == [
+        "name",
+        "description",
+        "parameters",
+        "output",
+        "execute",
+        "is_concurrency_safe",
+        "present_call",
+        "present_result",
+        "finalize_content",
+        "timeout_ms",
+    ]
+
+
+def test_all_is_unique_and_every_name_resolves() -> None:
+    assert len(th.__all__) == len(set(th.__all__))
+    for name in th.__all__:
+        assert hasattr(th, name), name
+
+
+def _all_blocks() -> list[list[str]]:
+    """The string lists of every ``__all__ = [...]`` / ``__all__ += [...]`` in ``__init__.py``."""
+    blocks: list[list[str]] = []
+    for node in ast.parse(INIT.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                assert isinstance(node.value, ast.List)
+                blocks.append([ast.literal_eval(item) for item in node.value.elts])
+    return blocks
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # ruff's RUF022 order: SCREAMING_CASE, then CamelCase, then everything else.
+    if name.isupper() or re.fullmatch(r"[A-Z0-9_]+", name):
+        return (0, name)
+    if name[:1].isupper():
+        return (1, name)
+    return (2, name)
+
+
+def test_all_is_sorted_within_each_owner_block() -> None:
+    # Each owner appends its own block (see the preamble's rules), so the order is sorted per
+    # block, and the blocks concatenated are exactly ``__all__``.
+    blocks = _all_blocks()
+    assert len(blocks) >= 2
+    for block in blocks:
+        assert block == sorted(block, key=_isort_key)
+    assert [name for block in blocks for name in block] == th.__all__
+
+
+def test_no_private_names_or_modules_leak() -> None:
+    for name in th.__all__:
+        if name == "__version__":
+            continue
+        assert not name.startswith("_"), name
+        assert not isinstance(getattr(th, name), types.ModuleType), name
+
+
+def test_public_objects_do_not_advertise_private_modules_as_api() -> None:
+    # Exported functions and classes live in private modules, but none of those modules is itself
+    # reachable through __all__.
+    private_modules = {name for name in vars(th) if name.startswith("_") and not name.endswith("_")}
+    assert private_modules.isdisjoint(th.__all__)
+    assert all(
+        getattr(th, name).__module__.startswith("trio_harness")
+        for name in th.__all__
+        if inspect.isclass(getattr(th, name)) or inspect.isfunction(getattr(th, name))
+    )
+
+
+def test_every_export_is_documented_in_the_reference() -> None:
+    reference = (INIT.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
+    missing = [name for name in th.__all__ if f"`{name}" not in reference]
+    assert missing == []
