@@ -67,6 +67,16 @@ __all__ = [
 ]
 
 # -- validation layer (owner: _schema.py, _validator.py) --
+from ._schema import assert_object_json_schema, assert_supported_json_schema  # noqa: E402
+from ._validator import validate_json_schema_value  # noqa: E402
+from ._validator_compiled import compile_validator  # noqa: E402
+
+__all__ += [
+    "assert_object_json_schema",
+    "assert_supported_json_schema",
+    "compile_validator",
+    "validate_json_schema_value",
+]
 
 # -- author DSL, define_tool, parse_arguments (owner: _dsl.py, _define.py, _arguments.py) --
 from ._arguments import parse_arguments  # noqa: E402

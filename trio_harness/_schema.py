@@ -45,7 +45,14 @@ JSON_SCHEMA_TYPES: Final = ("object", "array", "string", "number", "integer", "b
 SCALAR_TYPES: Final = frozenset(("string", "number", "integer", "boolean", "null"))
 
 #: The structural keywords, in the fixed order in which upstream reports them.
-_STRUCTURAL_ORDER: Final = ("properties", "required", "additionalProperties", "items", "enum", "const")
+_STRUCTURAL_ORDER: Final = (
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+)
 
 #: Which structural keywords each type allows (step 9 reports the others as misplaced).
 _ALLOWED_BY_TYPE: Final[dict[str, frozenset[str]]] = {
@@ -231,9 +238,13 @@ def _collect_violations(schema: object) -> list[str]:
         type_name = record["type"]
         if type(type_name) is not str or type_name not in _ALLOWED_BY_TYPE:
             if type(type_name) is list:
-                out.append(f"{path}.type must be a single type string (type arrays are not supported)")
+                out.append(
+                    f"{path}.type must be a single type string (type arrays are not supported)"
+                )
             else:
-                out.append(f"{path}.type must be one of object/array/string/number/integer/boolean/null")
+                out.append(
+                    f"{path}.type must be one of object/array/string/number/integer/boolean/null"
+                )
             continue
         # 9: structural keywords on the wrong type.
         allowed = _ALLOWED_BY_TYPE[type_name]

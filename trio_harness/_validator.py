@@ -221,7 +221,9 @@ def _run(stack: list[_Frame]) -> None:
             if "items" not in node:
                 stack.pop()
                 if not is_json_value(value):
-                    frame.sink.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
+                    frame.sink.append(
+                        f'"{diagnostic_path(path)}" must be a dense lossless JSON array'
+                    )
                 continue
             # With ``items``, passing elements are lossless, so no whole-array check is needed
             # (module invariant); the frame only forwards its elements' violations.
