@@ -67,9 +67,9 @@ __all__ = [
 ]
 
 # -- validation layer (owner: _schema.py, _validator.py) --
-from ._schema import assert_object_json_schema, assert_supported_json_schema  # noqa: E402
-from ._validator import validate_json_schema_value  # noqa: E402
-from ._validator_compiled import compile_validator  # noqa: E402
+from ._schema import assert_object_json_schema, assert_supported_json_schema
+from ._validator import validate_json_schema_value
+from ._validator_compiled import compile_validator
 
 __all__ += [
     "assert_object_json_schema",

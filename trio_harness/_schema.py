@@ -78,7 +78,7 @@ def _is_number(value: object) -> bool:
 
 def _is_integer(value: object) -> bool:
     if type(value) is float:
-        return _is_number(value) and value.is_integer()  # type: ignore[attr-defined]
+        return _is_number(value) and value.is_integer()
     return _is_number(value)
 
 

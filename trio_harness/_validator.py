@@ -63,7 +63,7 @@ def _is_integer(value: object) -> bool:
     if kind is int:
         return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
     if kind is float:
-        return value.is_integer() and not (value == 0.0 and math.copysign(1.0, value) < 0)  # type: ignore[attr-defined, arg-type]
+        return value.is_integer() and not (value == 0.0 and math.copysign(1.0, value) < 0)  # type: ignore[attr-defined]
     return False
 
 

@@ -25,9 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Final
 
-from ._errors import JsonSchemaError
 from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
-from ._schema import assert_supported_json_schema
 from ._validator import validate_json_schema_value
 
 __all__ = ["MAX_COMPILED_DEPTH", "compile_validator"]
@@ -249,10 +247,10 @@ class _ValidGen:
         else:
             # Open object: undeclared values are covered by no node, so they need the lossless
             # check themselves (see the invariant in _validator).
-            child = src.name("u")
-            out.append(f"{pad}for {key}, {child} in {var}.items():")
+            undeclared = src.name("u")
+            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
             out.append(f"{pad}    if type({key}) is not str: FAIL")
-            out.append(f"{pad}    if {key} not in {declared} and not _is_json({child}): FAIL")
+            out.append(f"{pad}    if {key} not in {declared} and not _is_json({undeclared}): FAIL")
 
 
 def _is_name(expression: str) -> bool:
