@@ -51,6 +51,11 @@ _CANDIDATES = (
 
 
 def _time_per_call(fn: Callable[[], object], rounds: int, number: int) -> float:
+    # Calibrate: at most ``number`` calls per round, and about 20 ms per round for slow calls.
+    start = time.perf_counter_ns()
+    fn()
+    once = max(time.perf_counter_ns() - start, 1)
+    number = max(1, min(number, 20_000_000 // once))
     best = math.inf
     for _ in range(rounds):
         start = time.perf_counter_ns()

@@ -1,0 +1,124 @@
+"""Replay of the recorded upstream answers (validate / assert / assertObject) and the
+JSON-Schema-Test-Suite subset, through the public functions, as check_upstream_vectors.py does.
+
+Each op collects every mismatch and prints them, so one failure shows the whole picture.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trio_harness import (
+    JsonSchemaError,
+    assert_object_json_schema,
+    assert_supported_json_schema,
+    compile_validator,
+    validate_json_schema_value,
+)
+
+DATA = Path(__file__).parent / "data"
+_UNDEFINED = object()
+
+
+def decode(value: Any) -> Any:
+    """Turn the corpus's tagged special numbers into Python values."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            ((key, payload),) = value.items()
+            if key == "$nan":
+                return math.nan
+            if key == "$inf":
+                return math.inf if payload == 1 else -math.inf
+            if key == "$negzero":
+                return -0.0
+            if key == "$undefined":
+                return _UNDEFINED
+        return {key: decode(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [decode(item) for item in value]
+    return value
+
+
+def has_undefined(value: Any) -> bool:
+    if value is _UNDEFINED:
+        return True
+    if isinstance(value, dict):
+        return any(has_undefined(item) for item in value.values())
+    if isinstance(value, list):
+        return any(has_undefined(item) for item in value)
+    return False
+
+
+def load(name: str, op: str) -> list[dict[str, Any]]:
+    with (DATA / name).open(encoding="utf-8") as lines:
+        return [case for case in map(json.loads, lines) if case["op"] == op]
+
+
+VECTORS = "upstream-vectors.jsonl"
+SUITE = "json-schema-test-suite-subset.jsonl"
+
+
+@pytest.mark.parametrize("name", [VECTORS, SUITE])
+def test_validate_vectors_match_upstream_exactly(name: str) -> None:
+    cases = load(name, "validate")
+    assert cases
+    mismatches = []
+    replayed = 0
+    for case in cases:
+        if not case.get("schemaOk", True):
+            continue
+        schema, value = decode(case["schema"]), decode(case["value"])
+        if has_undefined(value):
+            continue
+        replayed += 1
+        expected = case["expected"]["violations"]
+        generic = validate_json_schema_value(schema, value, case["path"])
+        compiled = compile_validator(schema)(value, case["path"])
+        if generic != expected or compiled != expected:
+            mismatches.append((case, generic, compiled))
+    for case, generic, compiled in mismatches[:20]:
+        print(json.dumps(case), "\n  generic ", generic, "\n  compiled", compiled)
+    assert not mismatches, f"{len(mismatches)} of {replayed} validate vectors differ"
+    assert replayed > 50
+
+
+def test_suite_vectors_agree_with_the_official_verdicts() -> None:
+    for case in load(SUITE, "validate"):
+        verdict = validate_json_schema_value(
+            decode(case["schema"]), decode(case["value"]), case["path"]
+        )
+        assert (verdict == []) == case["suiteValid"], case["source"]
+
+
+@pytest.mark.parametrize("op", ["assert", "assertObject"])
+def test_assert_vectors_match_upstream_exactly(op: str) -> None:
+    assert_fn = assert_supported_json_schema if op == "assert" else assert_object_json_schema
+    cases = load(VECTORS, op)
+    assert cases
+    mismatches = []
+    for case in cases:
+        schema = decode(case["schema"])
+        if has_undefined(schema):
+            continue
+        try:
+            assert_fn(schema)
+            got: dict[str, Any] = {"ok": True}
+        except JsonSchemaError as error:
+            got = {
+                "throws": {
+                    "name": error.name,
+                    "message": error.message,
+                    "code": error.code,
+                    "violations": error.violations,
+                }
+            }
+        if got != case["expected"]:
+            mismatches.append((case, got))
+    for case, got in mismatches[:20]:
+        print(json.dumps(case["schema"]), "\n  got", got, "\n  exp", case["expected"])
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} {op} vectors differ"
