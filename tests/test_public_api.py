@@ -1,5 +1,5 @@
 """The public face: every name API.md promises is exported, with the right kind, and ``__all__``
-is curated (unique, sorted per owner block, resolvable, no private module leaking)."""
+is curated (unique, sorted, one literal list, resolvable, no private module leaking)."""
 
 from __future__ import annotations
 
@@ -196,14 +196,26 @@ def _isort_key(name: str) -> tuple[int, str]:
     return (2, name)
 
 
-def test_all_is_sorted_within_each_owner_block() -> None:
-    # Each owner appends its own block (see the preamble's rules), so the order is sorted per
-    # block, and the blocks concatenated are exactly ``__all__``.
+def test_all_is_one_sorted_literal_list() -> None:
+    # One ``__all__ = [...]`` in ruff's RUF022 order, so a reader sees the whole public face at once.
     blocks = _all_blocks()
-    assert len(blocks) >= 2
-    for block in blocks:
-        assert block == sorted(block, key=_isort_key)
-    assert [name for block in blocks for name in block] == th.__all__
+    assert len(blocks) == 1
+    assert blocks[0] == th.__all__
+    assert th.__all__ == sorted(th.__all__, key=_isort_key)
+
+
+def test_result_factories_are_public() -> None:
+    # Scheduler wrappers and tests build the upstream synthetic results without private imports.
+    assert th.aborted_before_dispatch_result().error == th.ToolError(
+        "tool call aborted before dispatch", th.ErrorInfo("AbortError", "ABORTED_BEFORE_DISPATCH")
+    )
+    assert th.aborted_result().content == ({"type": "text", "text": "Error: tool call aborted"},)
+    failed = th.error_result(th.HarnessError("disk full", "ENOSPC"))
+    assert failed.to_json() == {
+        "content": [{"type": "text", "text": "Error: disk full"}],
+        "isError": True,
+        "error": {"message": "disk full", "info": {"name": "HarnessError", "code": "ENOSPC"}},
+    }
 
 
 def test_no_private_names_or_modules_leak() -> None:
