@@ -2,7 +2,7 @@
 
 This module only *runs* the decisions of :class:`~trio_harness._core.StepCore`. One driver task
 (the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group, hold one token of a ``trio.CapacityLimiter`` (the window) each,
+tasks run in a nursery per group (the core keeps at most ``cap`` of them in flight: the window),
 store their outcome in their slot and send the slot index over a memory channel. Before every
 decision the driver drains the channel, so results that can be committed are committed before the
 next call is classified or started (a commit may change the registry).
@@ -22,6 +22,7 @@ Failures and cancellation:
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -168,12 +169,9 @@ class _ListRecorder:
         pass  # the exception propagates; no results are returned
 
 
-@attrs.frozen
-class _Slot:
-    # A settled call waiting for its commit.
-    exec: ToolExecution
-    result: ToolExecutionResult
-    needs_post: bool
+# A settled call waiting for its commit: (exec, result, needs post-execute). A plain tuple: one
+# is built per call on the hot path.
+_Slot = tuple["ToolExecution", ToolExecutionResult, bool]
 
 
 @attrs.frozen
@@ -188,17 +186,14 @@ class _Driver:
     __slots__ = (
         "_abort",
         "_core",
-        "_entered",
         "_inputs",
-        "_limiter",
+        "_pending",
         "_receive",
         "_recorder",
         "_runtime",
         "_scheduler",
         "_send",
         "_slots",
-        "_tickets",
-        "_turns",
         "_unread",
     )
 
@@ -220,13 +215,11 @@ class _Driver:
         # Unbounded, but never holds more than ``cap`` indices: one per in-flight dispatch.
         self._send, self._receive = trio.open_memory_channel[int](math.inf)
         self._unread = 0  # indices sent and not yet received
-        self._limiter = trio.CapacityLimiter(cap)
-        # Dispatch tickets: dispatches are entered in the order they were started (model order),
-        # as upstream invokes them synchronously. Trio runs new tasks in random order, so a task
-        # that runs before its predecessor entered waits for its turn.
-        self._tickets = 0  # tickets handed out
-        self._entered = 0  # tickets that entered dispatch
-        self._turns: dict[int, trio.Event] = {}
+        # Dispatches are entered in the order they were started (model order), as upstream
+        # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
+        # task is not bound to a call: whichever task runs first takes the oldest pending
+        # dispatch. Invariant: one entry per spawned task that has not run yet.
+        self._pending: deque[tuple[int, ToolExecution]] = deque()
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
@@ -347,44 +340,38 @@ class _Driver:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
-                self._limiter.acquire_on_behalf_of_nowait(index)
-                nursery.start_soon(self._dispatch, self._tickets, index, preparation.exec)
-                self._tickets += 1
+                self._pending.append((index, preparation.exec))
+                nursery.start_soon(self._dispatch)
         else:
-            self._slots[index] = _Slot(preparation.exec, preparation.result, kind == "post-result")
+            self._slots[index] = (preparation.exec, preparation.result, kind == "post-result")
             self._core.prepared(index, dispatch=False)
 
-    async def _dispatch(self, ticket: int, index: int, exec: ToolExecution) -> None:
+    async def _dispatch(self) -> None:
+        # Taken before the first checkpoint: tasks enter dispatch in the order they run, and
+        # the queue is in start order, so dispatches are entered in model order.
+        index, exec = self._pending.popleft()
         slot: _Slot | _Failed
         try:
-            if ticket != self._entered:
-                turn = self._turns[ticket] = trio.Event()
-                await turn.wait()
-            self._entered = ticket + 1
-            successor = self._turns.pop(ticket + 1, None)
-            if successor is not None:
-                successor.set()
             outcome = await self._scheduler.dispatch(exec)
-            slot = _Slot(exec, outcome.result, outcome.kind == "post-result")
+            slot = (exec, outcome.result, outcome.kind == "post-result")
         except Exception as exc:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).
             slot = _Failed(exc)
-        finally:
-            self._limiter.release_on_behalf_of(index)
         self._slots[index] = slot
         self._send.send_nowait(index)
         self._unread += 1
 
     async def _commit(self, index: int) -> None:
         slot = self._slots[index]
-        assert isinstance(slot, _Slot)
+        assert type(slot) is tuple
         self._slots[index] = None
+        exec, result, needs_post = slot
         try:
-            if slot.needs_post:
-                result = await self._scheduler.finalize(slot.exec, slot.result)
+            if needs_post:
+                result = await self._scheduler.finalize(exec, result)
             else:
-                result = self._scheduler.finish(slot.exec, slot.result)
+                result = self._scheduler.finish(exec, result)
         except Exception as exc:
             self._fail(exc)
             return
