@@ -1,76 +1,49 @@
-"""execute_tool_calls against a fake runtime: the upstream scheduler cases (catalogue §7, §8)."""
+"""execute_tool_calls: the upstream scheduler cases (catalogue §7, §8).
+
+Each shared case runs twice through the ``pool_backend`` fixture: on ``FakeRuntime``, whose
+timeline exposes the pool's own bookkeeping, and on the real ``ToolRuntime`` with ``define_tool``
+tools, so a divergence between the fake and the runtime cannot hide a pool bug. Assertions that
+only one runtime can make (the fake's timeline, the real runtime's exact texts) are guarded by
+``pool_backend.fake``.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
-from tests.pool_fakes import (
-    FakeExec,
-    FakeRuntime,
-    FakeTool,
-    Gates,
-    gated_body,
-    noop_body,
-    success,
+from tests.pool_backends import (
+    ABORTED,
+    BACKENDS,
+    BEFORE_DISPATCH,
+    PoolBackend,
+    assert_paired,
+    block,
+    call_ids,
+    errors,
+    result_ids,
+    result_wire,
+    start,
+    texts,
+    timeline,
+    wire,
+    xs,
 )
+from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, success
+from tests.test_runtime_helpers import text_blocks
 from trio_harness._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, HarnessError
 from trio_harness._pool import StepOutcome, ToolCallBlock, execute_tool_calls
 from trio_harness._session import Session
-from trio_harness._types import ErrorInfo, ToolExecutionResult
-
-ABORTED_BEFORE = ErrorInfo("AbortError", "ABORTED_BEFORE_DISPATCH")
-ABORTED = ErrorInfo("AbortError", "ABORTED")
+from trio_harness._types import ToolExecutionResult
 
 
-def call(call_id: str, name: str, **args: Any) -> ToolCallBlock:
-    return ToolCallBlock(call_id, name, json.dumps(args))
-
-
-def xs(n: int, name: str = "x") -> list[ToolCallBlock]:
-    return [call(f"c{i}", name, id=str(i)) for i in range(1, n + 1)]
-
-
-def timeline(session: Session) -> list[str]:
-    out = []
-    for event in session.events:
-        if event.type == "tool/call":
-            out.append("tool/call:" + event.data.call_id)
-        else:
-            out.append("tool/result:" + event.data.message.source.call_id)
-    return out
-
-
-def results(session: Session) -> list[Any]:
-    return [event.data for event in session.events if event.type == "tool/result"]
-
-
-def result_ids(session: Session) -> list[str]:
-    return [data.message.source.call_id for data in results(session)]
-
-
-def call_ids(session: Session) -> list[str]:
-    return [event.data.call_id for event in session.events if event.type == "tool/call"]
-
-
-def result_text(data: Any) -> str:
-    return data.message.content[0].content[0]["text"]
-
-
-def assert_paired(session: Session) -> None:
-    """Every tool/result cites its own tool/call; every call has exactly one result."""
-    calls = {e.seq: e.data.call_id for e in session.events if e.type == "tool/call"}
-    cited = []
-    for event in session.events:
-        if event.type == "tool/result":
-            (seq,) = event.source_event_seqs
-            assert calls[seq] == event.data.message.source.call_id
-            cited.append(seq)
-    assert sorted(cited) == sorted(calls)
+@pytest.fixture(params=BACKENDS)
+def pool_backend(request: pytest.FixtureRequest) -> PoolBackend:
+    """A fresh runtime of each kind: ``fake`` (``FakeRuntime``) and ``real`` (``ToolRuntime``)."""
+    return PoolBackend(request.param)
 
 
 def gated_runtime(parallel: bool = True) -> tuple[FakeRuntime, Gates, list[str]]:
@@ -80,27 +53,17 @@ def gated_runtime(parallel: bool = True) -> tuple[FakeRuntime, Gates, list[str]]
     return runtime, gates, started
 
 
-async def run_in_background(nursery: trio.Nursery, *args: Any, **kwargs: Any) -> list[Any]:
-    box: list[Any] = []
-
-    async def runner() -> None:
-        box.append(await execute_tool_calls(*args, **kwargs))
-
-    nursery.start_soon(runner)
-    return box
-
-
 # ---------------------------------------------------------------------------------------------
 # grouping and barriers
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_parallel_safe_siblings_run_concurrently() -> None:
+async def test_parallel_safe_siblings_run_concurrently(pool_backend: PoolBackend) -> None:
     # upstream #198
-    runtime, gates, started = gated_runtime()
+    gates, started = pool_backend.gated()
     session = Session()
     async with trio.open_nursery() as nursery:
-        box = await run_in_background(nursery, runtime, session, xs(3))
+        box = await start(nursery, pool_backend.runtime, session, xs(3))
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2", "3"]
         gates.release("1", "2", "3")
@@ -109,46 +72,46 @@ async def test_parallel_safe_siblings_run_concurrently() -> None:
     assert_paired(session)
 
 
-async def test_exclusive_call_between_parallel_calls_forms_a_barrier() -> None:
+async def test_exclusive_call_between_parallel_calls_forms_three_groups(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #199
     order: list[str] = []
 
-    async def read(args: Any, ctx: FakeExec) -> str:
+    async def read(args: Any, ctx: Any) -> str:
         order.append("r-start-" + args["id"])
         await trio.lowlevel.checkpoint()
         order.append("r-end-" + args["id"])
         return "r"
 
-    async def write(args: Any, ctx: FakeExec) -> str:
+    async def write(args: Any, ctx: Any) -> str:
         order.append("w-" + args["id"])
         return "w"
 
-    runtime = FakeRuntime(FakeTool("r", read, parallel=True), FakeTool("w", write))
+    pool_backend.add_tool("r", read, parallel=True)
+    pool_backend.add_tool("w", write)
     session = Session()
-    calls = [call("c1", "r", id="A1"), call("c2", "w", id="A2"), call("c3", "r", id="A3")]
-    await execute_tool_calls(runtime, session, calls)
+    calls = [block("c1", "r", id="A1"), block("c2", "w", id="A2"), block("c3", "r", id="A3")]
+    await execute_tool_calls(pool_backend.runtime, session, calls)
     assert order == ["r-start-A1", "r-end-A1", "w-A2", "r-start-A3", "r-end-A3"]
     assert result_ids(session) == ["c1", "c2", "c3"]
 
 
-async def test_pending_calls_are_reclassified_after_a_barrier_replaces_their_tool() -> None:
+async def test_pending_calls_are_reclassified_after_a_barrier_replaces_their_tool(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #200
-    gates = Gates()
-    started: list[str] = []
+    gates, started = pool_backend.gated(parallel=True)
 
-    async def replace(args: Any, ctx: FakeExec) -> str:
-        ctx.runtime.unregister("x")
-        ctx.runtime.register(FakeTool("x", gated_body(gates, started), parallel=False))
+    async def replace(args: Any, ctx: Any) -> str:
+        pool_backend.add_gated("x", gates, started, parallel=False)
         return "replaced"
 
-    runtime = FakeRuntime(
-        FakeTool("replace", replace),
-        FakeTool("x", gated_body(gates, started), parallel=True),
-    )
+    pool_backend.add_tool("replace", replace)
     session = Session()
-    calls = [call("c0", "replace", id="0"), call("c1", "x", id="1"), call("c2", "x", id="2")]
+    calls = [block("c0", "replace", id="0"), block("c1", "x", id="1"), block("c2", "x", id="2")]
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, calls)
+        await start(nursery, pool_backend.runtime, session, calls)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1"]
         gates.release("1")
@@ -156,34 +119,38 @@ async def test_pending_calls_are_reclassified_after_a_barrier_replaces_their_too
         assert started == ["1", "2"]
         gates.release("2")
     assert result_ids(session) == ["c0", "c1", "c2"]
-    assert runtime.max_running == 1
+    if pool_backend.fake:
+        assert pool_backend.runtime.max_running == 1
 
 
-async def test_result_observer_making_the_next_call_exclusive_stops_replenishing() -> None:
+async def test_result_observer_making_the_next_call_exclusive_stops_replenishing(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #201
-    runtime, gates, started = gated_runtime()
-    replacement_started: list[str] = []
+    gates, started = pool_backend.gated()
+    replacement: list[str] = []
 
-    def observer(exec: FakeExec, result: ToolExecutionResult) -> None:
-        if exec.call_id == "c1":
-            runtime.register(FakeTool("x", gated_body(gates, replacement_started)))
+    def observer(call_id: str) -> None:
+        if call_id == "c1":
+            pool_backend.add_gated("x", gates, replacement, parallel=False)
 
-    runtime.observers.append(observer)
+    pool_backend.on_result(observer)
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(3), max_parallel_tool_calls=2)
+        await start(nursery, pool_backend.runtime, session, xs(3), max_parallel_tool_calls=2)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2"]
         gates.release("1")
         await trio.testing.wait_all_tasks_blocked()
         assert result_ids(session) == ["c1"]
-        assert replacement_started == []
+        assert replacement == []
         gates.release("2")
         await trio.testing.wait_all_tasks_blocked()
-        assert replacement_started == ["3"]
+        assert replacement == ["3"]
         gates.release("3")
     assert result_ids(session) == ["c1", "c2", "c3"]
-    assert not runtime.exclusive_overlap
+    if pool_backend.fake:
+        assert not pool_backend.runtime.exclusive_overlap
 
 
 async def test_barrier_is_reclassified_again_when_the_registry_changes_back() -> None:
@@ -199,7 +166,7 @@ async def test_barrier_is_reclassified_again_when_the_registry_changes_back() ->
     runtime.observers.append(observer)
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(4), max_parallel_tool_calls=3)
+        await start(nursery, runtime, session, xs(4), max_parallel_tool_calls=3)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2", "3"]
         gates.release("1")
@@ -218,20 +185,25 @@ async def test_barrier_is_reclassified_again_when_the_registry_changes_back() ->
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_results_commit_in_model_order_when_a_later_call_settles_first() -> None:
+async def test_results_commit_in_model_order_when_a_later_call_settles_first(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #202, #203
-    runtime, gates, _ = gated_runtime()
+    gates, _ = pool_backend.gated()
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(2))
+        await start(nursery, pool_backend.runtime, session, xs(2))
         await trio.testing.wait_all_tasks_blocked()
         gates.release("2")
         await trio.testing.wait_all_tasks_blocked()
         assert result_ids(session) == []
         gates.release("1")
     assert result_ids(session) == ["c1", "c2"]
-    assert [d.message.content[0].tool_call_id for d in results(session)] == ["c1", "c2"]
-    assert [result_text(d) for d in results(session)] == ["done-1", "done-2"]
+    assert [d["message"]["content"][0]["toolCallId"] for d in result_wire(session)] == [
+        "c1",
+        "c2",
+    ]
+    assert texts(session) == ["done-1", "done-2"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,35 +212,39 @@ async def test_results_commit_in_model_order_when_a_later_call_settles_first() -
 
 
 @pytest.mark.parametrize("cap", [0, -1, 1.5, 2.0, True, False, "2", None])
-async def test_invalid_caps_are_rejected(cap: Any) -> None:
+async def test_invalid_caps_are_rejected(pool_backend: PoolBackend, cap: Any) -> None:
     # upstream #204, #205 (bool is rejected too: it is not an integer here)
-    runtime, _, started = gated_runtime()
+    _, started = pool_backend.gated()
     session = Session()
     with pytest.raises(ValueError, match=r"^max_parallel_tool_calls must be a positive integer$"):
-        await execute_tool_calls(runtime, session, xs(2), max_parallel_tool_calls=cap)
+        await execute_tool_calls(pool_backend.runtime, session, xs(2), max_parallel_tool_calls=cap)
     assert session.events == []
     assert started == []
 
 
-async def test_default_cap_is_ten() -> None:
+async def test_default_cap_is_ten(pool_backend: PoolBackend) -> None:
     # upstream #206
     assert DEFAULT_MAX_PARALLEL_TOOL_CALLS == 10
-    runtime, gates, started = gated_runtime()
+    gates, started = pool_backend.gated()
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(12))
+        await start(nursery, pool_backend.runtime, session, xs(12))
         await trio.testing.wait_all_tasks_blocked()
         assert started == [str(i) for i in range(1, 11)]
         gates.release(*[str(i) for i in range(1, 13)])
-    assert runtime.max_running == 10
+    assert result_ids(session) == [f"c{i}" for i in range(1, 13)]
+    if pool_backend.fake:
+        assert pool_backend.runtime.max_running == 10
 
 
-async def test_starts_at_most_the_cap_and_replenishes_as_calls_settle() -> None:
+async def test_starts_at_most_the_cap_and_replenishes_as_calls_settle(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #207
-    runtime, gates, started = gated_runtime()
+    gates, started = pool_backend.gated()
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(4), max_parallel_tool_calls=2)
+        await start(nursery, pool_backend.runtime, session, xs(4), max_parallel_tool_calls=2)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2"]
         gates.release("1")
@@ -280,24 +256,28 @@ async def test_starts_at_most_the_cap_and_replenishes_as_calls_settle() -> None:
             "tool/result:c1",
             "tool/call:c3",
         ]
-        gates.release("2", "3", "4")
+        gates.release("4", "3", "2")
     assert result_ids(session) == ["c1", "c2", "c3", "c4"]
-    assert runtime.max_running == 2
+    assert texts(session) == ["done-1", "done-2", "done-3", "done-4"]
+    if pool_backend.fake:
+        assert pool_backend.runtime.max_running == 2
 
 
-async def test_cap_of_one_is_fully_serial() -> None:
+async def test_cap_of_one_is_fully_serial(pool_backend: PoolBackend) -> None:
     # upstream #208, #209 (the per-agent config is the caller's: the cap is an argument here)
-    runtime, gates, started = gated_runtime()
+    gates, started = pool_backend.gated()
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(3), max_parallel_tool_calls=1)
+        await start(nursery, pool_backend.runtime, session, xs(3), max_parallel_tool_calls=1)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1"]
         gates.release("1")
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2"]
         gates.release("2", "3")
-    assert runtime.max_running == 1
+    assert result_ids(session) == ["c1", "c2", "c3"]
+    if pool_backend.fake:
+        assert pool_backend.runtime.max_running == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,44 +285,47 @@ async def test_cap_of_one_is_fully_serial() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_pre_and_post_execute_observe_model_call_order() -> None:
+async def test_pre_and_post_execute_observe_model_call_order(pool_backend: PoolBackend) -> None:
     # upstream #210
-    runtime, gates, _ = gated_runtime()
+    gates, _ = pool_backend.gated()
+    pre_order: list[str] = []
+    post_order: list[str] = []
+
+    async def pre(call_id: str) -> None:
+        pre_order.append(call_id)
+
+    pool_backend.on_pre(pre)
+    pool_backend.on_post(post_order)
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(3))
+        await start(nursery, pool_backend.runtime, session, xs(3))
         await trio.testing.wait_all_tasks_blocked()
         for key in ("3", "2", "1"):
             gates.release(key)
             await trio.testing.wait_all_tasks_blocked()
-    assert runtime.events("prepare") == ["c1", "c2", "c3"]
-    assert runtime.events("post") == ["c1", "c2", "c3"]
+    assert pre_order == ["c1", "c2", "c3"]
+    assert post_order == ["c1", "c2", "c3"]
+    if pool_backend.fake:
+        assert pool_backend.runtime.events("prepare") == ["c1", "c2", "c3"]
+        assert pool_backend.runtime.events("post") == ["c1", "c2", "c3"]
 
 
-async def test_additional_contexts_are_accepted_in_model_order() -> None:
-    # upstream #211, #223: each context follows its own tool/result
-    runtime, gates, _ = gated_runtime()
-
-    async def post(exec: FakeExec, result: ToolExecutionResult) -> ToolExecutionResult:
-        contexts = (*result.additional_contexts, "ctx-" + exec.call_id)
-        return ToolExecutionResult(
-            is_error=result.is_error,
-            content=result.content,
-            value=result.value,
-            additional_contexts=contexts,
-        )
-
-    runtime.post_hooks.append(post)
+async def test_additional_contexts_are_accepted_in_model_order(pool_backend: PoolBackend) -> None:
+    # upstream #211, #223: each context reaches accept_context right after its own tool/result
+    gates, _ = pool_backend.gated()
+    pool_backend.on_post(add_context=True)
     session = Session()
     accepted: list[tuple[str, list[str]]] = []
     async with trio.open_nursery() as nursery:
-        await run_in_background(
+        await start(
             nursery,
-            runtime,
+            pool_backend.runtime,
             session,
             xs(2),
             max_parallel_tool_calls=2,
-            accept_context=lambda c: accepted.append((c, result_ids(session))),
+            accept_context=lambda c: accepted.append(
+                (pool_backend.context_text(c), result_ids(session))
+            ),
         )
         await trio.testing.wait_all_tasks_blocked()
         gates.release("2")
@@ -352,30 +335,39 @@ async def test_additional_contexts_are_accepted_in_model_order() -> None:
     assert accepted == [("ctx-c1", ["c1"]), ("ctx-c2", ["c1", "c2"])]
 
 
-async def test_pre_execute_denials_and_errors_are_ordered_without_dispatch() -> None:
-    # upstream #212, #225
-    runtime, gates, started = gated_runtime()
+async def test_pre_execute_denials_and_errors_are_ordered_without_dispatch(
+    pool_backend: PoolBackend,
+) -> None:
+    # upstream #212, #225: a denial is a post-result (post runs), a throw a final-result (no post)
+    gates, started = pool_backend.gated()
+    post_seen: list[str] = []
 
-    async def pre(exec: FakeExec) -> str | None:
-        if exec.call_id == "c2":
+    async def pre(call_id: str) -> str | None:
+        if call_id == "c2":
             return "blocked by policy"
-        if exec.call_id == "c3":
+        if call_id == "c3":
             raise RuntimeError("pre exploded")
         return None
 
-    runtime.pre_hooks.append(pre)
+    pool_backend.on_pre(pre)
+    pool_backend.on_post(post_seen)
     session = Session()
     async with trio.open_nursery() as nursery:
-        await run_in_background(nursery, runtime, session, xs(3))
+        await start(nursery, pool_backend.runtime, session, xs(3))
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1"]
         gates.release("1")
-    assert runtime.events("post") == ["c1", "c2"]
+    assert post_seen == ["c1", "c2"]
     assert result_ids(session) == ["c1", "c2", "c3"]
-    texts = [result_text(d) for d in results(session)]
-    assert "blocked by policy" in texts[1]
-    assert "pre exploded" in texts[2]
-    assert [d.message.content[0].is_error for d in results(session)] == [False, True, True]
+    assert texts(session) == ["done-1", "Error: blocked by policy", "Error: pre exploded"]
+    assert [d["message"]["content"][0]["isError"] for d in result_wire(session)] == [
+        False,
+        True,
+        True,
+    ]
+    assert all("error" not in d for d in result_wire(session))  # plain errors carry no info
+    if pool_backend.fake:
+        assert pool_backend.runtime.events("post") == ["c1", "c2"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -383,21 +375,30 @@ async def test_pre_execute_denials_and_errors_are_ordered_without_dispatch() -> 
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_already_aborted_step_starts_nothing_and_balances_the_log() -> None:
+async def test_already_aborted_step_starts_nothing_and_balances_the_log(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #213, #232
-    runtime, _, started = gated_runtime()
+    _, started = pool_backend.gated()
+    observed: list[str] = []
+    pool_backend.on_result(observed.append)
     abort = trio.Event()
     abort.set()
     session = Session()
-    outcome = await execute_tool_calls(runtime, session, xs(2), abort=abort)
+    outcome = await execute_tool_calls(pool_backend.runtime, session, xs(2), abort=abort)
     assert outcome == StepOutcome(concluded=False, aborted=True)
     assert started == []
-    assert runtime.log == []  # no prepare, no observers: synthetic pairs bypass the runtime
-    assert runtime.classified == []
+    assert observed == []  # synthetic pairs bypass tools/result
+    if pool_backend.fake:
+        assert pool_backend.runtime.log == []  # no prepare: synthetic pairs bypass the runtime
+        assert pool_backend.runtime.classified == []
     assert timeline(session) == ["tool/call:c1", "tool/result:c1", "tool/call:c2", "tool/result:c2"]
-    for data in results(session):
-        assert data.error == ABORTED_BEFORE
-        assert data.message.content[0].is_error is True
+    for data in result_wire(session):
+        assert data["error"] == BEFORE_DISPATCH
+        assert data["message"]["content"][0]["isError"] is True
+        assert data["message"]["content"][0]["content"] == text_blocks(
+            "Error: tool call aborted before dispatch"
+        )
     assert session.events[1].to_json()["data"] == {
         "turn": 0,
         "step": 0,
@@ -420,50 +421,49 @@ async def test_already_aborted_step_starts_nothing_and_balances_the_log() -> Non
     assert_paired(session)
 
 
-async def test_abort_during_ordered_pre_execute_skips_dispatch_and_stops_starting() -> None:
+async def test_abort_during_ordered_pre_execute_skips_dispatch_and_stops_starting(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #214
-    runtime, _, started = gated_runtime()
+    _, started = pool_backend.gated()
     abort = trio.Event()
+    pre_seen: list[str] = []
 
-    async def pre(exec: FakeExec) -> None:
-        if exec.call_id == "c1":
-            abort.set()
+    async def pre(call_id: str) -> None:
+        pre_seen.append(call_id)
+        abort.set()
 
-    runtime.pre_hooks.append(pre)
+    pool_backend.on_pre(pre)
     session = Session()
-    outcome = await execute_tool_calls(runtime, session, xs(2), abort=abort)
+    outcome = await execute_tool_calls(pool_backend.runtime, session, xs(2), abort=abort)
     assert outcome.aborted
     assert started == []
+    assert pre_seen == ["c1"]
     assert call_ids(session) == ["c1", "c2"]
-    assert [d.error for d in results(session)] == [ABORTED_BEFORE, ABORTED_BEFORE]
-    assert runtime.events("prepare") == ["c1"]
+    assert errors(session) == [BEFORE_DISPATCH, BEFORE_DISPATCH]
+    if pool_backend.fake:
+        assert pool_backend.runtime.events("prepare") == ["c1"]
 
 
-async def test_abort_stops_replenishing_commits_started_results_and_hands_contexts_on() -> None:
+async def test_abort_stops_replenishing_commits_started_results_and_hands_contexts_on(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #215 (the inbox parking is the agent loop's; here: contexts reach accept_context)
-    runtime, gates, started = gated_runtime()
-
-    async def post(exec: FakeExec, result: ToolExecutionResult) -> ToolExecutionResult:
-        return ToolExecutionResult(
-            is_error=result.is_error,
-            content=result.content,
-            error=result.error,
-            additional_contexts=("ctx-" + exec.call_id,),
-        )
-
-    runtime.post_hooks.append(post)
+    gates, started = pool_backend.gated()
+    post_seen: list[str] = []
+    pool_backend.on_post(post_seen, add_context=True)
     abort = trio.Event()
     session = Session()
     accepted: list[str] = []
     async with trio.open_nursery() as nursery:
-        box = await run_in_background(
+        box = await start(
             nursery,
-            runtime,
+            pool_backend.runtime,
             session,
             xs(4),
             abort=abort,
             max_parallel_tool_calls=2,
-            accept_context=accepted.append,
+            accept_context=lambda c: accepted.append(pool_backend.context_text(c)),
         )
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2"]
@@ -473,39 +473,41 @@ async def test_abort_stops_replenishing_commits_started_results_and_hands_contex
     assert started == ["1", "2"]
     assert call_ids(session) == ["c1", "c2", "c3", "c4"]
     assert result_ids(session) == ["c1", "c2", "c3", "c4"]
-    assert [d.error for d in results(session)] == [ABORTED, ABORTED, ABORTED_BEFORE, ABORTED_BEFORE]
+    assert errors(session) == [ABORTED, ABORTED, BEFORE_DISPATCH, BEFORE_DISPATCH]
     assert accepted == ["ctx-c1", "ctx-c2"]
-    assert runtime.events("post") == ["c1", "c2"]
+    assert post_seen == ["c1", "c2"]
 
 
-async def test_exclusive_barrier_does_not_run_after_a_parallel_group_aborts() -> None:
+async def test_exclusive_barrier_does_not_run_after_a_parallel_group_aborts(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #216
     gates = Gates()
     started: list[str] = []
     ran: list[str] = []
 
-    async def exclusive(args: Any, ctx: FakeExec) -> str:
+    async def exclusive(args: Any, ctx: Any) -> str:
         ran.append(ctx.call_id)
         return "x"
 
-    runtime = FakeRuntime(
-        FakeTool("p", gated_body(gates, started), parallel=True), FakeTool("x", exclusive)
-    )
+    pool_backend.add_gated("p", gates, started, parallel=True)
+    pool_backend.add_tool("x", exclusive)
     abort = trio.Event()
     session = Session()
-    calls = [call("c1", "p", id="1"), call("c2", "p", id="2"), call("c3", "x", id="3")]
+    calls = [block("c1", "p", id="1"), block("c2", "p", id="2"), block("c3", "x", id="3")]
     async with trio.open_nursery() as nursery:
-        await run_in_background(
-            nursery, runtime, session, calls, abort=abort, max_parallel_tool_calls=2
+        await start(
+            nursery, pool_backend.runtime, session, calls, abort=abort, max_parallel_tool_calls=2
         )
         await trio.testing.wait_all_tasks_blocked()
+        assert started == ["1", "2"]
         abort.set()
     assert ran == []
     assert call_ids(session) == ["c1", "c2", "c3"]
-    last = results(session)[-1]
-    assert last.message.source.call_id == "c3"
-    assert last.message.content[0].is_error
-    assert last.error == ABORTED_BEFORE
+    last = result_wire(session)[-1]
+    assert last["message"]["source"]["callId"] == "c3"
+    assert last["message"]["content"][0]["isError"] is True
+    assert last["error"] == BEFORE_DISPATCH
 
 
 async def test_abort_cancels_running_bodies_at_once(autojump_clock: trio.abc.Clock) -> None:
@@ -518,11 +520,11 @@ async def test_abort_cancels_running_bodies_at_once(autojump_clock: trio.abc.Clo
     abort = trio.Event()
     session = Session()
     async with trio.open_nursery() as nursery:
-        box = await run_in_background(
+        box = await start(
             nursery,
             runtime,
             session,
-            [call(f"c{i}", "s") for i in range(5)],
+            [block(f"c{i}", "s") for i in range(5)],
             abort=abort,
             max_parallel_tool_calls=3,
         )
@@ -530,7 +532,7 @@ async def test_abort_cancels_running_bodies_at_once(autojump_clock: trio.abc.Clo
         abort.set()
     assert trio.current_time() == 7
     assert box[0].aborted
-    assert [d.error for d in results(session)] == [ABORTED] * 3 + [ABORTED_BEFORE] * 2
+    assert errors(session) == [ABORTED] * 3 + [BEFORE_DISPATCH] * 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,9 +540,12 @@ async def test_abort_cancels_running_bodies_at_once(autojump_clock: trio.abc.Clo
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_first_scheduler_failure_is_raised_after_started_bodies_drain() -> None:
-    # upstream #217
-    runtime, gates, started = gated_runtime()
+async def test_first_scheduler_failure_is_raised_after_started_bodies_drain(
+    pool_backend: PoolBackend,
+) -> None:
+    # upstream #217, with a wrapper assigned to the runtime's ``scheduler``
+    gates, started = pool_backend.gated()
+    runtime = pool_backend.runtime
     real = runtime.scheduler
     c3_gate = trio.Event()
     c1_reject = trio.Event()
@@ -581,14 +586,14 @@ async def test_first_scheduler_failure_is_raised_after_started_bodies_drain() ->
         await trio.testing.wait_all_tasks_blocked()
         c3_gate.set()
         await trio.testing.wait_all_tasks_blocked()
-        assert raised == []  # c2 is still running
+        assert raised == []  # c2's body is still running
         assert started == ["2"]
         gates.release("2")
     assert [str(e) for e in raised] == ["scheduler exploded"]
     assert type(raised[0]) is RuntimeError
     assert started == ["2"]  # c3 was prepared but abandoned
     assert call_ids(session) == ["c1", "c2", "c3"]
-    assert results(session) == []  # nothing fabricated
+    assert result_wire(session) == []  # nothing fabricated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -597,7 +602,7 @@ async def test_first_scheduler_failure_is_raised_after_started_bodies_drain() ->
 
 
 async def test_non_json_arguments_pass_through_as_the_raw_string() -> None:
-    # upstream #219
+    # upstream #219: the pool hands the raw string on (the fake runtime's body sees it)
     seen: list[Any] = []
 
     async def body(args: Any, ctx: FakeExec) -> str:
@@ -612,162 +617,214 @@ async def test_non_json_arguments_pass_through_as_the_raw_string() -> None:
     assert result_ids(session) == ["c1"]
 
 
-async def test_empty_arguments_become_an_empty_object() -> None:
+async def test_real_non_json_arguments_fail_validation_with_the_exact_message() -> None:
+    # upstream #219: the real runtime's validation rejects the raw string
+    pool_backend = PoolBackend("real")
+    pool_backend.add_tool("t")
+    session = Session()
+    await execute_tool_calls(pool_backend.runtime, session, [ToolCallBlock("c1", "t", "not json")])
+    assert wire(session)[0]["data"]["arguments"] == "not json"
+    assert texts(session) == ['Error: invalid arguments: "arguments" must be an object']
+    assert errors(session) == [{"name": "ToolArgsError", "code": "INVALID_ARGS"}]
+
+
+async def test_empty_arguments_become_an_empty_object(pool_backend: PoolBackend) -> None:
     # upstream #220
     seen: list[Any] = []
 
-    async def body(args: Any, ctx: FakeExec) -> str:
+    async def body(args: Any, ctx: Any) -> str:
         seen.append(args)
-        return "ok"
+        return "ran"
 
-    runtime = FakeRuntime(FakeTool("t", body))
+    pool_backend.add_tool("t", body)
     session = Session()
-    await execute_tool_calls(runtime, session, [ToolCallBlock("c1", "t", "")])
+    await execute_tool_calls(pool_backend.runtime, session, [ToolCallBlock("c1", "t", "")])
     assert seen == [{}]
-    assert session.events[0].to_json()["data"]["arguments"] == ""
+    assert texts(session) == ["ran"]
+    assert wire(session)[0]["data"]["arguments"] == ""
 
 
-async def test_harness_error_info_is_forwarded_onto_the_result_event() -> None:
+async def test_harness_error_info_is_forwarded_onto_the_result_event(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #221
-    async def body(args: Any, ctx: FakeExec) -> str:
+    async def body(args: Any, ctx: Any) -> str:
         raise HarnessError("exploded", "BOOM")
 
-    runtime = FakeRuntime(FakeTool("t", body))
+    pool_backend.add_tool("t", body)
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "t")])
-    wire = session.events[1].to_json()
-    assert wire["data"]["message"]["content"][0]["isError"] is True
-    assert wire["data"]["error"] == {"name": "HarnessError", "code": "BOOM"}
-    assert wire["sourceEventSeqs"] == [0]
+    await execute_tool_calls(pool_backend.runtime, session, [block("c1", "t")])
+    event = wire(session)[1]
+    assert event["data"]["message"]["content"][0]["isError"] is True
+    assert event["data"]["error"] == {"name": "HarnessError", "code": "BOOM"}
+    assert event["sourceEventSeqs"] == [0]
+    assert texts(session) == ["Error: exploded"]
 
 
-async def test_plain_error_result_has_no_error_key() -> None:
-    async def body(args: Any, ctx: FakeExec) -> str:
+async def test_plain_error_result_has_no_error_key(pool_backend: PoolBackend) -> None:
+    async def body(args: Any, ctx: Any) -> str:
         raise ValueError("plain")
 
-    runtime = FakeRuntime(FakeTool("t", body))
+    pool_backend.add_tool("t", body)
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "t")])
-    assert "error" not in session.events[1].to_json()["data"]
+    await execute_tool_calls(pool_backend.runtime, session, [block("c1", "t")])
+    assert "error" not in wire(session)[1]["data"]
 
 
-async def test_presentation_meta_is_recorded_on_the_result_event() -> None:
+async def test_presentation_meta_is_recorded_on_the_result_event(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #222
-    runtime = FakeRuntime(FakeTool("t", noop_body, meta={"presentation": "diff-card"}))
+    pool_backend.add_tool("t", meta={"presentation": "diff-card"})
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "t")])
-    assert session.events[1].to_json()["data"]["meta"] == {"presentation": "diff-card"}
+    await execute_tool_calls(pool_backend.runtime, session, [block("c1", "t")])
+    assert result_wire(session)[0]["meta"] == {"presentation": "diff-card"}
 
 
-async def test_multiple_deferred_contexts_follow_the_outer_result_in_order() -> None:
+async def test_multiple_deferred_contexts_follow_the_outer_result_in_order(
+    pool_backend: PoolBackend,
+) -> None:
     # upstream #224
-    async def composite(args: Any, ctx: FakeExec) -> str:
-        ctx.defer_context("a")
-        ctx.defer_context("b")
+    async def composite(args: Any, ctx: Any) -> str:
+        pool_backend.defer(ctx, "a")
+        pool_backend.defer(ctx, "b")
         return "ok"
 
-    runtime = FakeRuntime(FakeTool("t", composite))
+    pool_backend.add_tool("t", composite)
     session = Session()
     accepted: list[tuple[str, int]] = []
     await execute_tool_calls(
-        runtime,
+        pool_backend.runtime,
         session,
-        [call("c1", "t")],
-        accept_context=lambda c: accepted.append((c, len(session.events))),
+        [block("c1", "t")],
+        accept_context=lambda c: accepted.append(
+            (pool_backend.context_text(c), len(session.events))
+        ),
     )
     assert accepted == [("a", 2), ("b", 2)]
 
 
-async def test_context_finalized_after_a_body_aborts_the_step_is_still_accepted() -> None:
-    # upstream #227, #228
+async def test_post_context_finalized_after_the_body_aborts_the_step_is_kept(
+    pool_backend: PoolBackend,
+) -> None:
+    # upstream #227: the body aborts the step then returns; post-execute still adds its context
     abort = trio.Event()
 
-    async def first(args: Any, ctx: FakeExec) -> str:
-        return "first"
-
-    async def aborter(args: Any, ctx: FakeExec) -> str:
+    async def aborter(args: Any, ctx: Any) -> str:
         abort.set()
-        return "aborter"
+        return "returned anyway"
 
-    async def post(exec: FakeExec, result: ToolExecutionResult) -> ToolExecutionResult:
-        return ToolExecutionResult(
-            is_error=result.is_error,
-            content=result.content,
-            error=result.error,
-            additional_contexts=("ctx-" + exec.call_id,),
-        )
-
-    runtime = FakeRuntime(FakeTool("first", first), FakeTool("aborter", aborter))
-    runtime.post_hooks.append(post)
+    pool_backend.add_tool("t", aborter)
+    pool_backend.on_post(add_context=True)
     session = Session()
     accepted: list[str] = []
     outcome = await execute_tool_calls(
-        runtime,
+        pool_backend.runtime,
         session,
-        [call("c1", "first"), call("c2", "aborter"), call("c3", "first")],
+        [block("c1", "t")],
         abort=abort,
-        accept_context=accepted.append,
+        accept_context=lambda c: accepted.append(pool_backend.context_text(c)),
     )
     assert outcome.aborted
-    assert [e.type for e in session.events] == ["tool/call", "tool/result"] * 3
-    assert accepted == ["ctx-c1", "ctx-c2"]
-    assert results(session)[2].error == ABORTED_BEFORE
+    assert [e["type"] for e in wire(session)] == ["tool/call", "tool/result"]
+    assert errors(session) == [ABORTED]
+    assert accepted == ["ctx-c1"]  # accepted exactly once
 
 
-async def test_result_keeps_the_model_call_id_when_post_execute_replaces_content() -> None:
-    # upstream #231
-    async def post(exec: FakeExec, result: ToolExecutionResult) -> ToolExecutionResult:
-        return ToolExecutionResult(
-            is_error=False, content=({"type": "text", "text": "new"},), value=1
-        )
+async def test_context_finalized_after_a_body_aborts_the_step_is_still_accepted(
+    pool_backend: PoolBackend,
+) -> None:
+    # upstream #227, #228: the post context of the call before the aborter and of the aborter
+    abort = trio.Event()
 
-    runtime = FakeRuntime(FakeTool("t", noop_body))
-    runtime.post_hooks.append(post)
+    async def first(args: Any, ctx: Any) -> str:
+        return "first"
+
+    async def aborter(args: Any, ctx: Any) -> str:
+        abort.set()
+        return "aborter"
+
+    pool_backend.add_tool("first", first)
+    pool_backend.add_tool("aborter", aborter)
+    post_seen: list[str] = []
+    pool_backend.on_post(post_seen, add_context=True)
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "t")])
-    data = results(session)[0]
-    assert data.message.source.call_id == "c1"
-    assert data.message.content[0].tool_call_id == "c1"
-    assert result_text(data) == "new"
+    accepted: list[str] = []
+    outcome = await execute_tool_calls(
+        pool_backend.runtime,
+        session,
+        [block("c1", "first"), block("c2", "aborter"), block("c3", "first")],
+        abort=abort,
+        accept_context=lambda c: accepted.append(pool_backend.context_text(c)),
+    )
+    assert outcome.aborted
+    assert [e["type"] for e in wire(session)] == ["tool/call", "tool/result"] * 3
+    assert texts(session)[0] == "first"
+    assert errors(session)[1:] == [ABORTED, BEFORE_DISPATCH]
+    assert post_seen == ["c1", "c2"]
+    assert accepted == ["ctx-c1", "ctx-c2"]
 
 
-async def test_round_trips_a_tool_result() -> None:
+async def test_result_keeps_the_model_call_id_when_post_execute_replaces_content(
+    pool_backend: PoolBackend,
+) -> None:
+    # upstream #231
+    pool_backend.add_tool("echo")
+    pool_backend.on_post(content="rewritten")
+    session = Session()
+    await execute_tool_calls(pool_backend.runtime, session, [block("c1", "echo", text="hi")])
+    data = result_wire(session)[0]
+    assert data["message"]["source"] == {"kind": "tool", "callId": "c1"}
+    assert data["message"]["content"][0]["toolCallId"] == "c1"
+    assert texts(session) == ["rewritten"]
+
+
+async def test_round_trips_a_tool_result(pool_backend: PoolBackend) -> None:
     # upstream #233
-    async def echo(args: Any, ctx: FakeExec) -> str:
+    async def echo(args: Any, ctx: Any) -> str:
         return "echo: " + args["text"]
 
-    runtime = FakeRuntime(FakeTool("echo", echo))
+    pool_backend.add_tool("echo", echo)
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "echo", text="ping")], turn=3, step=2)
-    wire = session.events[1].to_json()
-    assert wire["data"]["turn"] == 3
-    assert wire["data"]["step"] == 2
-    assert wire["data"]["message"]["content"][0] == {
-        "type": "tool-result",
-        "toolCallId": "c1",
-        "content": [{"type": "text", "text": "echo: ping"}],
-        "isError": False,
-    }
+    await execute_tool_calls(
+        pool_backend.runtime, session, [block("c1", "echo", text="ping")], turn=3, step=2
+    )
+    data = result_wire(session)[0]
+    assert data["turn"] == 3
+    assert data["step"] == 2
+    assert data["message"]["content"] == [
+        {
+            "type": "tool-result",
+            "toolCallId": "c1",
+            "content": [{"type": "text", "text": "echo: ping"}],
+            "isError": False,
+        }
+    ]
     assert Session.from_jsonl(session.to_jsonl()).events == session.events
 
 
-async def test_a_concluding_result_concludes_the_step_without_stopping_later_calls() -> None:
-    # upstream #234
-    async def concluding(args: Any, ctx: FakeExec) -> str:
+async def test_a_concluding_result_concludes_the_step_without_stopping_later_calls(
+    pool_backend: PoolBackend,
+) -> None:
+    # upstream #234 (the single model request is the agent loop's; the step reports concluded)
+    async def concluding(args: Any, ctx: Any) -> str:
         ctx.conclude_turn()
         return "done"
 
-    runtime = FakeRuntime(FakeTool("end", concluding), FakeTool("t", noop_body))
+    pool_backend.add_tool("end", concluding)
+    pool_backend.add_tool("echo")
     session = Session()
-    outcome = await execute_tool_calls(runtime, session, [call("c1", "end"), call("c2", "t")])
+    outcome = await execute_tool_calls(
+        pool_backend.runtime, session, [block("c1", "end"), block("c2", "echo", text="after")]
+    )
     assert outcome == StepOutcome(concluded=True, aborted=False)
     assert result_ids(session) == ["c1", "c2"]
+    assert texts(session) == ["done", "ok"]
 
 
-async def test_no_calls_is_an_empty_step() -> None:
-    runtime = FakeRuntime()
+async def test_no_calls_is_an_empty_step(pool_backend: PoolBackend) -> None:
     session = Session()
-    assert await execute_tool_calls(runtime, session, []) == StepOutcome()
+    assert await execute_tool_calls(pool_backend.runtime, session, []) == StepOutcome()
     assert session.events == []
 
 

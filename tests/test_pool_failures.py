@@ -8,17 +8,17 @@ import pytest
 import trio
 import trio.testing
 
-from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, noop_body
-from tests.test_pool import (
-    ABORTED,
-    ABORTED_BEFORE,
+from tests.pool_backends import (
+    ABORTED_BEFORE_INFO,
+    ABORTED_INFO,
     assert_paired,
-    call,
+    block,
     call_ids,
     result_ids,
     results,
     xs,
 )
+from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, noop_body
 from trio_harness._pool import SubCall, ToolCallBlock, execute_sub_calls, execute_tool_calls
 from trio_harness._session import Session
 
@@ -82,7 +82,7 @@ async def test_prepare_failure_is_raised_bare_after_in_flight_bodies_settle(
     wrap(runtime, prepare=prepare)
     session = Session()
     with pytest.raises(Boom, match=r"^prepare broke$"):
-        await execute_tool_calls(runtime, session, [call(f"c{i}", "s") for i in range(1, 6)])
+        await execute_tool_calls(runtime, session, [block(f"c{i}", "s") for i in range(1, 6)])
     assert trio.current_time() == 5  # raised only after c1 and c2 settled
     assert sorted(runtime.events("body-end")) == ["c1", "c2"]
     assert call_ids(session) == ["c1", "c2", "c3"]
@@ -209,7 +209,7 @@ async def test_outside_cancellation_propagates_and_leaves_a_replay_valid_log(
     session = Session()
     with trio.move_on_after(10) as scope:
         await execute_tool_calls(
-            runtime, session, [call(f"c{i}", "t") for i in range(1, 6)], max_parallel_tool_calls=3
+            runtime, session, [block(f"c{i}", "t") for i in range(1, 6)], max_parallel_tool_calls=3
         )
     assert scope.cancelled_caught
     assert trio.current_time() == 10
@@ -217,7 +217,7 @@ async def test_outside_cancellation_propagates_and_leaves_a_replay_valid_log(
     errors = [d.error for d in results(session)]
     # c1 committed; c2 was cut short; c3 settled but was not committed; c4 started at t=1 (c1's
     # slot) and c5 at t=2 (c3's slot) were cut short too.
-    assert errors == [None, ABORTED, ABORTED, ABORTED, ABORTED]
+    assert errors == [None, ABORTED_INFO, ABORTED_INFO, ABORTED_INFO, ABORTED_INFO]
     assert_paired(session)
     no_children()
 
@@ -231,7 +231,11 @@ async def test_outside_cancellation_pairs_calls_that_never_started(
     with trio.move_on_after(1):
         await execute_tool_calls(runtime, session, xs(3))
     assert call_ids(session) == ["c1", "c2", "c3"]
-    assert [d.error for d in results(session)] == [ABORTED, ABORTED_BEFORE, ABORTED_BEFORE]
+    assert [d.error for d in results(session)] == [
+        ABORTED_INFO,
+        ABORTED_BEFORE_INFO,
+        ABORTED_BEFORE_INFO,
+    ]
     assert_paired(session)
     Session.from_jsonl(session.to_jsonl())
 
@@ -248,7 +252,7 @@ async def test_outside_cancellation_during_prepare_cuts_the_call_short(
     session = Session()
     with trio.move_on_after(1):
         await execute_tool_calls(runtime, session, xs(2, "t"))
-    assert [d.error for d in results(session)] == [ABORTED, ABORTED_BEFORE]
+    assert [d.error for d in results(session)] == [ABORTED_INFO, ABORTED_BEFORE_INFO]
     assert_paired(session)
 
 
@@ -264,7 +268,7 @@ async def test_keyboard_interrupt_in_a_body_propagates_bare() -> None:
     with pytest.raises(KeyboardInterrupt):
         await execute_tool_calls(runtime, session, xs(3, "t"))
     assert_paired(session)
-    assert [d.error for d in results(session)] == [ABORTED, ABORTED, ABORTED]
+    assert [d.error for d in results(session)] == [ABORTED_INFO, ABORTED_INFO, ABORTED_INFO]
     no_children()
 
 
@@ -322,7 +326,7 @@ async def test_sub_calls_return_results_in_order_and_are_not_logged(
     runtime, seen = composite_runtime(subs, outcome)
     abort = trio.Event()
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "composite")], abort=abort)
+    await execute_tool_calls(runtime, session, [block("c1", "composite")], abort=abort)
     parent, sub_results = outcome
     assert [r.value for r in sub_results] == ["leaf-s1", "leaf-s2"]
     assert sorted(seen, key=lambda s: s[0]) == [
@@ -337,7 +341,7 @@ async def test_sub_calls_honour_their_own_cap(autojump_clock: trio.abc.Clock) ->
     outcome: list[Any] = []
     subs = [SubCall(f"s{i}", "leaf", {"delay": 1}) for i in range(4)]
     runtime, _ = composite_runtime(subs, outcome, max_parallel_sub_calls=2)
-    await execute_tool_calls(runtime, Session(), [call("c1", "composite")])
+    await execute_tool_calls(runtime, Session(), [block("c1", "composite")])
     assert trio.current_time() == 2
     assert runtime.max_running == 3  # the composite body plus two leaves
 
@@ -347,7 +351,7 @@ async def test_sub_call_cap_is_validated(cap: Any) -> None:
     outcome: list[Any] = []
     runtime, _ = composite_runtime([], outcome, max_parallel_sub_calls=cap)
     session = Session()
-    await execute_tool_calls(runtime, session, [call("c1", "composite")])
+    await execute_tool_calls(runtime, session, [block("c1", "composite")])
     text = results(session)[0].message.content[0].content[0]["text"]
     assert text == "Error: max_parallel_sub_calls must be a positive integer"
 
@@ -356,7 +360,7 @@ async def test_abort_cancels_a_composite_and_its_sub_calls_together(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     # The sub-calls share the parent's abort (and relay): the composite body is cancelled with
-    # its running sub-calls, so the composite's own result is ABORTED and nothing is left running.
+    # its running sub-calls, so the composite's own result is ABORTED_INFO and nothing is left running.
     outcome: list[Any] = []
     subs = [SubCall(f"s{i}", "leaf", {"delay": 10}) for i in range(3)]
     runtime, seen = composite_runtime(subs, outcome, max_parallel_sub_calls=1)
@@ -364,14 +368,14 @@ async def test_abort_cancels_a_composite_and_its_sub_calls_together(
     session = Session()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(
-            lambda: execute_tool_calls(runtime, session, [call("c1", "composite")], abort=abort)
+            lambda: execute_tool_calls(runtime, session, [block("c1", "composite")], abort=abort)
         )
         await trio.sleep(1)
         abort.set()
     assert trio.current_time() == 1
     assert [s[0] for s in seen] == ["s0"]
     assert len(outcome) == 1  # execute_sub_calls never returned
-    assert results(session)[0].error == ABORTED
+    assert results(session)[0].error == ABORTED_INFO
 
 
 async def test_sub_calls_of_an_already_aborted_parent_get_synthetic_results() -> None:
@@ -385,7 +389,7 @@ async def test_sub_calls_of_an_already_aborted_parent_get_synthetic_results() ->
         return "composite"
 
     runtime = FakeRuntime(FakeTool("leaf", noop_body), FakeTool("composite", composite))
-    await execute_tool_calls(runtime, Session(), [call("c1", "composite")], abort=abort)
+    await execute_tool_calls(runtime, Session(), [block("c1", "composite")], abort=abort)
     (sub_results,) = outcome
     assert [r.error.info.code for r in sub_results if r.error and r.error.info] == [
         "ABORTED_BEFORE_DISPATCH"

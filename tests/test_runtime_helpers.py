@@ -50,6 +50,7 @@ def content_tool(
     execute: Callable[[Any, Any], Awaitable[Any]] | None = None,
     *,
     parameters: Any = None,
+    presentation_meta: Any = None,
     **options: Any,
 ) -> ToolDefinition:
     """Upstream ``defineContentToolFixture``: value = content blocks, rendered as themselves."""
@@ -62,7 +63,9 @@ def content_tool(
         description=f"{name} fixture",
         parameters={} if parameters is None else parameters,
         output=ToolOutput(
-            schema={"type": "array", "items": {"type": "json"}}, render=lambda args, value: value
+            schema={"type": "array", "items": {"type": "json"}},
+            render=lambda args, value: value,
+            presentation_meta=presentation_meta,
         ),
         execute=execute or body,
         **options,
