@@ -71,6 +71,47 @@ def _entries(container: Any) -> Iterator[tuple[Any, Any]]:
     return iter(container.items()) if type(container) is dict else enumerate(container)
 
 
+# Returned by the flat fast paths when a container holds a container they do not handle.
+_NESTED: Final = object()
+
+
+def _flat_dict(value: dict[Any, Any]) -> Any:
+    # Fast path for a dict of scalars (tool arguments, content blocks): no stack, no cycle set
+    # (a dict holding only scalars cannot be part of a cycle). Same verdicts as the walker.
+    copy: dict[str, Any] = {}
+    for key, child in value.items():
+        if type(key) is not str:
+            return NOT_JSON
+        ck = type(child)
+        if ck is str or ck is bool or child is None:
+            copy[key] = child
+        elif ck is int or ck is float:
+            if not _number_ok(child, ck):
+                return NOT_JSON
+            copy[key] = child
+        else:
+            return _NESTED
+    return copy
+
+
+def _flat_list(value: list[Any]) -> Any:
+    # Fast path for a list of scalars and dicts of scalars (a list of content blocks).
+    copy: list[Any] = []
+    for child in value:
+        ck = type(child)
+        if ck is dict:
+            child = _flat_dict(child)
+            if child is _NESTED or child is NOT_JSON:
+                return child
+        elif ck is int or ck is float:
+            if not _number_ok(child, ck):
+                return NOT_JSON
+        elif ck is not str and ck is not bool and child is not None:
+            return _NESTED
+        copy.append(child)
+    return copy
+
+
 def snapshot_json_value(value: Any) -> Any:
     """Validate ``value`` as lossless JSON and deep-copy it in the same pass.
 
@@ -84,8 +125,14 @@ def snapshot_json_value(value: Any) -> Any:
     if kind is int or kind is float:
         return value if _number_ok(value, kind) else NOT_JSON
     if kind is dict:
+        flat = _flat_dict(value)
+        if flat is not _NESTED:
+            return flat
         root: Any = {}
     elif kind is list:
+        flat = _flat_list(value)
+        if flat is not _NESTED:
+            return flat
         root = []
     else:
         return NOT_JSON
