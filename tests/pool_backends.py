@@ -17,7 +17,7 @@ import attrs
 import trio
 
 from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body
-from tests.test_runtime_helpers import content_tool, text_blocks
+from tests.test_runtime_helpers import PostNext, PreNext, content_tool, text_blocks
 from trio_harness import (
     Accept,
     Deny,
@@ -33,8 +33,6 @@ from trio_harness import (
 )
 from trio_harness._types import ErrorInfo
 
-PreNext = Callable[[], Awaitable[PreToolDecision]]
-PostNext = Callable[[], Awaitable[PostToolDecision]]
 # A body in the backend-neutral dialect: returns the text of its single text block.
 Body = Callable[[Any, Any], Awaitable[str]]
 # A pre-execute hook in the backend-neutral dialect: a reason denies, a raise is a hook failure.

@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
 from typing import Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
-from tests.test_runtime_helpers import FakeApproval, call, content_tool, echo_tool, text_blocks
+from tests.test_runtime_helpers import (
+    ABORTED_RESULT,
+    BEFORE_DISPATCH_RESULT,
+    FakeApproval,
+    PostNext,
+    PreNext,
+    WrapNext,
+    abort_swapping_wrapper,
+    call,
+    content_tool,
+    echo_tool,
+    execute_setting_at,
+    observe_results,
+    runtime_with,
+    set_at,
+    sleeper,
+    text_blocks,
+)
 from trio_harness import (
     Accept,
     Ask,
@@ -24,23 +41,8 @@ from trio_harness import (
 )
 from trio_harness._abort import abort_relay
 
-PreNext = Callable[[], Awaitable[PreToolDecision]]
-PostNext = Callable[[], Awaitable[PostToolDecision]]
-WrapNext = Callable[[], Awaitable[ToolExecutionResult]]
-
-ABORTED = {
-    "content": text_blocks("Error: tool call aborted"),
-    "isError": True,
-    "error": {"message": "tool call aborted", "info": {"name": "AbortError", "code": "ABORTED"}},
-}
-BEFORE_DISPATCH = {
-    "content": text_blocks("Error: tool call aborted before dispatch"),
-    "isError": True,
-    "error": {
-        "message": "tool call aborted before dispatch",
-        "info": {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"},
-    },
-}
+ABORTED = ABORTED_RESULT
+BEFORE_DISPATCH = BEFORE_DISPATCH_RESULT
 
 
 def _without_contexts(result: ToolExecutionResult) -> dict[str, Any]:
@@ -53,22 +55,9 @@ def _sources(result: ToolExecutionResult) -> list[str]:
     return [context["source"]["plugin"] for context in result.additional_contexts]
 
 
-def _set_at(abort: trio.Event, when: float) -> Callable[[], Awaitable[None]]:
-    async def setter() -> None:
-        await trio.sleep_until(when)
-        abort.set()
-
-    return setter
-
-
-def _sleeper(seconds: float, log: list[str] | None = None) -> Any:
-    async def body(args: Any, ctx: Any) -> Any:
-        if log is not None:
-            log.append("body")
-        await trio.sleep(seconds)
-        return text_blocks("slept")
-
-    return body
+async def _deferring_child(args: Any, ctx: Any) -> Any:
+    ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
+    return text_blocks("ok")
 
 
 # -- abort of the body ----------------------------------------------------------------------------
@@ -77,12 +66,9 @@ def _sleeper(seconds: float, log: list[str] | None = None) -> Any:
 async def test_a_waiting_body_is_aborted_at_the_abort_instant(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    runtime = ToolRuntime()
-    runtime.register(content_tool("slow", _sleeper(10)))
+    runtime = runtime_with(content_tool("slow", sleeper(10)))
     abort = trio.Event()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(abort, 2))
-        result = await runtime.execute(call("slow", abort=abort))
+    result = await execute_setting_at(runtime, call("slow", abort=abort), abort, 2)
     assert result.to_json() == ABORTED
     assert trio.current_time() == 2
 
@@ -102,7 +88,7 @@ async def test_abort_through_the_pool_relay_needs_no_watcher_task(
     abort = trio.Event()
     async with abort_relay(abort), trio.open_nursery() as nursery:
         before = trio.lowlevel.current_statistics().tasks_living
-        nursery.start_soon(_set_at(abort, 3))
+        nursery.start_soon(set_at(abort, 3))
         result = await runtime.execute(call("slow", abort=abort))
     assert result.to_json() == ABORTED
     assert trio.current_time() == 3
@@ -119,12 +105,9 @@ async def test_a_body_returning_after_the_abort_is_aborted_with_its_contexts(
         ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
         return text_blocks("done anyway")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("stubborn", uncooperative))
+    runtime = runtime_with(content_tool("stubborn", uncooperative))
     abort = trio.Event()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(abort, 1))
-        result = await runtime.execute(call("stubborn", abort=abort))
+    result = await execute_setting_at(runtime, call("stubborn", abort=abort), abort, 1)
     # A started body is never abandoned: the result waits for it to settle.
     assert trio.current_time() == 5
     assert _without_contexts(result) == ABORTED
@@ -140,22 +123,41 @@ async def test_a_tool_owned_failure_after_the_abort_is_kept(
         except trio.Cancelled:
             raise HarnessError("tool failed", "TOOL_FAILURE") from None
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("owner", body))
+    runtime = runtime_with(content_tool("owner", body))
     abort = trio.Event()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(abort, 1))
-        result = await runtime.execute(call("owner", abort=abort))
+    result = await execute_setting_at(runtime, call("owner", abort=abort), abort, 1)
     assert result.to_json()["error"] == {
         "message": "tool failed",
         "info": {"name": "HarnessError", "code": "TOOL_FAILURE"},
     }
 
 
-async def test_pre_aborted_calls_skip_every_phase() -> None:  # upstream #2 of e.4, #115
+class _CountingArguments:
+    """A duck-typed input whose ``arguments`` read is counted (the analogue of a JS getter)."""
+
+    def __init__(self, arguments: Any, abort: trio.Event) -> None:
+        self._arguments = arguments
+        self.reads = 0
+        self.call_id = "c1"
+        self.name = "t"
+        self.abort = abort
+        self.parent = None
+        self.agent = None
+        self.root_call_id = None
+
+    @property
+    def arguments(self) -> Any:
+        self.reads += 1
+        return self._arguments
+
+
+@pytest.mark.parametrize("source", ["input", "counting"])
+async def test_pre_aborted_calls_skip_every_phase(source: str) -> None:
+    # upstream #2 of e.4, #115: arguments read exactly once; no phase entered; one notification of
+    # the very (frozen) result returned; exec carries the caller's abort, a unique token and a
+    # detached deep copy; the caller's object is untouched.
     phases: list[str] = []
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", _sleeper(0, phases)))
+    runtime = runtime_with(content_tool("t", sleeper(0, phases)))
 
     async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
         phases.append("pre")
@@ -171,33 +173,40 @@ async def test_pre_aborted_calls_skip_every_phase() -> None:  # upstream #2 of e
         phases.append("post")
         return await next()
 
-    observed: list[tuple[ToolExecution, ToolExecutionResult]] = []
     runtime.add_pre_execute(pre)
     runtime.add_execute_wrapper(wrapper)
     runtime.add_post_execute(post)
-    runtime.add_result_observer(lambda exec, result: observed.append((exec, result)))
+    observed = observe_results(runtime)
     abort = trio.Event()
     abort.set()
-    arguments = {"nested": {"x": [1]}}
-    result = await runtime.execute(call("t", arguments, abort))
+    arguments = {"nested": {"list": [1, {"deep": True}]}}
+    counting = _CountingArguments(arguments, abort)
+    input: Any = counting if source == "counting" else call("t", arguments, abort)
+    result = await runtime.execute(input)
     assert result.to_json() == BEFORE_DISPATCH
+    if source == "counting":
+        assert counting.reads == 1
     assert phases == []
     assert len(observed) == 1
     exec, seen = observed[0]
     assert seen is result
     assert exec.abort is abort
     assert exec.finished
+    assert exec.token is not None
     assert exec.arguments == arguments
     assert exec.arguments is not arguments
     assert exec.arguments["nested"] is not arguments["nested"]
+    assert exec.arguments["nested"]["list"] is not arguments["nested"]["list"]
     with pytest.raises(AttributeError):
         exec.abort = None
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        result.is_error = False  # type: ignore[misc]
+    assert arguments == {"nested": {"list": [1, {"deep": True}]}}
 
 
 async def test_abort_during_pre_execute_skips_dispatch() -> None:  # upstream #101
     ran: list[str] = []
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", _sleeper(0, ran)))
+    runtime = runtime_with(content_tool("t", sleeper(0, ran)))
     abort = trio.Event()
 
     async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
@@ -210,39 +219,28 @@ async def test_abort_during_pre_execute_skips_dispatch() -> None:  # upstream #1
     assert ran == []
 
 
-async def test_a_denial_settling_after_the_abort_is_kept() -> None:  # upstream #102
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+@pytest.mark.parametrize(
+    ("settle", "message"),
+    [("deny", "policy denied the call"), ("raise", "gate interrupted")],
+)
+async def test_a_pre_execute_outcome_settling_after_the_abort_is_kept(
+    settle: str, message: str
+) -> None:  # upstream #102 (a denial), #103 (a pre-execute failure)
+    runtime = runtime_with(echo_tool())
     abort = trio.Event()
 
     async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
         abort.set()
-        return Deny("policy denied the call")
+        if settle == "raise":
+            raise RuntimeError(message)
+        return Deny(message)
 
     runtime.add_pre_execute(pre)
     result = await runtime.execute(call("echo", abort=abort))
     assert result.to_json() == {
-        "content": text_blocks("Error: policy denied the call"),
+        "content": text_blocks("Error: " + message),
         "isError": True,
-        "error": {"message": "policy denied the call"},
-    }
-
-
-async def test_a_pre_execute_failure_settling_after_the_abort_is_kept() -> None:  # upstream #103
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
-    abort = trio.Event()
-
-    async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
-        abort.set()
-        raise RuntimeError("gate interrupted")
-
-    runtime.add_pre_execute(pre)
-    result = await runtime.execute(call("echo", abort=abort))
-    assert result.to_json() == {
-        "content": text_blocks("Error: gate interrupted"),
-        "isError": True,
-        "error": {"message": "gate interrupted"},
+        "error": {"message": message},
     }
 
 
@@ -252,7 +250,7 @@ async def test_abort_overtaking_approval_is_aborted_before_dispatch(
     ran: list[str] = []
     gate = trio.Event()
     runtime = ToolRuntime(approval=FakeApproval("allowed-once", gate))
-    runtime.register(content_tool("t", _sleeper(0, ran)))
+    runtime.register(content_tool("t", sleeper(0, ran)))
     runtime.add_pre_execute(lambda exec, next: _ask())
     abort = trio.Event()
 
@@ -294,42 +292,20 @@ async def test_caller_abort_is_rechecked_after_an_async_wrapper(
     autojump_clock: trio.abc.Clock,
 ) -> None:  # upstream #104
     ran: list[str] = []
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", _sleeper(0, ran)))
+    runtime = runtime_with(content_tool("t", sleeper(0, ran)))
     abort = trio.Event()
-
-    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
-        previous = exec.abort
-        exec.abort = trio.Event()
-        try:
-            await trio.sleep(2)
-            return await next()
-        finally:
-            exec.abort = previous
-
-    runtime.add_execute_wrapper(wrapper)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(abort, 1))
-        result = await runtime.execute(call("t", abort=abort))
+    runtime.add_execute_wrapper(abort_swapping_wrapper(trio.Event, delay=2))
+    result = await execute_setting_at(runtime, call("t", abort=abort), abort, 1)
     assert result.to_json() == BEFORE_DISPATCH
     assert ran == []
 
 
 async def test_an_already_aborted_replacement_skips_dispatch() -> None:  # upstream #105
     ran: list[str] = []
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", _sleeper(0, ran)))
-
-    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
-        replacement = trio.Event()
-        replacement.set()
-        previous, exec.abort = exec.abort, replacement
-        try:
-            return await next()
-        finally:
-            exec.abort = previous
-
-    runtime.add_execute_wrapper(wrapper)
+    runtime = runtime_with(content_tool("t", sleeper(0, ran)))
+    replacement = trio.Event()
+    replacement.set()
+    runtime.add_execute_wrapper(abort_swapping_wrapper(lambda: replacement))
     result = await runtime.execute(call("t", abort=trio.Event()))
     # The caller never aborted: post-execute keeps the wrapper's failure as it is.
     assert result.to_json() == BEFORE_DISPATCH
@@ -337,8 +313,7 @@ async def test_an_already_aborted_replacement_skips_dispatch() -> None:  # upstr
 
 
 async def test_a_wrapper_short_circuit_overtaken_by_the_abort() -> None:  # upstream #106
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     abort = trio.Event()
 
     async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
@@ -361,12 +336,7 @@ async def test_a_wrapper_short_circuit_overtaken_by_the_abort() -> None:  # upst
 async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -> (
     None
 ):  # upstream #107
-    async def body(args: Any, ctx: Any) -> Any:
-        ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
-        return text_blocks("ok")
-
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", body))
+    runtime = runtime_with(content_tool("t", _deferring_child))
     abort = trio.Event()
 
     async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
@@ -383,12 +353,7 @@ async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -
 async def test_a_late_post_execute_success_becomes_aborted(
     autojump_clock: trio.abc.Clock,
 ) -> None:  # upstream #108
-    async def body(args: Any, ctx: Any) -> Any:
-        ctx.defer_context("child", source={"kind": "plugin", "plugin": "child"})
-        return text_blocks("ok")
-
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", body))
+    runtime = runtime_with(content_tool("t", _deferring_child))
     abort = trio.Event()
 
     async def post(
@@ -400,9 +365,7 @@ async def test_a_late_post_execute_success_becomes_aborted(
         )
 
     runtime.add_post_execute(post)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(abort, 4))
-        result = await runtime.execute(call("t", abort=abort))
+    result = await execute_setting_at(runtime, call("t", abort=abort), abort, 4)
     assert trio.current_time() == 4
     assert _without_contexts(result) == ABORTED
     assert _sources(result) == ["child", "post"]
@@ -412,8 +375,7 @@ async def test_a_late_post_execute_success_becomes_aborted(
 async def test_hook_failures_settling_after_the_abort_are_kept(
     phase: str,
 ) -> None:  # upstream #109, #111
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     abort = trio.Event()
 
     async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
@@ -452,16 +414,7 @@ async def test_the_body_sees_a_fusion_of_caller_and_replacement(
         await trio.sleep(10)
         return text_blocks("never")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", body))
-
-    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
-        seen["wrapper"] = exec.abort
-        previous, exec.abort = exec.abort, replacement
-        try:
-            return await next()
-        finally:
-            exec.abort = previous
+    runtime = runtime_with(content_tool("t", body))
 
     async def post(
         exec: ToolExecution, result: ToolExecutionResult, next: PostNext
@@ -469,10 +422,10 @@ async def test_the_body_sees_a_fusion_of_caller_and_replacement(
         seen["post"] = exec.abort
         return await next()
 
-    runtime.add_execute_wrapper(wrapper)
+    runtime.add_execute_wrapper(abort_swapping_wrapper(lambda: replacement, seen=seen))
     runtime.add_post_execute(post)
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(caller, 2))
+        nursery.start_soon(set_at(caller, 2))
         result = await runtime.execute(call("t", abort=caller))
         tasks_after = trio.lowlevel.current_statistics().tasks_living
     assert result.to_json() == ABORTED
@@ -488,21 +441,10 @@ async def test_the_body_sees_a_fusion_of_caller_and_replacement(
 
 
 async def test_a_replacement_event_alone_aborts_the_body(autojump_clock: trio.abc.Clock) -> None:
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", _sleeper(10)))
+    runtime = runtime_with(content_tool("t", sleeper(10)))
     replacement = trio.Event()
-
-    async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
-        previous, exec.abort = exec.abort, replacement
-        try:
-            return await next()
-        finally:
-            exec.abort = previous
-
-    runtime.add_execute_wrapper(wrapper)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(replacement, 3))
-        result = await runtime.execute(call("t", abort=trio.Event()))
+    runtime.add_execute_wrapper(abort_swapping_wrapper(lambda: replacement))
+    result = await execute_setting_at(runtime, call("t", abort=trio.Event()), replacement, 3)
     assert result.to_json() == ABORTED
     assert trio.current_time() == 3
 
@@ -523,8 +465,7 @@ TIMEOUT = {
 async def test_a_body_past_its_timeout_is_cancelled(
     autojump_clock: trio.abc.Clock, abort: str
 ) -> None:
-    runtime = ToolRuntime()
-    runtime.register(content_tool("slow", _sleeper(10), timeout_ms=1500))
+    runtime = runtime_with(content_tool("slow", sleeper(10), timeout_ms=1500))
     event = None if abort == "none" else trio.Event()
     if abort == "relay":
         assert event is not None
@@ -537,8 +478,7 @@ async def test_a_body_past_its_timeout_is_cancelled(
 
 
 async def test_a_body_within_its_timeout_succeeds(autojump_clock: trio.abc.Clock) -> None:
-    runtime = ToolRuntime()
-    runtime.register(content_tool("slow", _sleeper(1), timeout_ms=1500))
+    runtime = runtime_with(content_tool("slow", sleeper(1), timeout_ms=1500))
     result = await runtime.execute(call("slow"))
     assert result.to_json()["value"] == text_blocks("slept")
     assert trio.current_time() == 1
@@ -553,19 +493,15 @@ async def test_a_body_swallowing_its_timeout_still_times_out(
                 await trio.sleep(10)
         return text_blocks("late")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("slow", swallow, timeout_ms=1500))
+    runtime = runtime_with(content_tool("slow", swallow, timeout_ms=1500))
     result = await runtime.execute(call("slow"))
     assert result.to_json() == TIMEOUT
 
 
 async def test_an_abort_before_the_timeout_wins(autojump_clock: trio.abc.Clock) -> None:
-    runtime = ToolRuntime()
-    runtime.register(content_tool("slow", _sleeper(10), timeout_ms=5000))
+    runtime = runtime_with(content_tool("slow", sleeper(10), timeout_ms=5000))
     abort = trio.Event()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_set_at(abort, 2))
-        result = await runtime.execute(call("slow", abort=abort))
+    result = await execute_setting_at(runtime, call("slow", abort=abort), abort, 2)
     assert result.to_json() == ABORTED
     assert trio.current_time() == 2
 
@@ -578,8 +514,7 @@ async def test_outer_cancellation_propagates_and_leaves_no_task(
     autojump_clock: trio.abc.Clock, with_event: bool
 ) -> None:
     observed: list[Any] = []
-    runtime = ToolRuntime()
-    runtime.register(content_tool("slow", _sleeper(10)))
+    runtime = runtime_with(content_tool("slow", sleeper(10)))
     runtime.add_result_observer(lambda exec, result: observed.append(result))
     await trio.testing.wait_all_tasks_blocked()
     before = trio.lowlevel.current_statistics().tasks_living
@@ -596,8 +531,7 @@ async def test_outer_cancellation_propagates_and_leaves_no_task(
 
 
 async def test_outer_cancellation_in_a_hook_propagates(autojump_clock: trio.abc.Clock) -> None:
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
 
     async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
         await trio.sleep(100)
@@ -622,7 +556,6 @@ async def test_keyboard_interrupt_from_a_body_propagates() -> None:
     async def body(args: Any, ctx: Any) -> Any:
         raise KeyboardInterrupt
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("ki", body))
+    runtime = runtime_with(content_tool("ki", body))
     with pytest.raises(KeyboardInterrupt):
         await runtime.execute(call("ki", abort=trio.Event()))

@@ -10,16 +10,102 @@ import trio
 
 from trio_harness import (
     ApprovalRequest,
+    PostToolDecision,
+    PreToolDecision,
     ToolDefinition,
     ToolExecutionInput,
     ToolExecutionResult,
     ToolOutput,
+    ToolRuntime,
     define_tool,
 )
+
+PreNext = Callable[[], Awaitable[PreToolDecision]]
+PostNext = Callable[[], Awaitable[PostToolDecision]]
+WrapNext = Callable[[], Awaitable[ToolExecutionResult]]
 
 
 def text_blocks(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
+
+
+def _abort_json(message: str, code: str) -> dict[str, Any]:
+    return {
+        "content": text_blocks("Error: " + message),
+        "isError": True,
+        "error": {"message": message, "info": {"name": "AbortError", "code": code}},
+    }
+
+
+# ``ToolExecutionResult.to_json()`` of the two synthetic abort results.
+ABORTED_RESULT = _abort_json("tool call aborted", "ABORTED")
+BEFORE_DISPATCH_RESULT = _abort_json("tool call aborted before dispatch", "ABORTED_BEFORE_DISPATCH")
+
+
+def runtime_with(*tools: ToolDefinition, **options: Any) -> ToolRuntime:
+    """A ``ToolRuntime(**options)`` with ``tools`` registered."""
+    runtime = ToolRuntime(**options)
+    for tool in tools:
+        runtime.register(tool)
+    return runtime
+
+
+def observe_results(runtime: Any) -> list[tuple[Any, ToolExecutionResult]]:
+    """Adds a result observer; returns the list of ``(exec, result)`` it records."""
+    seen: list[tuple[Any, ToolExecutionResult]] = []
+    runtime.add_result_observer(lambda exec, result: seen.append((exec, result)))
+    return seen
+
+
+def set_at(event: trio.Event, when: float) -> Callable[[], Awaitable[None]]:
+    """A task that sets ``event`` at the virtual time ``when``."""
+
+    async def setter() -> None:
+        await trio.sleep_until(when)
+        event.set()
+
+    return setter
+
+
+async def execute_setting_at(
+    runtime: ToolRuntime, input: ToolExecutionInput, event: trio.Event, when: float
+) -> ToolExecutionResult:
+    """Runs ``runtime.execute(input)`` while a sibling task sets ``event`` at ``when``."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(set_at(event, when))
+        return await runtime.execute(input)
+
+
+def sleeper(seconds: float, log: list[str] | None = None) -> Any:
+    """A content-tool body that logs ``body``, sleeps ``seconds`` and returns ``slept``."""
+
+    async def body(args: Any, ctx: Any) -> Any:
+        if log is not None:
+            log.append("body")
+        await trio.sleep(seconds)
+        return text_blocks("slept")
+
+    return body
+
+
+def abort_swapping_wrapper(
+    replacement: Callable[[], trio.Event], *, delay: float = 0, seen: dict[str, Any] | None = None
+) -> Any:
+    """An execute wrapper that swaps ``exec.abort`` for ``replacement()`` around ``next()``
+    (after sleeping ``delay``) and restores it; records the abort it saw as ``seen['wrapper']``."""
+
+    async def wrapper(exec: Any, next: WrapNext) -> ToolExecutionResult:
+        if seen is not None:
+            seen["wrapper"] = exec.abort
+        previous, exec.abort = exec.abort, replacement()
+        try:
+            if delay:
+                await trio.sleep(delay)
+            return await next()
+        finally:
+            exec.abort = previous
+
+    return wrapper
 
 
 def echo_tool(name: str = "echo", **options: Any) -> ToolDefinition:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -10,6 +9,9 @@ import pytest
 
 from tests.test_runtime_helpers import (
     FakeApproval,
+    PostNext,
+    PreNext,
+    WrapNext,
     call,
     content_tool,
     echo_tool,
@@ -35,9 +37,6 @@ from trio_harness import (
     define_tool,
 )
 
-PreNext = Callable[[], Awaitable[PreToolDecision]]
-PostNext = Callable[[], Awaitable[PostToolDecision]]
-WrapNext = Callable[[], Awaitable[ToolExecutionResult]]
 AGENT = object()
 
 
