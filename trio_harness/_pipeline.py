@@ -239,8 +239,13 @@ class ToolScheduler:
             # Argument failures win even over an already-aborted caller.
             return _prepared("final-result", exec, error_result(failure))
         caller = exec._caller_abort
-        if _aborted(caller):
+        if caller is not None and caller.is_set():
             return _prepared("final-result", exec, aborted_before_dispatch_result())
+        runtime = self._runtime
+        if not runtime._pre_execute.items and not runtime._guards.items:
+            # No policy at all: the waterfall would allow, and nothing awaited since the abort
+            # check above, so its answer stands.
+            return Preparation("dispatch", exec)
         try:
             decision = await self._pre_execute(exec)
             approval_cancelled = False
@@ -315,7 +320,7 @@ class ToolScheduler:
         """The innermost ``next()`` of the execute wrappers: the body, normalized to a result."""
         caller = exec._caller_abort
         current = exec._abort
-        if _aborted(caller) or _aborted(current):
+        if (caller is not None and caller.is_set()) or (current is not None and current.is_set()):
             result = aborted_before_dispatch_result()
             exec._dispatched = exec._clean = result
             return result
@@ -327,6 +332,25 @@ class ToolScheduler:
         exec._body_invoked = True
         execute = entry.definition.execute
         timeout_s = entry.timeout_s
+        if caller is None and current is None and timeout_s is None:
+            # Hot path: nothing but the caller's own scope can cancel the body (no cancel scope,
+            # and no abort to re-check afterwards). Same outcomes as the general path below.
+            failure: BaseException | None = None
+            try:
+                value = await execute(exec.arguments, exec)
+            except Exception as error:
+                failure = error
+            finally:
+                exec._abort = None  # the body may have replaced it: restored, as below
+            if failure is not None:
+                result = error_result(failure)
+            else:
+                try:
+                    result = create_success_result(exec, entry, value)
+                except Exception as error:
+                    result = error_result(error)
+            exec._dispatched = exec._clean = result
+            return result
         try:
             if current is caller or current is None or caller is None:
                 # One event (or none): the body sees it unchanged.
@@ -407,14 +431,18 @@ class ToolScheduler:
         """Run the execute wrappers around the body; returns a ``post-result`` (or a
         ``final-result`` when a wrapper or the normalization of its answer raised)."""
         try:
-            result = await self._wrapped(exec)
+            if self._runtime._execute_wrappers.items:
+                result = await self._wrapped(exec)
+            else:
+                result = await self._dispatch_body(exec)
         except Exception as error:
             exec._deferring_closed = True
             return DispatchOutcome("final-result", error_result(error))
         exec._deferring_closed = True
         if exec._deferred:
             result = with_contexts(result, before=exec._deferred)
-        if not result.is_error and _aborted(exec._caller_abort):
+        caller = exec._caller_abort
+        if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)
         return DispatchOutcome("post-result", result)
 
