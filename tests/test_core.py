@@ -38,6 +38,16 @@ def test_validate_cap_accepts_positive_integers() -> None:
     assert validate_cap(10**9) == 10**9
 
 
+def start_parallel(core: StepCore, index: int) -> None:
+    """Classifies call ``index`` parallel and starts it for dispatch (opening the group if due)."""
+    core.classified(index, True)
+    action = core.next_action()
+    if action[0] is Op.OPEN_GROUP:
+        action = core.next_action()
+    assert action == (Op.START, index)
+    assert core.prepared(index, dispatch=True) is True
+
+
 def test_parallel_group_fills_the_window_then_waits() -> None:
     core = StepCore(3, 2)
     assert core.next_action() == (Op.CLASSIFY, 0)
@@ -84,20 +94,14 @@ def test_exclusive_call_is_a_one_call_group() -> None:
 
 def test_commit_comes_before_the_next_classification() -> None:
     core = StepCore(3, 3)
-    core.classified(0, True)
-    core.next_action()
-    core.next_action()  # START 0
-    core.prepared(0, dispatch=True)
+    start_parallel(core, 0)
     core.settled(0)
     assert core.next_action() == (Op.COMMIT, 0)
 
 
 def test_a_call_no_longer_parallel_ends_the_group_once_drained() -> None:
     core = StepCore(3, 3)
-    core.classified(0, True)
-    core.next_action()
-    core.next_action()
-    core.prepared(0, dispatch=True)
+    start_parallel(core, 0)
     assert core.next_action() == (Op.CLASSIFY, 1)
     core.classified(1, False)
     assert core.next_action() == (Op.WAIT, -1)  # blocked: no reclassification until a settle
@@ -115,10 +119,7 @@ def test_a_call_no_longer_parallel_ends_the_group_once_drained() -> None:
 
 def test_abort_drains_commits_and_skips_the_rest() -> None:
     core = StepCore(4, 2)
-    core.classified(0, True)
-    core.next_action()
-    core.next_action()
-    core.prepared(0, dispatch=True)
+    start_parallel(core, 0)
     core.abort()
     assert core.next_action() == (Op.WAIT, -1)
     core.settled(0)
@@ -141,13 +142,8 @@ def test_already_aborted_step_skips_everything_without_classifying() -> None:
 
 def test_failure_drains_without_commits_then_raises_the_first() -> None:
     core = StepCore(3, 3)
-    core.classified(0, True)
-    core.next_action()
-    core.next_action()
-    core.prepared(0, dispatch=True)
-    core.classified(1, True)
-    core.next_action()
-    core.prepared(1, dispatch=True)
+    start_parallel(core, 0)
+    start_parallel(core, 1)
     first, second = RuntimeError("first"), RuntimeError("second")
     core.dispatch_failed(1, first)
     core.classified(2, True)
@@ -173,13 +169,8 @@ def test_prepared_for_dispatch_after_a_failure_is_abandoned() -> None:
 
 def test_seal_returns_started_and_unstarted_ranges() -> None:
     core = StepCore(4, 2)
-    core.classified(0, True)
-    core.next_action()
-    core.next_action()
-    core.prepared(0, dispatch=True)
-    core.classified(1, True)
-    core.next_action()
-    core.prepared(1, dispatch=True)
+    start_parallel(core, 0)
+    start_parallel(core, 1)
     assert core.seal() == (range(0, 2), range(2, 4))
     assert core.in_flight == 0
 

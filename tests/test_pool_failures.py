@@ -18,7 +18,15 @@ from tests.pool_backends import (
     results,
     xs,
 )
-from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, noop_body
+from tests.pool_fakes import (
+    FakeExec,
+    FakeRuntime,
+    FakeTool,
+    Gates,
+    gated_body,
+    noop_body,
+    sleep_body,
+)
 from trio_harness._pool import SubCall, ToolCallBlock, execute_sub_calls, execute_tool_calls
 from trio_harness._session import Session
 
@@ -55,6 +63,17 @@ def wrap(runtime: FakeRuntime, **overrides: Any) -> None:
     runtime.scheduler = Wrapped()
 
 
+def failing(phase: str, call_id: str, message: str) -> Any:
+    """A ``wrap`` override of ``phase`` raising ``Boom(message)`` for ``call_id``, else delegating."""
+
+    async def override(real: Any, item: Any, *rest: Any) -> Any:
+        if item.call_id == call_id:
+            raise Boom(message)
+        return await getattr(real, phase)(item, *rest)
+
+    return override
+
+
 def no_children() -> None:
     task = trio.lowlevel.current_task()
     assert all(not nursery.child_tasks for nursery in task.child_nurseries)
@@ -68,18 +87,8 @@ def no_children() -> None:
 async def test_prepare_failure_is_raised_bare_after_in_flight_bodies_settle(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    async def slow(args: Any, ctx: FakeExec) -> str:
-        await trio.sleep(5)
-        return "slow"
-
-    runtime = FakeRuntime(FakeTool("s", slow, parallel=True))
-
-    async def prepare(real: Any, input: Any) -> Any:
-        if input.call_id == "c3":
-            raise Boom("prepare broke")
-        return await real.prepare(input)
-
-    wrap(runtime, prepare=prepare)
+    runtime = FakeRuntime(FakeTool("s", sleep_body(5), parallel=True))
+    wrap(runtime, prepare=failing("prepare", "c3", "prepare broke"))
     session = Session()
     with pytest.raises(Boom, match=r"^prepare broke$"):
         await execute_tool_calls(runtime, session, [block(f"c{i}", "s") for i in range(1, 6)])
@@ -92,13 +101,7 @@ async def test_prepare_failure_is_raised_bare_after_in_flight_bodies_settle(
 
 async def test_finalize_failure_is_raised_and_later_results_are_not_committed() -> None:
     runtime = FakeRuntime(FakeTool("t", noop_body))
-
-    async def finalize(real: Any, exec: Any, result: Any) -> Any:
-        if exec.call_id == "c2":
-            raise Boom("finalize broke")
-        return await real.finalize(exec, result)
-
-    wrap(runtime, finalize=finalize)
+    wrap(runtime, finalize=failing("finalize", "c2", "finalize broke"))
     session = Session()
     with pytest.raises(Boom, match=r"^finalize broke$"):
         await execute_tool_calls(runtime, session, xs(3, "t"))
@@ -160,13 +163,7 @@ async def test_failure_never_cancels_running_siblings(autojump_clock: trio.abc.C
         return "ok"
 
     runtime = FakeRuntime(FakeTool("t", body, parallel=True))
-
-    async def dispatch(real: Any, exec: Any) -> Any:
-        if exec.call_id == "c1":
-            raise Boom("early")
-        return await real.dispatch(exec)
-
-    wrap(runtime, dispatch=dispatch)
+    wrap(runtime, dispatch=failing("dispatch", "c1", "early"))
     with pytest.raises(Boom):
         await execute_tool_calls(runtime, Session(), xs(4, "t"), max_parallel_tool_calls=3)
     assert sorted(finished) == ["c2", "c3"]
@@ -275,18 +272,8 @@ async def test_keyboard_interrupt_in_a_body_propagates_bare() -> None:
 async def test_outside_cancellation_after_a_failure_fabricates_nothing(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    async def body(args: Any, ctx: FakeExec) -> str:
-        await trio.sleep(100)
-        return "ok"
-
-    runtime = FakeRuntime(FakeTool("t", body, parallel=True))
-
-    async def dispatch(real: Any, exec: Any) -> Any:
-        if exec.call_id == "c1":
-            raise Boom("x")
-        return await real.dispatch(exec)
-
-    wrap(runtime, dispatch=dispatch)
+    runtime = FakeRuntime(FakeTool("t", sleep_body(100), parallel=True))
+    wrap(runtime, dispatch=failing("dispatch", "c1", "x"))
     session = Session()
     with trio.move_on_after(1):
         await execute_tool_calls(runtime, session, xs(2, "t"))
