@@ -17,7 +17,8 @@ import attrs
 import trio
 
 from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body
-from tests.test_runtime_helpers import PostNext, PreNext, content_tool, text_blocks
+from tests.runtime_tools import content_tool
+from tests.test_runtime_helpers import PostNext, PreNext, text_blocks
 from trio_harness import (
     Accept,
     Deny,

@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 import trio_harness as th
+from tests.dsl_fixtures import host_port_spec
 from trio_harness import JsonSchemaError, ToolArgsError, ToolOutput, define_tool, validate_args
 from trio_harness._types import error_result
 
@@ -84,15 +85,7 @@ def test_rejects_an_unknown_schema_type_at_the_author_boundary() -> None:
 def test_recurses_into_nested_objects() -> None:
     # upstream #167
     spec = {
-        "config": {
-            "type": "object",
-            "additionalProperties": True,
-            "required": True,
-            "properties": {
-                "host": {"type": "string", "required": True},
-                "port": {"type": "number"},
-            },
-        },
+        "config": host_port_spec(required=True),
         "bag": {"type": "object", "additionalProperties": True},
     }
     assert validate_args(spec, {"config": {"host": "h"}, "bag": {"anything": True}}) == []

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import trio_harness as th
+from tests.dsl_fixtures import host_port_schema, host_port_spec
 from trio_harness import JsonSchemaError
 
 compile_value = th.value_schema_spec_to_json_schema
@@ -163,31 +164,10 @@ def test_empty_parameter_map() -> None:
 
 def test_nested_object_spec() -> None:
     # upstream #139
-    spec = {
-        "config": {
-            "type": "object",
-            "additionalProperties": True,
-            "required": True,
-            "properties": {
-                "host": {"type": "string", "required": True},
-                "port": {"type": "number"},
-            },
-        }
-    }
+    spec = {"config": host_port_spec(required=True)}
     assert same_json(
         compile_params(spec),
-        {
-            "type": "object",
-            "properties": {
-                "config": {
-                    "type": "object",
-                    "additionalProperties": True,
-                    "properties": {"host": {"type": "string"}, "port": {"type": "number"}},
-                    "required": ["host"],
-                }
-            },
-            "required": ["config"],
-        },
+        {"type": "object", "properties": {"config": host_port_schema()}, "required": ["config"]},
     )
 
 
@@ -241,14 +221,7 @@ def test_array_of_objects_matches_the_runtime_schema() -> None:
     spec = {
         "servers": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": True,
-                "properties": {
-                    "host": {"type": "string", "required": True},
-                    "port": {"type": "number"},
-                },
-            },
+            "items": host_port_spec(),
         }
     }
     assert same_json(
@@ -258,12 +231,7 @@ def test_array_of_objects_matches_the_runtime_schema() -> None:
             "properties": {
                 "servers": {
                     "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": True,
-                        "properties": {"host": {"type": "string"}, "port": {"type": "number"}},
-                        "required": ["host"],
-                    },
+                    "items": host_port_schema(),
                 }
             },
         },

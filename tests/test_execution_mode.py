@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.test_runtime_helpers import call, content_tool, echo_tool, raw_tool
+from tests.runtime_tools import content_tool, echo_tool, raw_tool
+from tests.test_runtime_helpers import call
 from trio_harness import EXCLUSIVE, PARALLEL, ToolDefinition, ToolOutput, ToolRuntime
 
 

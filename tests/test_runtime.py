@@ -7,14 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.test_runtime_helpers import (
-    call,
-    content_tool,
-    echo_tool,
-    first_text,
-    raw_tool,
-    text_blocks,
-)
+from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
+from tests.test_runtime_helpers import call, first_text, text_blocks
 from trio_harness import (
     HarnessError,
     JsonSchemaError,
@@ -39,8 +33,7 @@ def _observed(runtime: ToolRuntime) -> list[tuple[ToolExecution, ToolExecutionRe
 
 
 def test_register_exposes_schemas_without_callbacks() -> None:  # upstream #52
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     assert runtime.schemas() == [
         {
             "name": "echo",
@@ -51,8 +44,7 @@ def test_register_exposes_schemas_without_callbacks() -> None:  # upstream #52
 
 
 def test_schemas_drop_host_callbacks_and_timeout() -> None:  # upstream #53, #54
-    runtime = ToolRuntime()
-    runtime.register(
+    runtime = runtime_with(
         content_tool(
             "present",
             finalize_content=lambda exec, result: None,
@@ -148,8 +140,7 @@ def test_get_returns_the_definition_or_none() -> None:  # upstream #157, #158
 
 
 def test_schemas_are_detached_copies() -> None:  # upstream #129
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     first = runtime.schemas()
     first[0]["parameters"]["properties"]["text"]["type"] = "number"
     first[0]["name"] = "mutated"
@@ -161,8 +152,9 @@ def test_schemas_copy_deeply_nested_parameters() -> None:  # upstream #130
     node: dict[str, Any] = {"type": "string"}
     for _ in range(5000):
         node = {"oneOf": [node, {"type": "null"}]}
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("deep", parameters={"type": "object", "properties": {"x": node}}))
+    runtime = runtime_with(
+        raw_tool("deep", parameters={"type": "object", "properties": {"x": node}})
+    )
     copy = runtime.schemas()[0]["parameters"]
     depth = 0
     current = copy["properties"]["x"]
@@ -173,8 +165,9 @@ def test_schemas_copy_deeply_nested_parameters() -> None:  # upstream #130
 
 
 def test_schemas_reject_non_lossless_raw_parameters() -> None:  # upstream #131
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("lossy-schema", parameters={"type": "object", "default": math.nan}))
+    runtime = runtime_with(
+        raw_tool("lossy-schema", parameters={"type": "object", "default": math.nan})
+    )
     with pytest.raises(ValueError, match="lossless JSON") as info:
         runtime.schemas()
     assert str(info.value) == (
@@ -186,8 +179,7 @@ def test_schemas_reject_non_lossless_raw_parameters() -> None:  # upstream #131
 
 
 async def test_executes_a_tool_and_notifies_observers() -> None:  # upstream #55
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     seen = _observed(runtime)
     result = await runtime.execute(call("echo", {"text": "hi"}))
     expected = {"content": text_blocks("hi"), "isError": False, "value": "hi"}
@@ -199,8 +191,7 @@ async def test_executes_a_tool_and_notifies_observers() -> None:  # upstream #55
 
 async def test_projects_presentation_meta_from_the_value() -> None:  # upstream #56
     diffs = {"diffs": [{"path": "a", "oldText": None, "newText": "x"}]}
-    runtime = ToolRuntime()
-    runtime.register(echo_tool("meta-tool", presentation_meta=lambda args, value: diffs))
+    runtime = runtime_with(echo_tool("meta-tool", presentation_meta=lambda args, value: diffs))
     result = await runtime.execute(call("meta-tool", {"text": "ok"}))
     assert result.to_json() == {
         "content": text_blocks("ok"),
@@ -211,15 +202,13 @@ async def test_projects_presentation_meta_from_the_value() -> None:  # upstream 
 
 
 async def test_omits_meta_without_a_projector() -> None:  # upstream #57
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     result = await runtime.execute(call("echo", {"text": "ok"}))
     assert "meta" not in result.to_json()
 
 
 async def test_non_lossless_meta_is_an_invalid_output_failure() -> None:  # upstream #58
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(presentation_meta=lambda args, value: lambda: None))
+    runtime = runtime_with(echo_tool(presentation_meta=lambda args, value: lambda: None))
     seen = _observed(runtime)
     result = await runtime.execute(call("echo", {"text": "ok"}))
     assert result.is_error
@@ -239,8 +228,7 @@ async def test_final_content_transform_sees_the_projection_failure() -> None:  #
         calls.append(result)
         return [{"type": "text", "text": first_text(result)[:32]}]
 
-    runtime = ToolRuntime()
-    runtime.register(
+    runtime = runtime_with(
         echo_tool(
             "throwing-meta",
             presentation_meta=lambda args, value: {"bad": {1, 2}},
@@ -262,8 +250,7 @@ async def test_a_raising_final_content_transform_is_not_invoked_again() -> None:
         calls += 1
         raise RuntimeError("finalizer violated its total contract")
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(finalize_content=finalizer))
+    runtime = runtime_with(echo_tool(finalize_content=finalizer))
     result = await runtime.execute(call("echo", {"text": "x"}))
     assert result.to_json() == {
         "content": text_blocks("Error: finalizer violated its total contract"),
@@ -280,8 +267,7 @@ async def test_final_content_transform_returning_none_keeps_content() -> None:  
         nonlocal calls
         calls += 1
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(finalize_content=finalizer))
+    runtime = runtime_with(echo_tool(finalize_content=finalizer))
     result = await runtime.execute(call("echo", {}))
     assert result.to_json()["content"] == text_blocks("")
     assert calls == 1
@@ -296,8 +282,9 @@ async def test_lossy_and_schema_mismatched_values_fail_before_post_execute() -> 
     async def returns_int(args: Any, ctx: Any) -> Any:
         return 42
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool("lossy", output_schema={"type": "json"}, execute=returns_function))
+    runtime = runtime_with(
+        echo_tool("lossy", output_schema={"type": "json"}, execute=returns_function)
+    )
     runtime.register(echo_tool("typed", execute=returns_int))
     lossy = await runtime.execute(call("lossy"))
     assert lossy.to_json()["error"] == {
@@ -318,8 +305,7 @@ async def test_dict_subclass_value_is_not_lossless() -> None:  # upstream #63 (P
     async def body(args: Any, ctx: Any) -> Any:
         return [Tricky(a=1)]
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("tricky", body))
+    runtime = runtime_with(content_tool("tricky", body))
     result = await runtime.execute(call("tricky"))
     assert result.error is not None
     assert (
@@ -355,8 +341,7 @@ async def test_projector_failures_are_one_failed_call(
         built["render"] = projector(options["render"], "renderer exploded")
     if "presentation_meta" in options:
         built["presentation_meta"] = projector(options["presentation_meta"], "metadata exploded")
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(**built))
+    runtime = runtime_with(echo_tool(**built))
     result = await runtime.execute(call("echo", {"text": "x"}))
     assert result.to_json() == {
         "content": text_blocks(f'Error: tool "echo" returned invalid output: {message}'),
@@ -372,8 +357,7 @@ async def test_unknown_and_throwing_tools_become_failures() -> None:  # upstream
     async def explode(args: Any, ctx: Any) -> Any:
         raise RuntimeError("exploded")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("boom", explode))
+    runtime = runtime_with(content_tool("boom", explode))
     unknown = await runtime.execute(call("nope"))
     assert unknown.to_json() == {
         "content": text_blocks('Error: unknown tool "nope"'),
@@ -422,8 +406,7 @@ async def test_thrown_values_are_reported_by_message(error: Exception, text: str
     async def body(args: Any, ctx: Any) -> Any:
         raise error
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("thrower", body))
+    runtime = runtime_with(content_tool("thrower", body))
     assert first_text(await runtime.execute(call("thrower"))) == text
 
 
@@ -434,8 +417,7 @@ async def test_harness_errors_keep_their_info_plain_errors_do_not() -> None:  # 
     async def plain(args: Any, ctx: Any) -> Any:
         raise ValueError("just a message")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("full", disk_full))
+    runtime = runtime_with(content_tool("full", disk_full))
     runtime.register(content_tool("plain", plain))
     full = await runtime.execute(call("full"))
     assert full.to_json()["error"] == {
@@ -454,8 +436,7 @@ async def test_invalid_arguments_surface_the_structured_error() -> (
     async def read(args: Any, ctx: Any) -> Any:
         return text_blocks(f"read {args['path']}")
 
-    runtime = ToolRuntime()
-    runtime.register(
+    runtime = runtime_with(
         content_tool("reader", read, parameters={"path": {"type": "string", "required": True}})
     )
     bad = await runtime.execute(call("reader", {}))
@@ -484,35 +465,62 @@ async def test_raw_tools_are_not_argument_validated() -> None:  # upstream #143,
         "properties": {"path": {"type": "string"}},
         "required": ["path"],
     }
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("raw", parameters=parameters, execute=body))
+    runtime = runtime_with(raw_tool("raw", parameters=parameters, execute=body))
     assert runtime.schemas()[0]["parameters"] == parameters
     assert first_text(await runtime.execute(call("raw", {"path": "/tmp"}))) == "/tmp"
     assert (await runtime.execute(call("raw", {}))).is_error is False
 
 
-async def test_define_tool_round_trips_through_the_registry() -> None:  # upstream #140, #142
-    async def typed(args: Any, ctx: Any) -> Any:
-        return args["text"].upper() if args.get("uppercase") else args["text"]
+async def _upper_if_asked(args: Any, ctx: Any) -> Any:
+    return args["text"].upper() if args.get("uppercase") else args["text"]
 
-    runtime = ToolRuntime()
-    runtime.register(
-        echo_tool(
-            "typed-echo",
-            parameters={
-                "text": {"type": "string", "required": True},
-                "uppercase": {"type": "boolean"},
+
+async def _req_and_optional(args: Any, ctx: Any) -> Any:
+    return f"{args['req']}:{args.get('opt', 'none')}"
+
+
+@pytest.mark.parametrize(
+    ("body", "parameters", "schema", "arguments", "expected"),
+    [
+        (
+            _upper_if_asked,
+            {"text": {"type": "string", "required": True}, "uppercase": {"type": "boolean"}},
+            {
+                "type": "object",
+                "properties": {"text": {"type": "string"}, "uppercase": {"type": "boolean"}},
+                "required": ["text"],
             },
-            execute=typed,
-        )
-    )
-    assert runtime.schemas()[0]["parameters"] == {
-        "type": "object",
-        "properties": {"text": {"type": "string"}, "uppercase": {"type": "boolean"}},
-        "required": ["text"],
-    }
-    result = await runtime.execute(call("typed-echo", {"text": "hello", "uppercase": True}))
-    assert (result.value, result.to_json()["content"]) == ("HELLO", text_blocks("HELLO"))
+            {"text": "hello", "uppercase": True},
+            "HELLO",
+        ),
+        (  # upstream #142 exactly: execute {req:'hello'} → text `hello:none`
+            _req_and_optional,
+            {
+                "req": {"type": "string", "required": True},
+                "opt": {"type": "number", "description": "Optional number"},
+            },
+            {
+                "type": "object",
+                "properties": {
+                    "req": {"type": "string"},
+                    "opt": {"type": "number", "description": "Optional number"},
+                },
+                "required": ["req"],
+            },
+            {"req": "hello"},
+            "hello:none",
+        ),
+    ],
+)
+async def test_define_tool_round_trips_through_the_registry(
+    body: Any, parameters: Any, schema: Any, arguments: Any, expected: str
+) -> None:  # upstream #140, #142: the schema is projected as declared, execution round-trips
+    runtime = runtime_with(echo_tool("round-trip", parameters=parameters, execute=body))
+    assert runtime.schemas()[0]["parameters"] == schema
+    result = await runtime.execute(call("round-trip", arguments))
+    assert (result.value, result.to_json()["content"]) == (expected, text_blocks(expected))
+    assert first_text(result) == expected
+    assert result.is_error is False
 
 
 async def test_results_are_frozen_and_detached_from_the_body() -> None:  # upstream #119 (part)
@@ -525,8 +533,7 @@ async def test_results_are_frozen_and_detached_from_the_body() -> None:  # upstr
         produced.append(blocks)
         return blocks
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("fresh", body))
+    runtime = runtime_with(content_tool("fresh", body))
     result = await runtime.execute(call("fresh"))
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         result.value = "changed"  # type: ignore[misc]

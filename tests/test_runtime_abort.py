@@ -10,6 +10,7 @@ import pytest
 import trio
 import trio.testing
 
+from tests.runtime_tools import content_tool, echo_tool, runtime_with
 from tests.test_runtime_helpers import (
     ABORTED_RESULT,
     BEFORE_DISPATCH_RESULT,
@@ -19,11 +20,8 @@ from tests.test_runtime_helpers import (
     WrapNext,
     abort_swapping_wrapper,
     call,
-    content_tool,
-    echo_tool,
     execute_setting_at,
     observe_results,
-    runtime_with,
     set_at,
     sleeper,
     text_blocks,

@@ -1,5 +1,5 @@
-"""Shared fixtures of the runtime tests (no tests here): the upstream ``echo`` tool, the content
-fixture, raw definitions, and small fakes."""
+"""Shared helpers of the runtime tests (no tests here): inputs, hook-chain aliases, the synthetic
+abort results, abort timing helpers and small fakes (tool definitions: ``tests/runtime_tools.py``)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,9 @@ from trio_harness import (
     ApprovalRequest,
     PostToolDecision,
     PreToolDecision,
-    ToolDefinition,
     ToolExecutionInput,
     ToolExecutionResult,
-    ToolOutput,
     ToolRuntime,
-    define_tool,
 )
 
 PreNext = Callable[[], Awaitable[PreToolDecision]]
@@ -40,14 +37,6 @@ def _abort_json(message: str, code: str) -> dict[str, Any]:
 # ``ToolExecutionResult.to_json()`` of the two synthetic abort results.
 ABORTED_RESULT = _abort_json("tool call aborted", "ABORTED")
 BEFORE_DISPATCH_RESULT = _abort_json("tool call aborted before dispatch", "ABORTED_BEFORE_DISPATCH")
-
-
-def runtime_with(*tools: ToolDefinition, **options: Any) -> ToolRuntime:
-    """A ``ToolRuntime(**options)`` with ``tools`` registered."""
-    runtime = ToolRuntime(**options)
-    for tool in tools:
-        runtime.register(tool)
-    return runtime
 
 
 def observe_results(runtime: Any) -> list[tuple[Any, ToolExecutionResult]]:
@@ -106,75 +95,6 @@ def abort_swapping_wrapper(
             exec.abort = previous
 
     return wrapper
-
-
-def echo_tool(name: str = "echo", **options: Any) -> ToolDefinition:
-    """Upstream ``echoTool``: returns ``args.text ?? ''`` rendered as one text block."""
-    presentation_meta = options.pop("presentation_meta", None)
-    render = options.pop("render", lambda args, value: text_blocks(value))
-    execute = options.pop("execute", None)
-
-    async def body(args: Any, ctx: Any) -> Any:
-        return args.get("text", "")
-
-    return define_tool(
-        name=name,
-        description="echo arguments back",
-        parameters=options.pop("parameters", {"text": {"type": "string"}}),
-        output=ToolOutput(
-            schema=options.pop("output_schema", {"type": "string"}),
-            render=render,
-            presentation_meta=presentation_meta,
-        ),
-        execute=execute or body,
-        **options,
-    )
-
-
-def content_tool(
-    name: str,
-    execute: Callable[[Any, Any], Awaitable[Any]] | None = None,
-    *,
-    parameters: Any = None,
-    presentation_meta: Any = None,
-    **options: Any,
-) -> ToolDefinition:
-    """Upstream ``defineContentToolFixture``: value = content blocks, rendered as themselves."""
-
-    async def body(args: Any, ctx: Any) -> Any:
-        return text_blocks("ok")
-
-    return define_tool(
-        name=name,
-        description=f"{name} fixture",
-        parameters={} if parameters is None else parameters,
-        output=ToolOutput(
-            schema={"type": "array", "items": {"type": "json"}},
-            render=lambda args, value: value,
-            presentation_meta=presentation_meta,
-        ),
-        execute=execute or body,
-        **options,
-    )
-
-
-def raw_tool(name: str = "t", reply: str | None = None, **options: Any) -> ToolDefinition:
-    """Upstream scoped.spec ``tool(name, reply)``: raw schema, string output."""
-    calls = options.pop("calls", None)
-
-    async def body(args: Any, ctx: Any) -> Any:
-        if calls is not None:
-            calls.append(args)
-        return reply if reply is not None else f"ran:{name}"
-
-    return ToolDefinition(
-        name=name,
-        description=f"raw {name}",
-        parameters=options.pop("parameters", {"type": "object", "properties": {}}),
-        output=ToolOutput(schema={"type": "string"}, render=lambda args, value: text_blocks(value)),
-        execute=options.pop("execute", body),
-        **options,
-    )
 
 
 def call(

@@ -7,16 +7,14 @@ from typing import Any
 import attrs
 import pytest
 
+from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
 from tests.test_runtime_helpers import (
     FakeApproval,
     PostNext,
     PreNext,
     WrapNext,
     call,
-    content_tool,
-    echo_tool,
     first_text,
-    raw_tool,
     text_blocks,
 )
 from trio_harness import (
@@ -232,8 +230,7 @@ async def test_final_content_transform_captured_at_call_start_still_runs() -> No
         seen.append(result.is_error)
         return text_blocks("bounded failure")
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(finalize_content=finalizer))
+    runtime = runtime_with(echo_tool(finalize_content=finalizer))
 
     async def hook(exec: ToolExecution, next: PreNext) -> PreToolDecision:
         runtime.unregister("echo")
@@ -258,8 +255,7 @@ async def test_final_content_transform_captured_at_call_start_still_runs() -> No
 async def test_guards_run_after_the_waterfall_and_cannot_be_overridden() -> (
     None
 ):  # upstream #186 (global part)
-    runtime = ToolRuntime()
-    runtime.register(raw_tool())
+    runtime = runtime_with(raw_tool())
     remove_first = runtime.add_guard(lambda exec: "terminal policy")
     remove_second = runtime.add_guard(lambda exec: "terminal policy")
 
@@ -276,8 +272,7 @@ async def test_guards_run_after_the_waterfall_and_cannot_be_overridden() -> (
 
 async def test_guards_compose_monotonically() -> None:  # upstream #187
     calls: list[Any] = []
-    runtime = ToolRuntime()
-    runtime.register(raw_tool(calls=calls))
+    runtime = runtime_with(raw_tool(calls=calls))
     runtime.add_guard(lambda exec: None)
     runtime.add_guard(lambda exec: "global denial")
     assert first_text(await runtime.execute(call("t"))) == "Error: global denial"
@@ -286,8 +281,7 @@ async def test_guards_compose_monotonically() -> None:  # upstream #187
 
 async def test_a_guard_registered_during_evaluation_is_consulted() -> None:  # upstream #188
     order: list[str] = []
-    runtime = ToolRuntime()
-    runtime.register(raw_tool())
+    runtime = runtime_with(raw_tool())
 
     def late(exec: ToolExecution) -> str:
         order.append("late")
@@ -341,8 +335,7 @@ async def test_a_thrown_tool_is_normalized_before_the_wrapper_sees_it() -> (
     async def kaboom(args: Any, ctx: Any) -> Any:
         raise HarnessError("kaboom", "BOOM")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("boom", kaboom))
+    runtime = runtime_with(content_tool("boom", kaboom))
     seen: list[Any] = []
 
     async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
@@ -369,8 +362,7 @@ async def test_a_thrown_tool_is_normalized_before_the_wrapper_sees_it() -> (
 
 
 async def test_dispatch_outcomes_are_frozen_for_wrappers_and_post() -> None:  # upstream #119
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t", "original"))
+    runtime = runtime_with(raw_tool("t", "original"))
     attempts: list[bool] = []
 
     def attempt(result: ToolExecutionResult) -> None:
@@ -405,8 +397,7 @@ async def test_order_of_pre_execute_wrappers_and_post() -> None:  # upstream #99
         order.append("dispatch")
         return text_blocks("hi")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("hi", body))
+    runtime = runtime_with(content_tool("hi", body))
 
     async def pre(exec: ToolExecution, next: PreNext) -> PreToolDecision:
         order.append("pre:before")
@@ -484,8 +475,7 @@ async def test_wrapper_success_is_revalidated_and_rerendered() -> None:  # upstr
         ran.append("body")
         return ""
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(execute=body))
+    runtime = runtime_with(echo_tool(execute=body))
 
     async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
         return ToolExecutionResult(
@@ -610,8 +600,7 @@ def _projected_tool() -> ToolDefinition:
 
 
 async def test_content_replacement_keeps_value_and_meta() -> None:  # upstream #66, #91
-    runtime = ToolRuntime()
-    runtime.register(_projected_tool())
+    runtime = runtime_with(_projected_tool())
     remove = runtime.add_post_execute(_post(Accept(content=text_blocks("policy content"))))
     result = await runtime.execute(call("projected"))
     assert result.to_json() == {
@@ -797,8 +786,7 @@ async def test_deferred_wrapper_and_post_contexts_keep_their_order() -> None:  #
         ctx.defer_context("nested-2", source={"kind": "plugin", "plugin": "nested-2"})
         return text_blocks("done")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("composite", body))
+    runtime = runtime_with(content_tool("composite", body))
 
     async def wrapper(exec: ToolExecution, next: WrapNext) -> ToolExecutionResult:
         result = await next()
@@ -825,8 +813,7 @@ async def test_deferred_contexts_survive_a_throw_but_not_a_block() -> None:  # u
         ctx.defer_context("nested", source={"kind": "plugin", "plugin": "nested"})
         raise RuntimeError("composite failed")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("composite", body))
+    runtime = runtime_with(content_tool("composite", body))
     thrown = await runtime.execute(call("composite"))
     assert thrown.is_error
     assert _sources(thrown) == ["nested"]
@@ -842,8 +829,7 @@ async def test_defer_context_after_dispatch_is_refused() -> None:
         kept.append(ctx)
         return text_blocks("x")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("c", body))
+    runtime = runtime_with(content_tool("c", body))
     await runtime.execute(call("c"))
     with pytest.raises(RuntimeError, match="defer_context after dispatch settled"):
         kept[0].defer_context("late")
@@ -857,8 +843,7 @@ async def test_nested_calls_get_no_meta_and_forward_conclusions() -> None:  # up
         ctx.conclude_turn()
         return ""
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool(presentation_meta=lambda args, value: {"card": True}))
+    runtime = runtime_with(echo_tool(presentation_meta=lambda args, value: {"card": True}))
     runtime.register(echo_tool("nested", execute=nested_body))
 
     async def composite(args: Any, ctx: Any) -> Any:

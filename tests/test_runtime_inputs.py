@@ -8,14 +8,8 @@ from typing import Any
 import pytest
 import trio
 
-from tests.test_runtime_helpers import (
-    call,
-    content_tool,
-    echo_tool,
-    first_text,
-    raw_tool,
-    text_blocks,
-)
+from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
+from tests.test_runtime_helpers import call, first_text, text_blocks
 from trio_harness import (
     Deny,
     DispatchOutcome,
@@ -203,8 +197,7 @@ async def test_one_token_and_one_argument_snapshot_across_the_pipeline() -> None
         seen_tokens.add(id(ctx.token))
         return "ran:t"
 
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t", execute=body))
+    runtime = runtime_with(raw_tool("t", execute=body))
     guard_args: list[Any] = []
 
     def guard(exec: ToolExecution) -> str | None:
@@ -247,8 +240,7 @@ async def test_observer_failures_are_contained_and_logged(
         def __str__(self) -> str:
             raise RuntimeError("no")
 
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
+    runtime = runtime_with(raw_tool("t"))
 
     async def wrapper(exec: Any, next: Any) -> Any:
         await next()
@@ -280,8 +272,7 @@ async def test_observer_failures_are_contained_and_logged(
 
 
 async def test_hook_removal_is_per_registration() -> None:
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
 
     async def deny(exec: Any, next: Any) -> Any:
         return Deny("no")
@@ -332,8 +323,7 @@ async def test_execute_goes_through_an_assigned_scheduler() -> None:  # e.3
     async def broken(exec: Any, next: Any) -> Any:
         raise RuntimeError("wrapper broke")
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     recorder = RecordingScheduler(runtime.scheduler)
     runtime.scheduler = recorder
     await runtime.execute(call())
@@ -363,8 +353,7 @@ async def test_a_scheduler_failure_escapes_execute() -> None:
         async def dispatch(self, exec: ToolExecution) -> DispatchOutcome:
             raise LookupError("scheduler bug")
 
-    runtime = ToolRuntime()
-    runtime.register(echo_tool())
+    runtime = runtime_with(echo_tool())
     runtime.scheduler = Broken(runtime.scheduler)
     with pytest.raises(LookupError, match="scheduler bug"):
         await runtime.execute(call())
@@ -376,8 +365,7 @@ async def test_phases_can_be_driven_one_by_one() -> None:
         ctx.conclude_turn()
         return text_blocks("done")
 
-    runtime = ToolRuntime()
-    runtime.register(content_tool("t", body))
+    runtime = runtime_with(content_tool("t", body))
     scheduler = runtime.scheduler
     preparation = await scheduler.prepare(call("t", {}, call_id="c9", root_call_id="root"))
     assert preparation.kind == "dispatch"

@@ -8,7 +8,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.test_runtime_helpers import call, echo_tool, text_blocks
+from tests.runtime_tools import echo_tool
+from tests.test_runtime_helpers import call, text_blocks
 from trio_harness import Accept, Allow, Block, Deny, ToolExecutionResult, ToolRuntime, is_json_value
 
 json_values = st.recursive(

@@ -6,23 +6,14 @@ asserts the exact strings of ``spec/upstream-tests.md``.
 
 from __future__ import annotations
 
-from typing import Any
-
-from tests.test_runtime_helpers import (
-    PostNext,
-    call,
-    echo_tool,
-    first_text,
-    runtime_with,
-    text_blocks,
-)
+from tests.runtime_tools import echo_tool, runtime_with
+from tests.test_runtime_helpers import PostNext, call, first_text, text_blocks
 from trio_harness import (
     UNSET,
     Block,
     PostToolDecision,
     ToolExecution,
     ToolExecutionResult,
-    ToolRuntime,
 )
 
 
@@ -48,35 +39,6 @@ async def test_post_execute_block_gives_the_corrective_feedback_text() -> None:
     assert result.is_error is True
     assert first_text(result) == "output rejected: try again"
     assert result.value is UNSET
-
-
-async def test_registry_round_trip_executes_a_defined_tool_with_an_optional_argument() -> None:
-    # upstream #142: execute {req:'hello'} → text `hello:none`, schema projected as declared
-    async def body(args: Any, ctx: Any) -> Any:
-        return f"{args['req']}:{args.get('opt', 'none')}"
-
-    runtime = ToolRuntime()
-    runtime.register(
-        echo_tool(
-            "round-trip",
-            parameters={
-                "req": {"type": "string", "required": True},
-                "opt": {"type": "number", "description": "Optional number"},
-            },
-            execute=body,
-        )
-    )
-    assert runtime.schemas()[0]["parameters"] == {
-        "type": "object",
-        "properties": {
-            "req": {"type": "string"},
-            "opt": {"type": "number", "description": "Optional number"},
-        },
-        "required": ["req"],
-    }
-    result = await runtime.execute(call("round-trip", {"req": "hello"}))
-    assert first_text(result) == "hello:none"
-    assert result.is_error is False
 
 
 async def test_each_call_gets_a_distinct_token() -> None:
