@@ -57,6 +57,19 @@ class Op(enum.Enum):
     DONE = "done"
 
 
+# Enum member lookups (``Op.START``) go through a descriptor on Python 3.11 (~0.2 µs each);
+# ``next_action`` runs a few times per call, so it returns these prebuilt constants.
+_CLASSIFY: Final = Op.CLASSIFY
+_OPEN_GROUP: Final = Op.OPEN_GROUP
+_START: Final = Op.START
+_COMMIT: Final = Op.COMMIT
+_CLOSE_GROUP: Final = Op.CLOSE_GROUP
+_SKIP: Final = Op.SKIP
+_DONE: Final = Op.DONE
+_WAIT_ACTION: Final = (Op.WAIT, -1)
+_RAISE_ACTION: Final = (Op.RAISE, -1)
+
+
 class CallState(enum.IntEnum):
     """Where one call is in its life."""
 
@@ -209,14 +222,14 @@ class StepCore:
         if self._has_failure:
             # Drain: no commit, no start, until every in-flight dispatch settled.
             if self._in_flight:
-                return Op.WAIT, -1
+                return _WAIT_ACTION
             self._in_group = False
-            return Op.CLOSE_GROUP, self._group_start
+            return _CLOSE_GROUP, self._group_start
         cursor = self._cursor
         state = self._state
         if cursor < self._next and state[cursor] == _SETTLED:
             state[cursor] = _COMMITTING
-            return Op.COMMIT, cursor
+            return _COMMIT, cursor
         nxt = self._next
         if (
             not self._aborted
@@ -229,32 +242,32 @@ class StepCore:
                 self._next_mode = None
                 self._next = nxt + 1
                 state[nxt] = _PREPARING
-                return Op.START, nxt
+                return _START, nxt
             if mode is None:
-                return Op.CLASSIFY, nxt
+                return _CLASSIFY, nxt
             # No longer parallel: a barrier. Filling stops until a dispatch settles; the call
             # is classified afresh then (upstream reclassifies on every fill attempt).
             self._next_mode = None
             self._blocked = True
         if self._in_flight:
-            return Op.WAIT, -1
+            return _WAIT_ACTION
         # Quiescent: every started call must be committed by now.
         if cursor != nxt:
             raise RuntimeError(_UNCOMMITTED_MESSAGE)
         self._in_group = False
-        return Op.CLOSE_GROUP, self._group_start
+        return _CLOSE_GROUP, self._group_start
 
     def _between_groups(self) -> tuple[Op, int]:
         if self._has_failure:
-            return Op.RAISE, -1
+            return _RAISE_ACTION
         nxt = self._next
         if nxt == self._count:
-            return Op.DONE, nxt
+            return _DONE, nxt
         if self._aborted:
-            return Op.SKIP, nxt
+            return _SKIP, nxt
         first = self._first_mode
         if first is None:
-            return Op.CLASSIFY, nxt
+            return _CLASSIFY, nxt
         self._first_mode = None
         self._in_group = True
         self._parallel = first
@@ -262,7 +275,7 @@ class StepCore:
         self._group_end = self._count if first else nxt + 1
         self._blocked = False
         self._next_mode = None
-        return Op.OPEN_GROUP, nxt
+        return _OPEN_GROUP, nxt
 
     # -- reports --------------------------------------------------------------------------------
 
