@@ -66,9 +66,10 @@ async def test_parallel_safe_siblings_run_concurrently(pool_backend: PoolBackend
         box = await start(nursery, pool_backend.runtime, session, xs(3))
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2", "3"]
-        gates.release("1", "2", "3")
+        gates.release("3", "2", "1")
     assert box == [StepOutcome(concluded=False, aborted=False)]
     assert result_ids(session) == ["c1", "c2", "c3"]
+    assert texts(session) == ["done-1", "done-2", "done-3"]
     assert_paired(session)
 
 
@@ -476,6 +477,28 @@ async def test_abort_stops_replenishing_commits_started_results_and_hands_contex
     assert errors(session) == [ABORTED, ABORTED, BEFORE_DISPATCH, BEFORE_DISPATCH]
     assert accepted == ["ctx-c1", "ctx-c2"]
     assert post_seen == ["c1", "c2"]
+
+
+async def test_real_runtime_abort_after_an_invalid_arguments_call() -> None:
+    # upstream #215 (shape), #219: a validation failure, then an abort with two calls in flight
+    pool_backend = PoolBackend("real")
+    _, started = pool_backend.gated()
+    abort = trio.Event()
+    session = Session()
+    calls = [ToolCallBlock("c0", "x", "not json"), *xs(4)]
+    async with trio.open_nursery() as nursery:
+        box = await start(
+            nursery, pool_backend.runtime, session, calls, abort=abort, max_parallel_tool_calls=2
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        assert started == ["1", "2"]
+        abort.set()
+    assert box[0].aborted
+    first = result_wire(session)[0]
+    assert first["message"]["content"][0]["isError"] is True
+    assert texts(session)[0] == 'Error: invalid arguments: "arguments" must be an object'
+    assert errors(session)[1:] == [ABORTED, ABORTED, BEFORE_DISPATCH, BEFORE_DISPATCH]
+    assert session.events[0].data.arguments == "not json"
 
 
 async def test_exclusive_barrier_does_not_run_after_a_parallel_group_aborts(

@@ -36,6 +36,11 @@ from trio_harness import (
 )
 
 AGENT = object()
+# The error of a call whose tool was unregistered while a hook ran.
+ECHO_UNREGISTERED = {
+    "message": 'unknown tool "echo"',
+    "info": {"name": "ToolNotFoundError", "code": "UNKNOWN_TOOL"},
+}
 
 
 def _echo_runtime(**options: Any) -> ToolRuntime:
@@ -503,10 +508,7 @@ async def test_wrapper_success_fails_when_the_tool_disappears() -> None:  # upst
 
     runtime.add_execute_wrapper(wrapper)
     result = await runtime.execute(call())
-    assert result.to_json()["error"] == {
-        "message": 'unknown tool "echo"',
-        "info": {"name": "ToolNotFoundError", "code": "UNKNOWN_TOOL"},
-    }
+    assert result.to_json()["error"] == ECHO_UNREGISTERED
 
 
 async def test_a_result_from_another_dispatch_is_revalidated() -> None:  # upstream #123
@@ -736,10 +738,7 @@ async def test_value_replacement_fails_when_the_tool_disappears() -> None:  # up
 
     runtime.add_post_execute(post)
     result = await runtime.execute(call())
-    assert result.to_json()["error"] == {
-        "message": 'unknown tool "echo"',
-        "info": {"name": "ToolNotFoundError", "code": "UNKNOWN_TOOL"},
-    }
+    assert result.to_json()["error"] == ECHO_UNREGISTERED
 
 
 async def test_a_raising_post_hook_and_a_forged_decision_are_errors() -> None:  # upstream #127
