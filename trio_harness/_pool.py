@@ -33,7 +33,7 @@ from ._abort import abort_relay, current_relay
 from ._arguments import parse_arguments
 from ._core import Op, StepCore, validate_cap
 from ._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
-from ._session import TOOL_CALL, TOOL_RESULT, Session, ToolCallData, ToolResultData
+from ._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, _fast_call_data
 from ._types import (
     ToolExecutionInput,
     ToolExecutionResult,
@@ -135,7 +135,7 @@ class _SessionRecorder:
 
     def started(self, index: int) -> None:
         block = self._blocks[index]
-        data = ToolCallData(self._turn, self._step, block.id, block.name, block.arguments)
+        data = _fast_call_data(self._turn, self._step, block.id, block.name, block.arguments)
         self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
 
     def committed(self, index: int, result: ToolExecutionResult) -> None:

@@ -104,21 +104,31 @@ class ToolResultData:
     ) -> ToolResultData:
         """The data recorded for ``result`` of call ``call_id``."""
         error = result.error
-        return cls(
-            turn=turn,
-            step=step,
-            message=ToolResultMessage(
-                source=MessageSource(call_id=call_id),
-                content=(
-                    ToolResultBlock(
-                        tool_call_id=call_id,
-                        content=tuple(result.content),
-                        is_error=result.is_error,
+        if cls is not ToolResultData:
+            return cls(
+                turn=turn,
+                step=step,
+                message=ToolResultMessage(
+                    source=MessageSource(call_id=call_id),
+                    content=(
+                        ToolResultBlock(
+                            tool_call_id=call_id,
+                            content=tuple(result.content),
+                            is_error=result.is_error,
+                        ),
                     ),
                 ),
-            ),
-            error=None if error is None else error.info,
-            meta=result.meta,
+                error=None if error is None else error.info,
+                meta=result.meta,
+            )
+        return _fast_result_data(
+            turn,
+            step,
+            call_id,
+            tuple(result.content),
+            result.is_error,
+            None if error is None else error.info,
+            result.meta,
         )
 
 
@@ -143,6 +153,82 @@ class SessionEvent:
         return _unstructure_event(self)
 
 
+# ---------------------------------------------------------------------------------------------
+# Hot-path construction
+# ---------------------------------------------------------------------------------------------
+#
+# The pool builds a ToolCallData, a ToolResultData (four objects) and two SessionEvents per call.
+# attrs' frozen ``__init__`` sets each field through ``object.__setattr__``; these builders set
+# the slots directly (about half the cost). They produce objects equal, field for field, to the
+# attrs constructors' (pinned by tests/test_pool_perf.py); none of these classes has a
+# validator, converter or post-init hook to bypass.
+
+_new: Final = object.__new__
+
+
+def _slot_setters(cls: type, *names: str) -> tuple[Any, ...]:
+    assert tuple(field.name for field in attrs.fields(cls)) == names, cls
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+_SOURCE_KIND, _SOURCE_CALL_ID = _slot_setters(MessageSource, "kind", "call_id")
+_BLOCK_TYPE, _BLOCK_CALL_ID, _BLOCK_CONTENT, _BLOCK_IS_ERROR = _slot_setters(
+    ToolResultBlock, "type", "tool_call_id", "content", "is_error"
+)
+_MESSAGE_ROLE, _MESSAGE_SOURCE, _MESSAGE_CONTENT = _slot_setters(
+    ToolResultMessage, "role", "source", "content"
+)
+_DATA_TURN, _DATA_STEP, _DATA_MESSAGE, _DATA_ERROR, _DATA_META = _slot_setters(
+    ToolResultData, "turn", "step", "message", "error", "meta"
+)
+_CALL_TURN, _CALL_STEP, _CALL_ID, _CALL_NAME, _CALL_ARGUMENTS = _slot_setters(
+    ToolCallData, "turn", "step", "call_id", "name", "arguments"
+)
+_EVENT_SEQ, _EVENT_TYPE, _EVENT_DATA, _EVENT_SOURCES = _slot_setters(
+    SessionEvent, "seq", "type", "data", "source_event_seqs"
+)
+
+
+def _fast_result_data(
+    turn: int,
+    step: int,
+    call_id: str,
+    content: tuple[ContentBlock, ...],
+    is_error: bool,
+    error: ErrorInfo | None,
+    meta: Any,
+) -> ToolResultData:
+    source = _new(MessageSource)
+    _SOURCE_KIND(source, "tool")
+    _SOURCE_CALL_ID(source, call_id)
+    block = _new(ToolResultBlock)
+    _BLOCK_TYPE(block, "tool-result")
+    _BLOCK_CALL_ID(block, call_id)
+    _BLOCK_CONTENT(block, content)
+    _BLOCK_IS_ERROR(block, is_error)
+    message = _new(ToolResultMessage)
+    _MESSAGE_ROLE(message, "user")
+    _MESSAGE_SOURCE(message, source)
+    _MESSAGE_CONTENT(message, (block,))
+    data: ToolResultData = _new(ToolResultData)
+    _DATA_TURN(data, turn)
+    _DATA_STEP(data, step)
+    _DATA_MESSAGE(data, message)
+    _DATA_ERROR(data, error)
+    _DATA_META(data, meta)
+    return data
+
+
+def _fast_call_data(turn: int, step: int, call_id: str, name: str, arguments: str) -> ToolCallData:
+    data: ToolCallData = _new(ToolCallData)
+    _CALL_TURN(data, turn)
+    _CALL_STEP(data, step)
+    _CALL_ID(data, call_id)
+    _CALL_NAME(data, name)
+    _CALL_ARGUMENTS(data, arguments)
+    return data
+
+
 @attrs.define(eq=False)
 class Session:
     """An append-only event log."""
@@ -159,12 +245,11 @@ class Session:
     ) -> SessionEvent:
         """Append an event and return it (its ``seq`` is the next position)."""
         events = self._events
-        event = SessionEvent(
-            len(events),
-            type,
-            data,
-            None if source_event_seqs is None else tuple(source_event_seqs),
-        )
+        event: SessionEvent = _new(SessionEvent)
+        _EVENT_SEQ(event, len(events))
+        _EVENT_TYPE(event, type)
+        _EVENT_DATA(event, data)
+        _EVENT_SOURCES(event, None if source_event_seqs is None else tuple(source_event_seqs))
         events.append(event)
         return event
 
