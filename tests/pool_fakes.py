@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import trio
+import trio.testing
 
 from trio_harness._abort import cancel_on_abort
 from trio_harness._types import (
@@ -235,6 +236,11 @@ class Gates:
     def release(self, *keys: str) -> None:
         for key in keys:
             self[key].set()
+
+    async def release_and_settle(self, *keys: str) -> None:
+        """Releases ``keys``, then waits until every task is blocked again."""
+        self.release(*keys)
+        await trio.testing.wait_all_tasks_blocked()
 
 
 def gated_body(gates: Gates, started: list[str] | None = None) -> Body:

@@ -115,8 +115,7 @@ async def test_pending_calls_are_reclassified_after_a_barrier_replaces_their_too
         await start(nursery, pool_backend.runtime, session, calls)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1"]
-        gates.release("1")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("1")
         assert started == ["1", "2"]
         gates.release("2")
     assert result_ids(session) == ["c0", "c1", "c2"]
@@ -141,12 +140,10 @@ async def test_result_observer_making_the_next_call_exclusive_stops_replenishing
         await start(nursery, pool_backend.runtime, session, xs(3), max_parallel_tool_calls=2)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2"]
-        gates.release("1")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("1")
         assert result_ids(session) == ["c1"]
         assert replacement == []
-        gates.release("2")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("2")
         assert replacement == ["3"]
         gates.release("3")
     assert result_ids(session) == ["c1", "c2", "c3"]
@@ -170,11 +167,9 @@ async def test_barrier_is_reclassified_again_when_the_registry_changes_back() ->
         await start(nursery, runtime, session, xs(4), max_parallel_tool_calls=3)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2", "3"]
-        gates.release("1")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("1")
         assert started == ["1", "2", "3"]
-        gates.release("2")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("2")
         assert started == ["1", "2", "3", "4"]
         assert len(runtime.running) == 2  # c3 and c4 overlap: same parallel group
         gates.release("3", "4")
@@ -195,8 +190,7 @@ async def test_results_commit_in_model_order_when_a_later_call_settles_first(
     async with trio.open_nursery() as nursery:
         await start(nursery, pool_backend.runtime, session, xs(2))
         await trio.testing.wait_all_tasks_blocked()
-        gates.release("2")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("2")
         assert result_ids(session) == []
         gates.release("1")
     assert result_ids(session) == ["c1", "c2"]
@@ -248,8 +242,7 @@ async def test_starts_at_most_the_cap_and_replenishes_as_calls_settle(
         await start(nursery, pool_backend.runtime, session, xs(4), max_parallel_tool_calls=2)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1", "2"]
-        gates.release("1")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("1")
         assert started == ["1", "2", "3"]
         assert timeline(session)[:4] == [
             "tool/call:c1",
@@ -272,8 +265,7 @@ async def test_cap_of_one_is_fully_serial(pool_backend: PoolBackend) -> None:
         await start(nursery, pool_backend.runtime, session, xs(3), max_parallel_tool_calls=1)
         await trio.testing.wait_all_tasks_blocked()
         assert started == ["1"]
-        gates.release("1")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("1")
         assert started == ["1", "2"]
         gates.release("2", "3")
     assert result_ids(session) == ["c1", "c2", "c3"]
@@ -302,8 +294,7 @@ async def test_pre_and_post_execute_observe_model_call_order(pool_backend: PoolB
         await start(nursery, pool_backend.runtime, session, xs(3))
         await trio.testing.wait_all_tasks_blocked()
         for key in ("3", "2", "1"):
-            gates.release(key)
-            await trio.testing.wait_all_tasks_blocked()
+            await gates.release_and_settle(key)
     assert pre_order == ["c1", "c2", "c3"]
     assert post_order == ["c1", "c2", "c3"]
     if pool_backend.fake:
@@ -329,8 +320,7 @@ async def test_additional_contexts_are_accepted_in_model_order(pool_backend: Poo
             ),
         )
         await trio.testing.wait_all_tasks_blocked()
-        gates.release("2")
-        await trio.testing.wait_all_tasks_blocked()
+        await gates.release_and_settle("2")
         assert accepted == []
         gates.release("1")
     assert accepted == [("ctx-c1", ["c1"]), ("ctx-c2", ["c1", "c2"])]

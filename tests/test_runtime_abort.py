@@ -20,10 +20,12 @@ from tests.test_runtime_helpers import (
     WrapNext,
     abort_swapping_wrapper,
     call,
+    context_sources,
     execute_setting_at,
     observe_results,
     set_at,
     sleeper,
+    split_contexts,
     text_blocks,
 )
 from trio_harness import (
@@ -41,16 +43,6 @@ from trio_harness._abort import abort_relay
 
 ABORTED = ABORTED_RESULT
 BEFORE_DISPATCH = BEFORE_DISPATCH_RESULT
-
-
-def _without_contexts(result: ToolExecutionResult) -> dict[str, Any]:
-    data = result.to_json()
-    data.pop("additionalContexts", None)
-    return data
-
-
-def _sources(result: ToolExecutionResult) -> list[str]:
-    return [context["source"]["plugin"] for context in result.additional_contexts]
 
 
 async def _deferring_child(args: Any, ctx: Any) -> Any:
@@ -108,8 +100,8 @@ async def test_a_body_returning_after_the_abort_is_aborted_with_its_contexts(
     result = await execute_setting_at(runtime, call("stubborn", abort=abort), abort, 1)
     # A started body is never abandoned: the result waits for it to settle.
     assert trio.current_time() == 5
-    assert _without_contexts(result) == ABORTED
-    assert _sources(result) == ["child"]
+    assert split_contexts(result)[0] == ABORTED
+    assert context_sources(result) == ["child"]
 
 
 async def test_a_tool_owned_failure_after_the_abort_is_kept(
@@ -327,8 +319,8 @@ async def test_a_wrapper_short_circuit_overtaken_by_the_abort() -> None:  # upst
 
     runtime.add_execute_wrapper(wrapper)
     result = await runtime.execute(call("echo", abort=abort))
-    assert _without_contexts(result) == BEFORE_DISPATCH
-    assert _sources(result) == ["wrapper"]
+    assert split_contexts(result)[0] == BEFORE_DISPATCH
+    assert context_sources(result) == ["wrapper"]
 
 
 async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -> (
@@ -344,8 +336,8 @@ async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts() -
 
     runtime.add_execute_wrapper(wrapper)
     result = await runtime.execute(call("t", abort=abort))
-    assert _without_contexts(result) == ABORTED
-    assert _sources(result) == ["child"]
+    assert split_contexts(result)[0] == ABORTED
+    assert context_sources(result) == ["child"]
 
 
 async def test_a_late_post_execute_success_becomes_aborted(
@@ -365,8 +357,8 @@ async def test_a_late_post_execute_success_becomes_aborted(
     runtime.add_post_execute(post)
     result = await execute_setting_at(runtime, call("t", abort=abort), abort, 4)
     assert trio.current_time() == 4
-    assert _without_contexts(result) == ABORTED
-    assert _sources(result) == ["child", "post"]
+    assert split_contexts(result)[0] == ABORTED
+    assert context_sources(result) == ["child", "post"]
 
 
 @pytest.mark.parametrize("phase", ["wrapper", "post"])

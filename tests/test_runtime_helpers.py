@@ -126,3 +126,14 @@ class FakeApproval:
         if self.gate is not None:
             await self.gate.wait()
         return self.outcome
+
+
+def split_contexts(result: ToolExecutionResult) -> tuple[dict[str, Any], list[Any]]:
+    """``result.to_json()`` without its ``additionalContexts``, and those contexts (``[]`` if none)."""
+    data = result.to_json()
+    return data, data.pop("additionalContexts", [])
+
+
+def context_sources(result: ToolExecutionResult) -> list[Any]:
+    """The ``plugin`` names of the sources of ``result``'s additional contexts, in order."""
+    return [context["source"]["plugin"] for context in result.additional_contexts]

@@ -14,7 +14,9 @@ from tests.test_runtime_helpers import (
     PreNext,
     WrapNext,
     call,
+    context_sources,
     first_text,
+    split_contexts,
     text_blocks,
 )
 from trio_harness import (
@@ -63,10 +65,6 @@ def _post(decision: PostToolDecision) -> Any:
         return decision
 
     return hook
-
-
-def _sources(result: ToolExecutionResult) -> list[Any]:
-    return [context["source"]["plugin"] for context in result.additional_contexts]
 
 
 def _plugin(name: str, text: str | None = None) -> dict[str, Any]:
@@ -460,8 +458,7 @@ async def test_wrapper_authored_failure_is_normalized() -> None:  # upstream #74
 
     runtime.add_execute_wrapper(wrapper)
     result = await runtime.execute(call())
-    data = result.to_json()
-    context = data.pop("additionalContexts")
+    data, context = split_contexts(result)
     assert data == {
         "content": text_blocks("wrapper content"),
         "isError": True,
@@ -495,7 +492,7 @@ async def test_wrapper_success_is_revalidated_and_rerendered() -> None:  # upstr
     assert ran == []
     assert first_text(result) == "short-circuited"
     assert result.value == "short-circuited"
-    assert _sources(result) == ["wrapper"]
+    assert context_sources(result) == ["wrapper"]
     assert result.additional_contexts[0]["role"] == "user"
 
 
@@ -621,8 +618,7 @@ async def test_content_replacement_keeps_value_and_meta() -> None:  # upstream #
         )
     )
     result = await runtime.execute(call("projected"))
-    data = result.to_json()
-    contexts = data.pop("additionalContexts")
+    data, contexts = split_contexts(result)
     assert data == {
         "content": text_blocks("render:policy value"),
         "isError": False,
@@ -776,7 +772,7 @@ async def test_block_and_accept_carry_contexts() -> None:  # upstream #95, #96
     runtime.add_post_execute(_post(Accept(additional_contexts=[_plugin("fyi")])))
     accepted = await runtime.execute(call())
     assert not accepted.is_error
-    assert _sources(accepted) == ["fyi"]
+    assert context_sources(accepted) == ["fyi"]
 
 
 async def test_deferred_wrapper_and_post_contexts_keep_their_order() -> None:  # upstream #97
@@ -803,7 +799,7 @@ async def test_deferred_wrapper_and_post_contexts_keep_their_order() -> None:  #
     runtime.add_execute_wrapper(wrapper)
     runtime.add_post_execute(post)
     result = await runtime.execute(call("composite"))
-    assert _sources(result) == ["nested-1", "nested-2", "wrapper", "post"]
+    assert context_sources(result) == ["nested-1", "nested-2", "wrapper", "post"]
     assert result.additional_contexts[1]["content"] == text_blocks("nested-2")
 
 
@@ -815,10 +811,10 @@ async def test_deferred_contexts_survive_a_throw_but_not_a_block() -> None:  # u
     runtime = runtime_with(content_tool("composite", body))
     thrown = await runtime.execute(call("composite"))
     assert thrown.is_error
-    assert _sources(thrown) == ["nested"]
+    assert context_sources(thrown) == ["nested"]
     runtime.add_post_execute(_post(Block(text_blocks("no"), [_plugin("blocker")])))
     blocked = await runtime.execute(call("composite"))
-    assert _sources(blocked) == ["blocker"]
+    assert context_sources(blocked) == ["blocker"]
 
 
 async def test_defer_context_after_dispatch_is_refused() -> None:
