@@ -208,6 +208,7 @@ def assert_paired(session: Session) -> None:
     cited = []
     for event in session.events:
         if event.type == "tool/result":
+            assert event.source_event_seqs is not None
             (seq,) = event.source_event_seqs
             assert calls[seq] == event.data.message.source.call_id
             cited.append(seq)

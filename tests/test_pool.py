@@ -795,7 +795,7 @@ async def test_result_keeps_the_model_call_id_when_post_execute_replaces_content
 async def test_round_trips_a_tool_result(pool_backend: PoolBackend) -> None:
     # upstream #233
     async def echo(args: Any, ctx: Any) -> str:
-        return "echo: " + args["text"]
+        return "echo: " + str(args["text"])
 
     pool_backend.add_tool("echo", echo)
     session = Session()
