@@ -3,9 +3,9 @@
 This module only *runs* the decisions of :class:`~trio_harness._core.StepCore`. One driver task
 (the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
 tasks run in a nursery per group (the core keeps at most ``cap`` of them in flight: the window),
-store their outcome in their slot and send the slot index over a memory channel. Before every
-decision the driver drains the channel, so results that can be committed are committed before the
-next call is classified or started (a commit may change the registry).
+store their outcome in their slot and queue the slot index, waking the driver if it is parked.
+Before every decision the driver drains that queue, so results that can be committed are committed
+before the next call is classified or started (a commit may change the registry).
 
 Failures and cancellation:
 
@@ -21,7 +21,6 @@ Failures and cancellation:
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -201,13 +200,12 @@ class _Driver:
         "_core",
         "_inputs",
         "_pending",
-        "_receive",
         "_recorder",
         "_runtime",
         "_scheduler",
-        "_send",
+        "_settled",
         "_slots",
-        "_unread",
+        "_waiter",
     )
 
     def __init__(
@@ -225,9 +223,11 @@ class _Driver:
         self._recorder = recorder
         self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
         self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
-        # Unbounded, but never holds more than ``cap`` indices: one per in-flight dispatch.
-        self._send, self._receive = trio.open_memory_channel[int](math.inf)
-        self._unread = 0  # indices sent and not yet received
+        # Indices of settled dispatches the driver has not processed yet (at most ``cap``), and
+        # the driver task while it is parked waiting for one. A hand-rolled one-consumer queue:
+        # a memory channel does the same with more bookkeeping per call.
+        self._settled: deque[int] = deque()
+        self._waiter: trio.lowlevel.Task | None = None
         # Dispatches are entered in the order they were started (model order), as upstream
         # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
         # task is not bound to a call: whichever task runs first takes the oldest pending
@@ -294,8 +294,9 @@ class _Driver:
         abort = self._abort
         scheduler = self._scheduler
         slots = self._slots
+        settled = self._settled
         while True:
-            if self._unread:
+            if settled:
                 self._drain()
             if abort is not None and not core.aborted and abort.is_set():
                 core.abort()
@@ -328,20 +329,27 @@ class _Driver:
             elif op is _CLASSIFY:
                 self._classify(index)
             elif op is _WAIT:
-                settled = await self._receive.receive()
-                self._unread -= 1
-                self._settle(settled)
+                if not settled:  # drained at the top of the loop; never park over a settle
+                    # What ``MemoryReceiveChannel.receive`` does: a cancel point, then park until
+                    # a dispatch task reschedules the driver.
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                    self._waiter = trio.lowlevel.current_task()
+                    await trio.lowlevel.wait_task_rescheduled(self._abort_wait)
+                self._settle(settled.popleft())
             elif op is _CLOSE_GROUP:
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
 
+    def _abort_wait(self, _: object) -> trio.lowlevel.Abort:
+        # The parked driver is cancelled from outside: it is no longer waiting.
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
     def _drain(self) -> None:
-        receive = self._receive
-        while self._unread:
-            index = receive.receive_nowait()
-            self._unread -= 1
-            self._settle(index)
+        settled = self._settled
+        while settled:
+            self._settle(settled.popleft())
 
     def _settle(self, index: int) -> None:
         slot = self._slots[index]
@@ -365,7 +373,7 @@ class _Driver:
         self._core.classified(index, mode.kind == "parallel")
 
     def _prepared(self, index: int, kind: str, preparation: Any, nursery: trio.Nursery) -> None:
-        if self._unread:
+        if self._settled:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
@@ -388,8 +396,11 @@ class _Driver:
             # must keep running until they settle).
             slot = _Failed(exc)
         self._slots[index] = slot
-        self._send.send_nowait(index)
-        self._unread += 1
+        self._settled.append(index)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
 
     def _record(self, index: int, result: ToolExecutionResult) -> None:
         # Recording and the core's report happen with no checkpoint between them, so an outside
