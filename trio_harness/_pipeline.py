@@ -351,8 +351,27 @@ class ToolScheduler:
                     result = error_result(error)
             exec._dispatched = exec._clean = result
             return result
+        relay = (
+            current_relay(caller)
+            if current is caller and caller is not None and timeout_s is None
+            else None
+        )
         try:
-            if current is caller or current is None or caller is None:
+            if relay is not None:
+                # The pool's path with an abort event (``_run_body``'s relay case, inlined): one
+                # event, watched by the step's relay, which cancels this body's scope.
+                exec._abort = current
+                value = UNSET
+                failure = None
+                with trio.CancelScope() as scope:
+                    relay.register(scope)
+                    try:
+                        value = await execute(exec.arguments, exec)
+                    except Exception as error:
+                        failure = error
+                    finally:
+                        relay.unregister(scope)
+            elif current is caller or current is None or caller is None:
                 # One event (or none): the body sees it unchanged.
                 exec._abort = caller if current is None else current
                 value, failure, scope = await self._run_body(exec, exec._abort, timeout_s, execute)
