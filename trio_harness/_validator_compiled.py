@@ -22,7 +22,7 @@ handed to the generic iterative walker, which is total.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
@@ -33,14 +33,13 @@ __all__ = ["MAX_COMPILED_DEPTH", "compile_validator"]
 #: Schemas nested deeper than this are validated by the generic iterative walker.
 MAX_COMPILED_DEPTH: Final = 100
 #: Open a new generated function once this many blocks are nested (CPython's static limit is 20).
-_MAX_BLOCK_DEPTH: Final = 8
+_MAX_BLOCK_DEPTH: Final = 14
 #: How many compiled validators are kept per schema identity.
 _CACHE_SIZE: Final = 1024
+#: Containers the fast lossless test walks before deferring to the cycle-aware ``is_json_value``.
+_LOSSLESS_BUDGET: Final = 1000
 
 Validator = Callable[[object, str], list[str]]
-
-_MISSING: Final = object()
-
 
 _SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
     "string": (str,),
@@ -104,17 +103,120 @@ def _kind_of(type_name: str, value: object) -> bool:
     return type(value) in _SCALAR_KINDS[type_name]
 
 
+def _lossless(value: object) -> bool:
+    """``is_json_value`` for the generated code: same answer, faster on small containers.
+
+    No ancestor set: containers are walked as a plain tree (order is irrelevant for a yes/no
+    answer) and after :data:`_LOSSLESS_BUDGET` containers the exact, cycle-aware
+    ``is_json_value`` decides instead; a cyclic value never ends the plain walk, so it always
+    reaches that fallback. Runs no user code (dict keys are only type-checked), so never raises.
+    """
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
+    if kind is float:
+        return value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0.0)  # type: ignore[operator]
+    if kind is not dict and kind is not list:
+        return False
+    stack: list[object] = [value]
+    budget = _LOSSLESS_BUDGET
+    while stack:
+        container = stack.pop()
+        items: Iterable[object]
+        if type(container) is dict:
+            for key in container:
+                if type(key) is not str:
+                    return False
+            items = container.values()
+        else:
+            items = container  # type: ignore[assignment]
+        for item in items:
+            kind = type(item)
+            if kind is str or kind is bool or item is None:
+                continue
+            if kind is int:
+                if -MAX_SAFE_JSON_INT <= item <= MAX_SAFE_JSON_INT:  # type: ignore[operator]
+                    continue
+                return False
+            if kind is float:
+                if item - item == 0.0 and (item != 0.0 or math.copysign(1.0, item) > 0.0):  # type: ignore[operator]
+                    continue
+                return False
+            if kind is dict or kind is list:
+                budget -= 1
+                if budget <= 0:
+                    return is_json_value(value)
+                stack.append(item)
+                continue
+            return False
+    return True
+
+
+class _Invalid(Exception):
+    """Raised by inline check-only code to hand a node over to its collector code."""
+
+
+def _literal_set(keys: Iterable[str]) -> str:
+    """A membership operand for exact-``str`` members: a set display, which CPython folds into a
+    ``frozenset`` constant when it is the right operand of ``in``/``not in``."""
+    names = sorted(keys)
+    return "{" + ", ".join(map(repr, names)) + "}" if names else "()"
+
+
+def _cost(node: dict[str, object]) -> int:
+    """Check-only order among sibling properties: cheap, bounded checks first, so an invalid
+    value usually fails before the expensive parts are walked (validity is order-free)."""
+    type_name = node.get("type")
+    if "oneOf" in node or type_name is None:
+        return 1
+    if type_name == "array":
+        return 3
+    return 2 if type_name == "object" else 0
+
+
+def _unbounded(schema: dict[str, object]) -> set[int]:
+    """Ids of the nodes whose subtree holds an array of containers (or of unions).
+
+    Those are the nodes a value can make arbitrarily large in repeated structure; the collector
+    walks them directly instead of first running a check-only pass that may fail late and be
+    redone (see ``_CollectGen.emit``). Post-order over an explicit stack; the schema is acyclic.
+    """
+    found: set[int] = set()
+    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
+    while stack:
+        node, done = stack.pop()
+        children: list[dict[str, object]] = []
+        if "oneOf" in node:
+            children = list(node["oneOf"])  # type: ignore[call-overload]
+        elif node.get("type") == "object":
+            children = list((node.get("properties") or {}).values())  # type: ignore[attr-defined]
+        elif node.get("type") == "array" and "items" in node:
+            children = [node["items"]]  # type: ignore[list-item]
+        if not done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        items = node.get("items") if node.get("type") == "array" else None
+        if (
+            type(items) is dict and ("oneOf" in items or items.get("type") in ("object", "array"))
+        ) or any(id(child) in found for child in children):
+            found.add(id(node))
+    return found
+
+
 class _Source:
     """Generated module text plus the constants it refers to by name."""
 
-    def __init__(self) -> None:
+    def __init__(self, schema: dict[str, object]) -> None:
         self.functions: list[list[str]] = []
         self.namespace: dict[str, object] = {
-            "_MISSING": _MISSING,
-            "_is_json": is_json_value,
+            "_lossless": _lossless,
             "_copysign": math.copysign,
-            "_MAX": MAX_SAFE_JSON_INT,
+            "_Invalid": _Invalid,
         }
+        self.unbounded = _unbounded(schema)
         self._counter = 0
 
     def name(self, prefix: str) -> str:
@@ -122,17 +224,31 @@ class _Source:
         return f"{prefix}{self._counter}"
 
     def const(self, value: object) -> str:
+        """A code expression for a scalar constant: a literal for strings, else a global."""
+        if type(value) is str:
+            return repr(value)
         name = self.name("_k")
         self.namespace[name] = value
         return name
 
+    def members(self, values: list[object]) -> str:
+        """A membership operand for a filtered enum: a folded literal when all are strings."""
+        if all(type(member) is str for member in values):
+            return _literal_set(values)  # type: ignore[arg-type]
+        return self.const(frozenset(values))
+
+
+# The bound as a float literal: CPython compares an int with a float exactly, and this double
+# equals MAX_SAFE_JSON_INT, so ``-M <= i <= M`` means the same with either (and reads shorter).
+_MAX_LITERAL: Final = repr(float(MAX_SAFE_JSON_INT))
+
 
 def _number_test(var: str, integer: bool) -> str:
-    """An expression true iff ``var`` passes the number (or integer) type check."""
+    """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
     not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
     finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
     return (
-        f"(_t is int and -_MAX <= {var} <= _MAX"
+        f"(_t is int and -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL}"
         f" or _t is float and {finite_float} and {not_negative_zero})"
     )
 
@@ -147,137 +263,187 @@ def _scalar_test(type_name: str, var: str) -> str:
     return _number_test(var, type_name == "integer")
 
 
+def _untyped_items(node: dict[str, object]) -> bool:
+    """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
+    items = node.get("items")
+    return items is None or (type(items) is dict and "oneOf" not in items and "type" not in items)
+
+
 class _ValidGen:
-    """Emits check-only code; a failing check runs the placeholder statement ``FAIL``."""
+    """Emits check-only code: no messages, no paths; a failing check runs ``fail``.
+
+    ``direct`` code runs inside a ``try`` whose handler redoes the node with collector code, so
+    it may read a required property by subscript (a ``KeyError`` is just another failure).
+    """
 
     def __init__(self, source: _Source) -> None:
         self.src = source
 
     def function(self, node: dict[str, object]) -> str:
-        """A ``(v) -> bool`` function for ``node``; returns its name."""
+        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name."""
         name = self.src.name("_valid")
         body: list[str] = []
-        self.emit(node, "v", body, 1)
-        lines = [f"def {name}(v):", *body, "    return True"]
-        self.src.functions.append([line.replace("FAIL", "return False") for line in lines])
+        self.emit(node, "v", body, 1, "return False", direct=False)
+        self.src.functions.append([f"def {name}(v):", *body, "    return True"])
         return name
 
-    def root(self, node: dict[str, object]) -> str:
-        """The entry point ``(v, path) -> list``: ``[]`` when valid, else the slow path."""
-        name = self.src.name("_check")
-        body: list[str] = []
-        self.emit(node, "v", body, 2)
-        lines = [
-            f"def {name}(v, path='value'):",
-            "    try:",
-            *body,
-            "    except Exception:",
-            "        return _slow(v, path)",
-            "    return []",
-        ]
-        self.src.functions.append([line.replace("FAIL", "return _slow(v, path)") for line in lines])
-        return name
-
-    def emit(self, node: dict[str, object], var: str, out: list[str], depth: int) -> None:
+    def emit(
+        self,
+        node: dict[str, object],
+        var: str,
+        out: list[str],
+        depth: int,
+        fail: str,
+        *,
+        direct: bool,
+    ) -> None:
         pad = "    " * depth
-        src = self.src
         if "oneOf" in node:
             branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
             total = " + ".join(f"{fn}({var})" for fn in branches) or "0"
-            out.append(f"{pad}if {total} != 1: FAIL")
+            out.append(f"{pad}if {total} != 1: {fail}")
             return
         if "type" not in node:
-            out.append(f"{pad}if not _is_json({var}): FAIL")
+            out.append(f"{pad}if not _lossless({var}): {fail}")
             return
         type_name: str = node["type"]  # type: ignore[assignment]
         if type_name in ("object", "array") and depth > _MAX_BLOCK_DEPTH:
-            out.append(f"{pad}if not {self.function(node)}({var}): FAIL")
+            out.append(f"{pad}if not {self.function(node)}({var}): {fail}")
             return
         if type_name == "object":
-            self._object(node, var, out, depth)
+            self._object(node, var, out, depth, fail, direct)
         elif type_name == "array":
-            out.append(f"{pad}if type({var}) is not list: FAIL")
-            if "items" not in node:
-                out.append(f"{pad}if not _is_json({var}): FAIL")
+            out.append(f"{pad}if type({var}) is not list: {fail}")
+            if _untyped_items(node):
+                out.append(f"{pad}if not _lossless({var}): {fail}")
             else:
-                item = src.name("x")
+                item = self.src.name("x")
                 out.append(f"{pad}for {item} in {var}:")
-                self.emit(node["items"], item, out, depth + 1)  # type: ignore[arg-type]
+                self.emit(node["items"], item, out, depth + 1, fail, direct=direct)  # type: ignore[arg-type]
         else:
-            if type_name in ("number", "integer"):
-                out.append(f"{pad}_t = type({var})")
-            out.append(f"{pad}if not {_scalar_test(type_name, var)}: FAIL")
-            # After the type check the value is an exact builtin scalar of the declared kind;
-            # only enum members of that kind can equal it, and among those, set membership and
-            # ``==`` are JavaScript's SameValueZero / strict equality (1 == 1.0, True never 1).
-            if "enum" in node:
-                members = [m for m in node["enum"] if _kind_of(type_name, m)]  # type: ignore[attr-defined]
-                out.append(f"{pad}if {var} not in {src.const(frozenset(members))}: FAIL")
-            if "const" in node:
-                const = node["const"]
-                if _kind_of(type_name, const):
-                    out.append(f"{pad}if {var} != {src.const(const)}: FAIL")
-                else:
-                    out.append(f"{pad}FAIL")
+            self._scalar(node, type_name, var, out, pad, fail)
 
-    def _object(self, node: dict[str, object], var: str, out: list[str], depth: int) -> None:
+    def _scalar(
+        self, node: dict[str, object], type_name: str, var: str, out: list[str], pad: str, fail: str
+    ) -> None:
+        if type_name in ("number", "integer"):
+            out.append(f"{pad}_t = type({var})")
+        out.append(f"{pad}if not {_scalar_test(type_name, var)}: {fail}")
+        # After the type check the value is an exact builtin scalar of the declared kind; only
+        # enum members of that kind can equal it, and among those, set membership and ``==``
+        # are JavaScript's SameValueZero / strict equality (1 == 1.0, True never 1).
+        if "enum" in node:
+            members = [m for m in node["enum"] if _kind_of(type_name, m)]  # type: ignore[attr-defined]
+            out.append(f"{pad}if {var} not in {self.src.members(members)}: {fail}")
+        if "const" in node:
+            const = node["const"]
+            if _kind_of(type_name, const):
+                out.append(f"{pad}if {var} != {self.src.const(const)}: {fail}")
+            else:
+                out.append(f"{pad}{fail}")
+
+    def _object(
+        self, node: dict[str, object], var: str, out: list[str], depth: int, fail: str, direct: bool
+    ) -> None:
         pad = "    " * depth
         src = self.src
-        out.append(f"{pad}if type({var}) is not dict: FAIL")
+        out.append(f"{pad}if type({var}) is not dict: {fail}")
         required: list[str] = node.get("required") or []  # type: ignore[assignment]
-        for name in required:
-            out.append(f"{pad}if {src.const(name)} not in {var}: FAIL")
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        for key, child in properties.items():
-            # Validity does not depend on the order of checks, so a required property (known
-            # present by now) is read directly; ``in`` + ``[]`` beats ``.get`` with a sentinel.
+        for name in required:
+            if not direct or name not in properties:
+                out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
+        for key in sorted(properties, key=lambda k: _cost(properties[k])):
+            # Validity does not depend on the order of checks; a required property is read
+            # directly (known present, or a KeyError that the enclosing handler treats as a
+            # failure); ``in`` + ``[]`` beats ``.get`` with a sentinel.
             item, name = src.name("p"), src.const(key)
             if key in required:
                 out.append(f"{pad}{item} = {var}[{name}]")
-                self.emit(child, item, out, depth)
+                self.emit(properties[key], item, out, depth, fail, direct=direct)
             else:
                 out.append(f"{pad}if {name} in {var}:")
                 out.append(f"{pad}    {item} = {var}[{name}]")
-                self.emit(child, item, out, depth + 1)
-        declared = src.const(frozenset(properties))
+                self.emit(properties[key], item, out, depth + 1, fail, direct=direct)
+        declared = _literal_set(properties)
         key = src.name("k")
         if node.get("additionalProperties") is False:
             out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: FAIL")
+            out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: {fail}")
+        elif not properties:
+            # Open object with nothing declared: every key and value is covered by no node.
+            out.append(f"{pad}if not _lossless({var}): {fail}")
         else:
             # Open object: undeclared values are covered by no node, so they need the lossless
             # check themselves (see the invariant in _validator).
             undeclared = src.name("u")
             out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
-            out.append(f"{pad}    if type({key}) is not str: FAIL")
-            out.append(f"{pad}    if {key} not in {declared} and not _is_json({undeclared}): FAIL")
-
-
-def _is_name(expression: str) -> bool:
-    return expression.isidentifier()
+            out.append(
+                f"{pad}    if type({key}) is not str or "
+                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
+            )
 
 
 class _Path:
-    """A path as a code expression, built only when a message needs it.
+    """A path as code, rendered only inside the message-building branches.
 
-    ``maybe_empty`` is true while the path can still be the empty root (the root variable, or a
-    chain of ``""`` keys below it); only such paths need the ``arguments`` fallback and the
-    bare-key rule, and they are always simple variable names (see ``_CollectGen.pinned``).
+    ``base`` is a variable holding a runtime path string (``path``, or a pinned one), which may
+    be ``""`` when ``base_may_be_empty``; ``segments`` are the keys (``("key", name)``) and
+    element indices (``("index", variable)``) below it, rendered as one flat concatenation with
+    the literal pieces merged. Only a key right below a possibly-empty base needs the bare-key
+    rule; ``maybe_empty`` (the whole path can still be ``""``) needs ``arguments`` as fallback
+    and is bound to a variable first (see ``_CollectGen.pinned``). ``names`` are the variables
+    the rendered code reads: a generated function taking them as parameters can render it.
     """
 
-    __slots__ = ("code", "maybe_empty")
+    __slots__ = ("base", "base_may_be_empty", "segments")
 
-    def __init__(self, code: str, maybe_empty: bool) -> None:
-        self.code = code
-        self.maybe_empty = maybe_empty
+    def __init__(
+        self, base: str, base_may_be_empty: bool, segments: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        self.base = base
+        self.base_may_be_empty = base_may_be_empty
+        self.segments = segments
+
+    @property
+    def maybe_empty(self) -> bool:
+        return self.base_may_be_empty and all(
+            kind == "key" and text == "" for kind, text in self.segments
+        )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.base, *(text for kind, text in self.segments if kind == "index"))
+
+    def _concat(self, head: list[str], segments: tuple[tuple[str, str], ...], dot: bool) -> str:
+        parts = list(head)
+        literal = ""
+        for kind, text in segments:
+            if kind == "key":
+                literal += ("." if dot else "") + text
+            else:
+                parts += [repr(literal + "["), f"str({text})"]
+                literal = "]"
+            dot = True
+        if literal:
+            parts.append(repr(literal))
+        return " + ".join(parts) if parts else "''"
+
+    @property
+    def code(self) -> str:
+        if not self.segments:
+            return self.base
+        plain = self._concat([self.base], self.segments, True)
+        if self.base_may_be_empty and self.segments[0][0] == "key":
+            bare = self._concat([], self.segments, False)
+            return f"({plain} if {self.base} else {bare})"
+        return f"({plain})"
 
     def diagnostic(self) -> str:
         return f"({self.code} or 'arguments')" if self.maybe_empty else self.code
 
     def child(self, key: str) -> _Path:
-        if self.maybe_empty:
-            return _Path(f"({self.code} + {'.' + key!r} if {self.code} else {key!r})", key == "")
-        return _Path(f"({self.code} + {'.' + key!r})", False)
+        return _Path(self.base, self.base_may_be_empty, (*self.segments, ("key", key)))
 
     def dynamic_child(self, key_var: str) -> str:
         if self.maybe_empty:
@@ -285,7 +451,7 @@ class _Path:
         return f"({self.code} + '.' + {key_var})"
 
     def item(self, index_var: str) -> _Path:
-        return _Path(f"({self.code} + '[' + str({index_var}) + ']')", False)
+        return _Path(self.base, self.base_may_be_empty, (*self.segments, ("index", index_var)))
 
 
 def _message(path: _Path, suffix: str) -> str:
@@ -293,24 +459,61 @@ def _message(path: _Path, suffix: str) -> str:
     return f"o.append('\"' + {path.diagnostic()} + {suffix!r})"
 
 
+_SCALAR_SUFFIX: Final = {
+    "string": '" must be a string',
+    "integer": '" must be an integer',
+    "boolean": '" must be a boolean',
+    "null": '" must be null',
+}
+
+
 class _CollectGen:
-    """Emits violation-collecting code mirroring the generic walker, node by node."""
+    """Emits violation-collecting code mirroring the generic walker, node by node.
+
+    It also is the hot path: a bounded container node (see :func:`_unbounded`) first runs inline
+    check-only code in a ``try`` and only on failure (``_Invalid``, or a ``KeyError`` of a direct
+    read) its collector code, so valid parts cost what the check-only code costs and an invalid
+    part is walked at most twice; unbounded nodes (arrays of containers and their ancestors) are
+    walked by collector code directly, so a late failure never makes a large value walked twice.
+    """
 
     def __init__(self, source: _Source, valid: _ValidGen) -> None:
         self.src = source
         self.valid = valid
 
-    def function(self, node: dict[str, object], maybe_empty: bool) -> str:
-        """A ``(v, path, o) -> None`` function appending ``node``'s violations to ``o``."""
+    def function(self, node: dict[str, object], path: _Path) -> str:
+        """A ``(v, o, *path.names) -> None`` function appending ``node``'s violations to ``o``.
+
+        The caller passes the path's variables, not the path: it is only built on a violation.
+        """
         name = self.src.name("_collect")
         body: list[str] = []
-        self.emit(node, "v", _Path("path", maybe_empty), body, 1)
-        self.src.functions.append([f"def {name}(v, path, o):", *body, "    return None"])
+        self.emit(node, "v", path, body, 1)
+        params = ", ".join(("v", "o", *path.names))
+        self.src.functions.append([f"def {name}({params}):", *body, "    return None"])
+        return name
+
+    def root(self, node: dict[str, object]) -> str:
+        """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker."""
+        name = self.src.name("_check")
+        body: list[str] = []
+        self.emit(node, "v", _Path("path", True), body, 2)
+        self.src.functions.append(
+            [
+                f"def {name}(v, path='value'):",
+                "    o = []",
+                "    try:",
+                *body,
+                "    except Exception:",
+                "        return _walk(v, path)",
+                "    return o",
+            ]
+        )
         return name
 
     def pinned(self, path: _Path, out: list[str], pad: str) -> _Path:
         """A possibly-empty path is bound to a variable before it is used more than once."""
-        if not path.maybe_empty or _is_name(path.code):
+        if not path.maybe_empty or not path.segments:
             return path
         bound = self.src.name("q")
         out.append(f"{pad}{bound} = {path.code}")
@@ -319,6 +522,25 @@ class _CollectGen:
     def emit(
         self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
     ) -> None:
+        pad = "    " * depth
+        type_name = node.get("type")
+        container = "oneOf" not in node and type_name in ("object", "array")
+        if container and depth > _MAX_BLOCK_DEPTH:
+            args = ", ".join((var, "o", *path.names))
+            out.append(f"{pad}{self.function(node, path)}({args})")
+            return
+        if container and id(node) not in self.src.unbounded:
+            out.append(f"{pad}try:")
+            self.valid.emit(node, var, out, depth + 1, "raise _Invalid", direct=True)
+            out.append(f"{pad}except Exception:")
+            self.collect(node, var, path, out, depth + 1)
+            return
+        self.collect(node, var, path, out, depth)
+
+    def collect(
+        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
+    ) -> None:
+        """The collector code proper of one node (children go through :meth:`emit`)."""
         pad = "    " * depth
         src = self.src
         path = self.pinned(path, out, pad)
@@ -333,32 +555,36 @@ class _CollectGen:
             )
             return
         if "type" not in node:
-            out.append(f"{pad}if not _is_json({var}):")
+            out.append(f"{pad}if not _lossless({var}):")
             out.append(pad + "    " + _message(path, '" must be a lossless JSON value'))
             return
         type_name: str = node["type"]  # type: ignore[assignment]
-        if type_name in ("object", "array") and depth > _MAX_BLOCK_DEPTH:
-            out.append(f"{pad}{self.function(node, path.maybe_empty)}({var}, {path.code}, o)")
-            return
         if type_name == "object":
             self._object(node, var, path, out, depth)
         elif type_name == "array":
-            out.append(f"{pad}if type({var}) is not list:")
-            out.append(pad + "    " + _message(path, '" must be an array'))
-            if "items" not in node:
-                out.append(f"{pad}elif not _is_json({var}):")
-                out.append(pad + "    " + _message(path, '" must be a dense lossless JSON array'))
-                return
-            items: dict[str, object] = node["items"]  # type: ignore[assignment]
-            index, item = src.name("i"), src.name("x")
-            out.append(f"{pad}else:")
-            out.append(f"{pad}    for {index}, {item} in enumerate({var}):")
-            if "oneOf" in items or items.get("type") in ("object", "array"):
-                # Large arrays are mostly valid: a check-only pass skips the passing elements.
-                out.append(f"{pad}        if {self.valid.function(items)}({item}): continue")
-            self.emit(items, item, path.item(index), out, depth + 2)
+            self._array(node, var, path, out, depth)
         else:
             self._scalar(node, type_name, var, path, out, pad)
+
+    def _array(
+        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
+    ) -> None:
+        pad = "    " * depth
+        out.append(f"{pad}if type({var}) is not list:")
+        out.append(pad + "    " + _message(path, '" must be an array'))
+        if "items" not in node:
+            out.append(f"{pad}elif not _lossless({var}):")
+            out.append(pad + "    " + _message(path, '" must be a dense lossless JSON array'))
+            return
+        items: dict[str, object] = node["items"]  # type: ignore[assignment]
+        index, item = self.src.name("i"), self.src.name("x")
+        if _untyped_items(node):
+            # Elements only need the lossless check: one pass over the whole array first.
+            out.append(f"{pad}elif not _lossless({var}):")
+        else:
+            out.append(f"{pad}else:")
+        out.append(f"{pad}    for {index}, {item} in enumerate({var}):")
+        self.emit(items, item, path.item(index), out, depth + 2)
 
     def _scalar(
         self,
@@ -379,17 +605,11 @@ class _CollectGen:
             out.append(f"{pad}    else:")
             out.append(pad + "        " + _message(path, '" must be a number'))
         else:
-            suffix = {
-                "string": '" must be a string',
-                "integer": '" must be an integer',
-                "boolean": '" must be a boolean',
-                "null": '" must be null',
-            }[type_name]
-            out.append(pad + "    " + _message(path, suffix))
+            out.append(pad + "    " + _message(path, _SCALAR_SUFFIX[type_name]))
         if "enum" in node:
             enum = node["enum"]
             members = [m for m in enum if _kind_of(type_name, m)]  # type: ignore[attr-defined]
-            out.append(f"{pad}elif {var} not in {src.const(frozenset(members))}:")
+            out.append(f"{pad}elif {var} not in {src.members(members)}:")
             out.append(pad + "    " + _message(path, '" must be one of ' + js_json(enum)))
         if "const" in node:
             const = node["const"]
@@ -422,20 +642,33 @@ class _CollectGen:
             out.append(f"{inner}if {name} in {var}:")
             out.append(f"{inner}    {item} = {var}[{name}]")
             self.emit(child, item, path.child(key), out, depth + 2)
-        declared = src.const(frozenset(properties))
+        declared = _literal_set(properties)
         key, child_value = src.name("k"), src.name("u")
         if node.get("additionalProperties") is False:
+            # With every undeclared ``str`` key reported, the lossless check of a closed object
+            # that reported nothing reduces to "no non-``str`` key": one pass does both.
+            odd = src.name("b")
+            out.append(f"{inner}{odd} = False")
             out.append(f"{inner}for {key} in {var}:")
-            out.append(f"{inner}    if type({key}) is str and {key} not in {declared}:")
+            out.append(f"{inner}    if type({key}) is not str:")
+            out.append(f"{inner}        {odd} = True")
+            out.append(f"{inner}    elif {key} not in {declared}:")
             out.append(
                 f"{inner}        o.append('\"' + {path.dynamic_child(key)}"
                 " + '\" is not a declared property (additionalProperties: false)')"
             )
+            out.append(f"{inner}if {odd} and len(o) == {before}:")
+            out.append(inner + "    " + _message(path, '" must be a lossless JSON object'))
+            return
         out.append(f"{inner}if len(o) == {before}:")
+        if not properties:
+            out.append(f"{inner}    if not _lossless({var}):")
+            out.append(inner + "        " + _message(path, '" must be a lossless JSON object'))
+            return
         out.append(f"{inner}    for {key}, {child_value} in {var}.items():")
         out.append(
             f"{inner}        if type({key}) is not str or "
-            f"({key} not in {declared} and not _is_json({child_value})):"
+            f"({key} not in {declared} and not _lossless({child_value})):"
         )
         out.append(inner + "            " + _message(path, '" must be a lossless JSON object'))
         out.append(f"{inner}            break")
@@ -443,25 +676,25 @@ class _CollectGen:
 
 def _build(schema: dict[str, object]) -> Validator:
     """Generate, compile and return the specialised ``(value, path) -> list[str]`` checker."""
-    source = _Source()
-    valid = _ValidGen(source)
-    collect = _CollectGen(source, valid).function(schema, True)
-    entry = valid.root(schema)
+    source = _Source(schema)
+    entry = _CollectGen(source, _ValidGen(source)).root(schema)
 
-    def slow(value: object, path: str) -> list[str]:
-        found: list[str] = []
-        try:
-            source.namespace[collect](value, path, found)  # type: ignore[operator]
-        except Exception:
-            # Only a hostile dict key raises; the generic walker reports it upstream's way.
-            return validate_json_schema_value(schema, value, path)
-        return found
+    def walk(value: object, path: str) -> list[str]:
+        # Only a hostile dict key raises; the generic walker reports it upstream's way.
+        return validate_json_schema_value(schema, value, path)
 
-    source.namespace["_slow"] = slow
+    source.namespace["_walk"] = walk
     text = "\n".join("\n".join(fn) for fn in source.functions)
+    source.namespace["__source__"] = text  # for debugging: ``_generated_source``
     code = compile(text, f"<trio_harness validator {entry}>", "exec")
     exec(code, source.namespace)  # generated from a well-formed schema; data only as constants
     return source.namespace[entry]  # type: ignore[return-value]
+
+
+def _generated_source(validator: Validator) -> str:
+    """The Python source generated for a compiled validator (debugging aid); ``""`` if generic."""
+    text = getattr(validator, "__globals__", {}).get("__source__", "")
+    return text if type(text) is str else ""
 
 
 def _generic(schema: object) -> Validator:

@@ -1,0 +1,182 @@
+"""The generated code of compile_validator: function splits, lazy paths, the fast lossless test.
+
+These pin the performance machinery of ``_validator_compiled`` against the generic walker
+(upstream §1 semantics, cases 14-25 of the catalogue, are covered in ``test_validator.py``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from tests.strategies import any_values
+from trio_harness import validate_json_schema_value
+from trio_harness._json import MAX_SAFE_JSON_INT, is_json_value
+from trio_harness._validator_compiled import (
+    _LOSSLESS_BUDGET,
+    _build,
+    _generated_source,
+    _lossless,
+    compile_validator,
+)
+
+
+def _wrap(kind: str, inner: dict[str, Any]) -> dict[str, Any]:
+    if kind == "array":
+        return {"type": "array", "items": inner}
+    if kind == "closed":
+        return {
+            "type": "object",
+            "properties": {"": inner, "a": {"type": "string"}},
+            "required": [""],
+            "additionalProperties": False,
+        }
+    if kind == "open":
+        return {"type": "object", "properties": {"k": inner}}
+    return {"oneOf": [inner, {"type": "null"}]}
+
+
+def _value(kinds: list[str], leaf: object) -> object:
+    value = leaf
+    for kind in reversed(kinds):
+        if kind == "array":
+            value = [value, 7]
+        elif kind == "closed":
+            value = {"": value, "a": 1, "extra": True}
+        elif kind == "open":
+            value = {"k": value, "z": math.nan}
+    return value
+
+
+SHAPES = [
+    ("array",),
+    ("closed",),
+    ("open",),
+    ("oneOf",),
+    ("array", "closed"),
+    ("closed", "array", "array"),
+    ("array", "open", "oneOf"),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("depth", [3, 15, 16, 31, 99])
+@pytest.mark.parametrize("leaf", [1, "x", 2.5])
+@pytest.mark.parametrize("path", ["", "value"])
+def test_deep_schemas_split_into_functions_and_keep_exact_paths(
+    shape: tuple[str, ...], depth: int, leaf: object, path: str
+) -> None:
+    # Deep nodes are emitted as separate functions receiving the path's variables (not the
+    # rendered path); empty keys below an empty root keep the bare-key / "arguments" rules.
+    kinds = list(itertools.islice(itertools.cycle(shape), depth))
+    schema: dict[str, Any] = {"type": "integer"}
+    for kind in reversed(kinds):
+        schema = _wrap(kind, schema)
+    value = _value(kinds, leaf)
+    assert _build(schema)(value, path) == validate_json_schema_value(schema, value, path)
+
+
+BULK = {
+    "type": "object",
+    "properties": {
+        "table": {"type": "string"},
+        "records": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "meta": {},
+                },
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["table", "records"],
+    "additionalProperties": False,
+}
+
+
+def test_arrays_of_objects_report_every_element_in_order() -> None:
+    records: list[object] = [{"id": i, "tags": ["a"], "meta": {"n": [i, None]}} for i in range(50)]
+    records[3] = {"id": 1.5, "tags": ["a", 2]}
+    records[7] = {"tags": [], "x": 1}
+    records[9] = {"id": 2, "meta": {"bad": math.inf}}
+    records[11] = {"id": 3, 4: "non-str key"}
+    records[12] = "row"
+    value = {"table": 5, "records": records, "more": 1}
+    expected = [
+        '"table" must be a string',
+        '"records[3].id" must be an integer',
+        '"records[3].tags[1]" must be a string',
+        'missing required property "records[7].id"',
+        '"records[7].x" is not a declared property (additionalProperties: false)',
+        '"records[9].meta" must be a lossless JSON value',
+        '"records[11]" must be a lossless JSON object',
+        '"records[12]" must be an object',
+        '"more" is not a declared property (additionalProperties: false)',
+    ]
+    assert validate_json_schema_value(BULK, value, "") == expected
+    assert _build(BULK)(value, "") == expected
+    assert _build(BULK)({"table": "t", "records": records[:3]}, "") == []
+
+
+def test_generated_source_is_available_for_debugging() -> None:
+    text = _generated_source(compile_validator(BULK))
+    assert "def _check" in text
+    # Keys are inlined as literals and declared-key sets folded into constants.
+    assert "'records'" in text
+    assert "{'id', 'meta', 'tags'}" in text
+
+
+LOSSLESS_CASES: list[object] = [
+    None,
+    True,
+    "s",
+    0,
+    -0.0,
+    0.0,
+    1.5,
+    math.nan,
+    math.inf,
+    MAX_SAFE_JSON_INT,
+    MAX_SAFE_JSON_INT + 1,
+    -MAX_SAFE_JSON_INT - 1,
+    [],
+    {},
+    [1, [2, [3, {"a": None}]]],
+    {"a": [1, {"b": -0.0}]},
+    {"a": {1: 2}},
+    [(1, 2)],
+    {"a": b"x"},
+    [1, 2**1100],
+]
+
+
+@pytest.mark.parametrize("value", LOSSLESS_CASES, ids=repr)
+def test_fast_lossless_test_agrees_with_is_json_value(value: object) -> None:
+    assert _lossless(value) is is_json_value(value)
+
+
+def test_fast_lossless_test_defers_cycles_and_large_values_to_is_json_value() -> None:
+    cyclic: list[object] = [1]
+    cyclic.append(cyclic)
+    assert _lossless(cyclic) is False
+    wide: list[list[object]] = [[i] for i in range(_LOSSLESS_BUDGET * 2)]
+    assert _lossless(wide) is True
+    wide.append([math.nan])
+    assert _lossless(wide) is False
+    shared: list[object] = [1]
+    dag = [shared, shared, {"k": shared}]
+    assert _lossless(dag) is True
+
+
+@given(any_values())
+def test_fast_lossless_test_equals_is_json_value_on_any_value(value: object) -> None:
+    assert _lossless(value) is is_json_value(value)
