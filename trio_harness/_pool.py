@@ -2,10 +2,12 @@
 
 This module only *runs* the decisions of :class:`~trio_harness._core.StepCore`. One driver task
 (the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group (the core keeps at most ``cap`` of them in flight: the window),
-store their outcome in their slot and queue the slot index, waking the driver if it is parked.
-Before every decision the driver drains that queue, so results that can be committed are committed
-before the next call is classified or started (a commit may change the registry).
+tasks run in a nursery per group, each holding a token of the step's ``trio.CapacityLimiter`` (the
+window: the core never starts more than ``cap`` dispatches, and the limiter holds it to that), store
+their outcome in their slot and send the slot index over a memory channel to the driver, the one
+ordered committer. Before every decision the driver drains the channel, so results that can be
+committed are committed before the next call is classified or started (a commit may change the
+registry).
 
 Failures and cancellation:
 
@@ -21,6 +23,7 @@ Failures and cancellation:
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -199,13 +202,15 @@ class _Driver:
         "_abort",
         "_core",
         "_inputs",
+        "_limiter",
         "_pending",
+        "_receive",
         "_recorder",
         "_runtime",
         "_scheduler",
-        "_settled",
+        "_send",
         "_slots",
-        "_waiter",
+        "_unread",
     )
 
     def __init__(
@@ -223,11 +228,16 @@ class _Driver:
         self._recorder = recorder
         self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
         self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
-        # Indices of settled dispatches the driver has not processed yet (at most ``cap``), and
-        # the driver task while it is parked waiting for one. A hand-rolled one-consumer queue:
-        # a memory channel does the same with more bookkeeping per call.
-        self._settled: deque[int] = deque()
-        self._waiter: trio.lowlevel.Task | None = None
+        # Settled slot indices travel from the dispatch tasks to the driver over this channel.
+        # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
+        # ``_unread`` counts them so draining needs no exception per empty poll.
+        self._send, self._receive = trio.open_memory_channel[int](math.inf)
+        self._unread = 0
+        # The window. The core already never starts more than ``cap`` dispatches; each dispatch
+        # holds a token from the moment it is spawned until it settled, so the limiter states the
+        # window in Trio's own terms (its ``statistics()`` show the pool's occupancy) and raises
+        # ``WouldBlock`` if the two ever disagreed.
+        self._limiter = trio.CapacityLimiter(cap)
         # Dispatches are entered in the order they were started (model order), as upstream
         # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
         # task is not bound to a call: whichever task runs first takes the oldest pending
@@ -294,9 +304,8 @@ class _Driver:
         abort = self._abort
         scheduler = self._scheduler
         slots = self._slots
-        settled = self._settled
         while True:
-            if settled:
+            if self._unread:
                 self._drain()
             if abort is not None and not core.aborted and abort.is_set():
                 core.abort()
@@ -329,27 +338,20 @@ class _Driver:
             elif op is _CLASSIFY:
                 self._classify(index)
             elif op is _WAIT:
-                if not settled:  # drained at the top of the loop; never park over a settle
-                    # What ``MemoryReceiveChannel.receive`` does: a cancel point, then park until
-                    # a dispatch task reschedules the driver.
-                    await trio.lowlevel.checkpoint_if_cancelled()
-                    self._waiter = trio.lowlevel.current_task()
-                    await trio.lowlevel.wait_task_rescheduled(self._abort_wait)
-                self._settle(settled.popleft())
+                index = await self._receive.receive()
+                self._unread -= 1
+                self._settle(index)
             elif op is _CLOSE_GROUP:
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
 
-    def _abort_wait(self, _: object) -> trio.lowlevel.Abort:
-        # The parked driver is cancelled from outside: it is no longer waiting.
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
-
     def _drain(self) -> None:
-        settled = self._settled
-        while settled:
-            self._settle(settled.popleft())
+        receive = self._receive
+        while self._unread:
+            index = receive.receive_nowait()
+            self._unread -= 1
+            self._settle(index)
 
     def _settle(self, index: int) -> None:
         slot = self._slots[index]
@@ -373,10 +375,11 @@ class _Driver:
         self._core.classified(index, mode.kind == "parallel")
 
     def _prepared(self, index: int, kind: str, preparation: Any, nursery: trio.Nursery) -> None:
-        if self._settled:
+        if self._unread:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
+                self._limiter.acquire_on_behalf_of_nowait(index)
                 self._pending.append((index, preparation.exec))
                 nursery.start_soon(self._dispatch)
         else:
@@ -395,12 +398,11 @@ class _Driver:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).
             slot = _Failed(exc)
+        finally:
+            self._limiter.release_on_behalf_of(index)
         self._slots[index] = slot
-        self._settled.append(index)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter)
+        self._unread += 1
+        self._send.send_nowait(index)
 
     def _record(self, index: int, result: ToolExecutionResult) -> None:
         # Recording and the core's report happen with no checkpoint between them, so an outside
