@@ -184,3 +184,21 @@ def test_round_trip_property(calls: list[tuple[str, ToolExecutionResult]], turn:
     assert Session.from_jsonl(text).events == session.events
     for line in text.split("\n")[:-1]:
         json.loads(line)
+
+
+def test_from_jsonl_reads_back_content_nested_deeper_than_json_recursion() -> None:
+    deep: list[object] = []
+    node = deep
+    for _ in range(5_000):
+        child: list[object] = []
+        node.append(child)
+        node = child
+    session = Session()
+    session.append("note", {"deep": deep})
+    text = session.to_jsonl()
+    assert Session.from_jsonl(text).to_jsonl() == text
+
+
+def test_from_jsonl_names_the_bad_line() -> None:
+    with pytest.raises(ValueError, match="session line 2"):
+        Session.from_jsonl('{"seq":0,"type":"note","data":{}}\n{"seq":1,"type":"note","data":[[\n')

@@ -172,6 +172,25 @@ def _parse_deep(raw: str) -> object:
         return raw
 
 
+def loads_any_depth(text: str) -> object:
+    """Strict JSON text to a value at any nesting depth (for reading logs back).
+
+    ``json.loads`` first; text nested deeper than its recursion allows goes to the iterative
+    parser (which orders keys as JavaScript does; equality is unaffected).
+
+    Raises:
+        ValueError: ``text`` is not JSON.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        pass
+    try:
+        return _iterative_parse(text)
+    except _Invalid:
+        raise ValueError("invalid JSON") from None
+
+
 def _iterative_parse(text: str) -> object:
     """A JSON parser with an explicit stack, agreeing with ``parse_arguments``'s ``json`` path.
 

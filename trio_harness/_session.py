@@ -13,7 +13,6 @@ logging costs two small allocations per call on the hot path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -21,6 +20,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
+from ._arguments import loads_any_depth
 from ._json import js_json
 from ._types import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
 
@@ -271,7 +271,7 @@ class Session:
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
+                raw = loads_any_depth(line)
                 event = _structure_event(raw)
             except (ValueError, TypeError, KeyError, cattrs.BaseValidationError) as exc:
                 raise ValueError(f"session line {number}: {exc}") from None
