@@ -367,7 +367,10 @@ class _ValidGen:
                 self.emit(properties[key], item, out, depth + 1, fail, direct=direct)
         declared = _literal_set(properties)
         key = src.name("k")
-        if node.get("additionalProperties") is False:
+        if node.get("additionalProperties") is False and not properties:
+            # Every key of a closed object without properties is a violation.
+            out.append(f"{pad}if {var}: {fail}")
+        elif node.get("additionalProperties") is False:
             out.append(f"{pad}for {key} in {var}:")
             out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: {fail}")
         elif not properties:
@@ -494,13 +497,21 @@ class _CollectGen:
         return name
 
     def root(self, node: dict[str, object]) -> str:
-        """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker."""
-        name = self.src.name("_check")
+        """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
+
+        A bounded root runs check-only code first and calls the collector only when it fails
+        (returning from the check is cheaper than raising ``_Invalid`` for a small value).
+        """
+        name = self.src.name("_collect")
         body: list[str] = []
-        self.emit(node, "v", _Path("path", True), body, 2)
+        bounded = "oneOf" not in node and id(node) not in self.src.unbounded
+        if bounded:
+            self.collect(node, "v", _Path("path", True), body, 2)
+        else:
+            self.emit(node, "v", _Path("path", True), body, 2)
         self.src.functions.append(
             [
-                f"def {name}(v, path='value'):",
+                f"def {name}(v, path):",
                 "    o = []",
                 "    try:",
                 *body,
@@ -509,7 +520,22 @@ class _CollectGen:
                 "    return o",
             ]
         )
-        return name
+        if not bounded:
+            return name
+        entry = self.src.name("_check")
+        check: list[str] = []
+        self.valid.emit(node, "v", check, 2, f"return {name}(v, path)", direct=True)
+        self.src.functions.append(
+            [
+                f"def {entry}(v, path='value'):",
+                "    try:",
+                *check,
+                "    except Exception:",
+                f"        return {name}(v, path)",
+                "    return []",
+            ]
+        )
+        return entry
 
     def pinned(self, path: _Path, out: list[str], pad: str) -> _Path:
         """A possibly-empty path is bound to a variable before it is used more than once."""
