@@ -62,6 +62,7 @@ from ._pipeline import (
 )
 from ._pool import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
+    PoolRuntime,
     StepOutcome,
     SubCall,
     ToolCallBlock,
@@ -137,6 +138,7 @@ __all__ = [
     "JsonSchemaError",
     "MessageSource",
     "Op",
+    "PoolRuntime",
     "PostToolDecision",
     "PreToolDecision",
     "Preparation",

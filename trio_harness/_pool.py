@@ -37,6 +37,8 @@ from ._core import Op, StepCore, validate_cap
 from ._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
 from ._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, _fast_call_data
 from ._types import (
+    ExecutionMode,
+    Scheduler,
     ToolExecutionInput,
     ToolExecutionResult,
     aborted_before_dispatch_result,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
+    "PoolRuntime",
     "StepOutcome",
     "SubCall",
     "ToolCallBlock",
@@ -109,11 +112,13 @@ _RAISE: Final = Op.RAISE
 _DONE: Final = Op.DONE
 
 
-class _Runtime(Protocol):
-    # What the pool needs of a runtime; ``scheduler`` is read once per step.
-    scheduler: Any
+class PoolRuntime(Protocol):
+    """What the pool needs of a runtime (``ToolRuntime`` is one); ``scheduler`` is read once per step."""
 
-    def execution_mode(self, input: ToolExecutionInput, /) -> Any: ...
+    @property
+    def scheduler(self) -> Scheduler: ...
+
+    def execution_mode(self, input: ToolExecutionInput, /) -> ExecutionMode: ...
 
 
 class _Recorder(Protocol):
@@ -215,7 +220,7 @@ class _Driver:
 
     def __init__(
         self,
-        runtime: _Runtime,
+        runtime: PoolRuntime,
         inputs: list[ToolExecutionInput],
         cap: int,
         abort: trio.Event | None,
@@ -433,7 +438,7 @@ def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
 
 
 async def execute_tool_calls(
-    runtime: Any,
+    runtime: PoolRuntime,
     session: Session,
     tool_calls: Sequence[ToolCallBlock],
     *,
@@ -479,7 +484,7 @@ async def execute_tool_calls(
 
 
 async def execute_sub_calls(
-    ctx: Any,
+    ctx: ToolExecution,
     calls: Sequence[SubCall | ToolCallBlock],
     *,
     max_parallel_sub_calls: int = DEFAULT_MAX_PARALLEL_SUB_CALLS,
