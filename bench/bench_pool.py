@@ -150,12 +150,18 @@ VARIANTS: dict[str, Callable[[int], Awaitable[float]]] = {
 }
 
 
-async def main(n: int, rounds: int) -> None:
+async def measure(n: int, rounds: int) -> dict[str, float]:
+    """Best-of-``rounds`` seconds for ``n`` calls of every variant, rounds interleaved."""
     best = dict.fromkeys(VARIANTS, math.inf)
     for _ in range(rounds):
         for name, variant in VARIANTS.items():
             gc.collect()
             best[name] = min(best[name], await variant(n))
+    return best
+
+
+async def main(n: int, rounds: int) -> None:
+    best = await measure(n, rounds)
     bare, gated = best["bare trio pool"], best["bare, gated spawn"]
     print(f"{n} calls, best of {rounds} interleaved rounds")
     for name, elapsed in best.items():

@@ -2,8 +2,8 @@
 
 Usage: ``.venv/bin/python bench/bench_validation.py [corpus.json] [--quick] [--raw] [--tools=a,b]``
 
-For every tool of the corpus (default ``../shared/bench/corpus.json``, else
-``/work/shared/bench/corpus.json``) it times one call on its valid and on its invalid arguments:
+For every tool of the corpus (default ``bench/corpus.json``, a copy of the shared
+``../shared/bench/corpus.json``) it times one call on its valid and on its invalid arguments:
 
 * ``trio_harness``: ``compile_validator(schema)(args, "")`` (all violations);
 * ``generic``: ``validate_json_schema_value(schema, args, "")`` (the reference walker);
@@ -48,6 +48,7 @@ from trio_harness import (
 )
 
 _CANDIDATES = (
+    Path(__file__).resolve().parent / "corpus.json",  # a copy of the shared corpus, kept in-tree
     Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "corpus.json",
     Path("/work/shared/bench/corpus.json"),
 )
@@ -110,6 +111,9 @@ def to_subset(schema: Any) -> Any:
     return node
 
 
+NAMES = ("trio_harness", "generic", "jsonschema", "fastjsonschema", "jsonschema_rs")
+
+
 def _runners(schema: dict[str, Any]) -> dict[str, Callable[[object], Callable[[], object]]]:
     ours = compile_validator(schema)
     draft = jsonschema.Draft202012Validator(schema)
@@ -124,7 +128,12 @@ def _runners(schema: dict[str, Any]) -> dict[str, Callable[[object], Callable[[]
     }
 
 
-def main(argv: list[str]) -> None:
+def measure(argv: list[str], *, show: bool = True) -> dict[str, Any]:
+    """Time every tool; print the per-tool table when ``show``; return the figures.
+
+    Returns:
+        ``{"totals": {kind: {validator: [ns per tool]}}, "misses": [...], "rounds": r, "number": n}``.
+    """
     quick = "--quick" in argv
     paths = [Path(arg) for arg in argv if not arg.startswith("--")]
     corpus_path = paths[0] if paths else next(p for p in _CANDIDATES if p.exists())
@@ -137,34 +146,44 @@ def main(argv: list[str]) -> None:
     if only:
         corpus["tools"] = [tool for tool in corpus["tools"] if tool["name"] in only[0]]
     rounds, number = (3, 200) if quick else (7, 1000)
-    names = ("trio_harness", "generic", "jsonschema", "fastjsonschema", "jsonschema_rs")
     totals: dict[str, dict[str, list[float]]] = {"valid": {}, "invalid": {}}
-    header = f"{'tool':<22}{'kind':<8}" + "".join(f"{n:>16}" for n in names)
-    print(f"per-call ns, best of {rounds} x {number} (mean over the tool's cases)")
-    print(header)
+    if show:
+        print(f"per-call ns, best of {rounds} x {number} (mean over the tool's cases)")
+        print(f"{'tool':<22}{'kind':<8}" + "".join(f"{n:>16}" for n in NAMES))
     misses: list[str] = []
     for tool in corpus["tools"]:
         runners = _runners(tool["schema"])
         for kind in ("valid", "invalid"):
             cases = tool[kind]
             row: dict[str, float] = {}
-            for name in names:
+            for name in NAMES:
                 per_case = [_time_per_call(runners[name](case), rounds, number) for case in cases]
                 row[name] = statistics.fmean(per_case)
                 totals[kind].setdefault(name, []).append(row[name])
-            print(f"{tool['name']:<22}{kind:<8}" + "".join(f"{row[name]:>16.0f}" for name in names))
+            if show:
+                print(f"{tool['name']:<22}{kind:<8}" + "".join(f"{row[n]:>16.0f}" for n in NAMES))
             misses += _misses(tool["name"], kind, row)
+    return {"totals": totals, "misses": misses, "rounds": rounds, "number": number}
+
+
+def ratios(totals: dict[str, dict[str, list[float]]], kind: str, other: str) -> list[float]:
+    """Per-tool ``other / trio_harness`` time ratios (above 1: trio_harness is faster)."""
+    return [o / t for o, t in zip(totals[kind][other], totals[kind]["trio_harness"], strict=True)]
+
+
+def main(argv: list[str]) -> None:
+    result = measure(argv)
     print()
     for kind in ("valid", "invalid"):
-        ours = totals[kind]["trio_harness"]
-        for other in names[1:]:
-            ratios = [o / t for o, t in zip(totals[kind][other], ours, strict=True)]
-            geo = statistics.geometric_mean(ratios)
+        for other in NAMES[1:]:
+            found = ratios(result["totals"], kind, other)
             print(
-                f"{kind:<8} {other:<15} / trio_harness: geometric mean x{geo:.2f} "
-                f"(min x{min(ratios):.2f}, max x{max(ratios):.2f})"
+                f"{kind:<8} {other:<15} / trio_harness: geometric mean "
+                f"x{statistics.geometric_mean(found):.2f} "
+                f"(min x{min(found):.2f}, max x{max(found):.2f})"
             )
     print()
+    misses = result["misses"]
     print("per-tool target misses:", ", ".join(misses) if misses else "none")
 
 
