@@ -1,4 +1,4 @@
-"""Command line: ``python -m trio_harness demo``.
+"""Command line: ``python -m trio_harness demo`` and ``python -m trio_harness oracle``.
 
 The demo shows both mechanisms on one screen:
 
@@ -9,6 +9,9 @@ The demo shows both mechanisms on one screen:
 
 The pool runs on Trio's ``MockClock``, so the virtual times printed are exact and the demo takes
 no wall-clock time.
+
+``oracle`` answers recorded cases (the ``tests/data/upstream-vectors.jsonl`` format) read from stdin
+or ``--input FILE``, one compact JavaScript-exact JSON line per case on stdout (see ``_oracle.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
+from trio_harness._oracle import answer_lines
 
 
 def _render_text(args: Any, value: Any) -> list[dict[str, Any]]:
@@ -155,12 +159,64 @@ def demo_pool(out: list[str]) -> None:
     out.append(f"outcome: concluded={outcome.concluded} aborted={outcome.aborted}")
 
 
+def _line_writer() -> Any:
+    # Answers are UTF-8 whatever the locale says; flushed per line so a port can converse
+    # case by case through a pipe.
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    stream.flush()
+
+    def write(line: str) -> None:
+        if buffer is None:
+            stream.write(line + "\n")
+            stream.flush()
+        else:
+            buffer.write(line.encode("utf-8") + b"\n")
+            buffer.flush()
+
+    return write
+
+
+def run_oracle(input_path: str | None) -> int:
+    """Answer every case of ``input_path`` (standard input if ``None``) on standard output.
+
+    Returns:
+        ``0``; ``2`` when the input cannot be read (reported on standard error).
+    """
+    write = _line_writer()
+    try:
+        if input_path is None:
+            source: Any = getattr(sys.stdin, "buffer", sys.stdin)
+            for line in answer_lines(source):
+                write(line)
+        else:
+            with open(input_path, "rb") as source:
+                for line in answer_lines(source):
+                    write(line)
+    except OSError as error:
+        where = input_path if input_path is not None else "standard input"
+        sys.stderr.write(f"python -m trio_harness oracle: cannot read {where}: {error}\n")
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m trio_harness``."""
     parser = argparse.ArgumentParser(prog="python -m trio_harness", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="show validation and the parallel pool")
-    parser.parse_args(argv)
+    oracle = commands.add_parser(
+        "oracle",
+        help="answer recorded cases (JSON Lines) as trio_harness would",
+        description="Read cases in the upstream-vectors.jsonl format, one JSON object per line, "
+        "and write each back with `expected` replaced by trio_harness's own answer.",
+    )
+    oracle.add_argument(
+        "--input", metavar="FILE", help="read cases from FILE instead of standard input"
+    )
+    args = parser.parse_args(argv)
+    if args.command == "oracle":
+        return run_oracle(args.input)
     out: list[str] = []
     demo_validation(out)
     demo_pool(out)
