@@ -57,6 +57,9 @@ from ._json import (
     js_json,
     snapshot_json_value,
 )
+from ._oracle import (
+    answer_case,
+)
 from ._pipeline import (
     ToolScheduler,
 )
@@ -169,6 +172,7 @@ __all__ = [
     "__version__",
     "aborted_before_dispatch_result",
     "aborted_result",
+    "answer_case",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "compile_validator",
