@@ -9,70 +9,23 @@ beyond 2**53 exact where JavaScript rounds them (documented porting decision).
 from __future__ import annotations
 
 import json
-import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import trio_harness as th
+from tests.vector_cases import VECTORS, decode, has_undefined, load, same
 
-_VECTORS = Path(__file__).parent / "data" / "upstream-vectors.jsonl"
 _OPS = ("compileParams", "compileValue", "validateArgs", "parseArguments")
-_UNDEFINED = object()
-
-
-def _decode(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((key, inner),) = value.items()
-            if key == "$nan":
-                return math.nan
-            if key == "$inf":
-                return math.inf if inner == 1 else -math.inf
-            if key == "$negzero":
-                return -0.0
-            if key == "$undefined":
-                return _UNDEFINED
-        return {k: _decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    return value
-
-
-def _has_undefined(value: Any) -> bool:
-    if value is _UNDEFINED:
-        return True
-    if isinstance(value, dict):
-        return any(_has_undefined(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_undefined(v) for v in value)
-    return False
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON data, key order included; -0.0/NaN told apart; bool never equal to int."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-            return True
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b
 
 
 def _load() -> list[dict[str, Any]]:
-    with _VECTORS.open(encoding="utf-8") as lines:
-        cases = [case for case in map(json.loads, lines) if case["op"] in _OPS]
+    cases = load(VECTORS, _OPS)
     # JS ``undefined`` has no Python value: such cases are left out, as the checker does.
     return [
         case
         for case in cases
-        if not any(_has_undefined(_decode(case.get(key))) for key in ("spec", "args"))
+        if not any(has_undefined(decode(case.get(key))) for key in ("spec", "args"))
     ]
 
 
@@ -88,7 +41,7 @@ def test_upstream_vector(case: dict[str, Any]) -> None:
     op, expected = case["op"], case["expected"]
     if op == "parseArguments":
         got = th.parse_arguments(case["raw"])
-        want = _decode(expected["value"])
+        want = decode(expected["value"])
         if (
             isinstance(got, int)
             and not isinstance(got, bool)
@@ -99,12 +52,12 @@ def test_upstream_vector(case: dict[str, Any]) -> None:
             # porting decision: Python keeps big integers exact
             assert float(got) == want
             return
-        assert _same(got, want), (case["raw"], got, want)
+        assert same(got, want), (case["raw"], got, want)
         return
 
-    spec = _decode(case["spec"])
+    spec = decode(case["spec"])
     if op == "validateArgs":
-        args = _decode(case["args"])
+        args = decode(case["args"])
         if "violations" in expected:
             assert th.validate_args(spec, args) == expected["violations"]
         else:
@@ -120,7 +73,7 @@ def test_upstream_vector(case: dict[str, Any]) -> None:
     )
     if "schema" in expected:
         got_schema = compile_fn(spec)
-        assert _same(got_schema, _decode(expected["schema"])), json.dumps(got_schema)
+        assert same(got_schema, decode(expected["schema"])), json.dumps(got_schema)
     else:
         with pytest.raises(th.JsonSchemaError) as info:
             compile_fn(spec)

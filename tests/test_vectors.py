@@ -7,12 +7,11 @@ Each op collects every mismatch and prints them, so one failure shows the whole 
 from __future__ import annotations
 
 import json
-import math
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.vector_cases import SUITE, VECTORS, decode, has_undefined, load
 from trio_harness import (
     JsonSchemaError,
     assert_object_json_schema,
@@ -20,47 +19,6 @@ from trio_harness import (
     compile_validator,
     validate_json_schema_value,
 )
-
-DATA = Path(__file__).parent / "data"
-_UNDEFINED = object()
-
-
-def decode(value: Any) -> Any:
-    """Turn the corpus's tagged special numbers into Python values."""
-    if isinstance(value, dict):
-        if len(value) == 1:
-            ((key, payload),) = value.items()
-            if key == "$nan":
-                return math.nan
-            if key == "$inf":
-                return math.inf if payload == 1 else -math.inf
-            if key == "$negzero":
-                return -0.0
-            if key == "$undefined":
-                return _UNDEFINED
-        return {key: decode(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    return value
-
-
-def has_undefined(value: Any) -> bool:
-    if value is _UNDEFINED:
-        return True
-    if isinstance(value, dict):
-        return any(has_undefined(item) for item in value.values())
-    if isinstance(value, list):
-        return any(has_undefined(item) for item in value)
-    return False
-
-
-def load(name: str, op: str) -> list[dict[str, Any]]:
-    with (DATA / name).open(encoding="utf-8") as lines:
-        return [case for case in map(json.loads, lines) if case["op"] == op]
-
-
-VECTORS = "upstream-vectors.jsonl"
-SUITE = "json-schema-test-suite-subset.jsonl"
 
 
 @pytest.mark.parametrize("name", [VECTORS, SUITE])
