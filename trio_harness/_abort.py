@@ -24,11 +24,16 @@ __all__ = ["AbortRelay", "abort_relay", "cancel_on_abort", "current_relay"]
 class AbortRelay:
     """Cancels every registered cancel scope when its event is set."""
 
-    __slots__ = ("_event", "_scopes")
+    __slots__ = ("_event", "_outer", "scopes")
 
-    def __init__(self, event: trio.Event) -> None:
+    def __init__(self, event: trio.Event, outer: AbortRelay | None = None) -> None:
         self._event = event
-        self._scopes: set[trio.CancelScope] = set()
+        # The relay that was innermost when this one was opened (for another event).
+        self._outer = outer
+        #: The registered scopes. Hot paths may ``add`` to it directly instead of calling
+        #: :meth:`register`, but only right after seeing the event unset with no checkpoint since
+        #: (the watcher only runs at a checkpoint, so the scope cannot miss the abort).
+        self.scopes: set[trio.CancelScope] = set()
 
     @property
     def event(self) -> trio.Event:
@@ -40,35 +45,37 @@ class AbortRelay:
         if self._event.is_set():
             scope.cancel()
         else:
-            self._scopes.add(scope)
+            self.scopes.add(scope)
 
     def unregister(self, scope: trio.CancelScope) -> None:
         """Forget ``scope`` (its body settled)."""
-        self._scopes.discard(scope)
+        self.scopes.discard(scope)
 
     async def watch(self) -> None:
         """Wait for the event, then cancel every registered scope (and any registered later)."""
         await self._event.wait()
-        scopes, self._scopes = self._scopes, set()
-        for scope in scopes:
+        # Cancelling is synchronous, so the set cannot change while it is walked; scopes added
+        # later see the event set in ``register`` and are cancelled there.
+        for scope in self.scopes:
             scope.cancel()
+        self.scopes.clear()
 
 
-# Relays visible to the current task, keyed by the identity of their event. Trio copies the
-# context into each child task at spawn time, so tasks started inside ``abort_relay`` see it.
-_relays: contextvars.ContextVar[dict[int, AbortRelay] | None] = contextvars.ContextVar(
-    "trio_harness_abort_relays", default=None
+# The innermost relay visible to the current task (each links to the one it was opened in).
+# Trio copies the context into each child task at spawn time, so tasks started inside
+# ``abort_relay`` see it. Almost always one relay per step: the hot lookup is one ``get`` and one
+# identity check.
+_innermost: contextvars.ContextVar[AbortRelay | None] = contextvars.ContextVar(
+    "trio_harness_abort_relay", default=None
 )
 
 
 def current_relay(event: trio.Event) -> AbortRelay | None:
     """The relay watching ``event`` in this task's context, if any."""
-    relays = _relays.get()
-    relay = relays.get(id(event)) if relays else None
-    # The id check alone could alias a dead event; the identity check makes it exact.
-    if relay is not None and relay.event is event:
-        return relay
-    return None
+    relay = _innermost.get()
+    while relay is not None and relay._event is not event:
+        relay = relay._outer
+    return relay
 
 
 def _spawn_watcher(relay: AbortRelay) -> trio.CancelScope:
@@ -87,14 +94,14 @@ def _spawn_watcher(relay: AbortRelay) -> trio.CancelScope:
 @asynccontextmanager
 async def abort_relay(event: trio.Event) -> AsyncIterator[AbortRelay]:
     """Watch ``event`` for the duration of the block; tasks spawned inside see the relay."""
-    relay = AbortRelay(event)
-    token = _relays.set({**(_relays.get() or {}), id(event): relay})
+    relay = AbortRelay(event, _innermost.get())
+    token = _innermost.set(relay)
     watcher_scope = _spawn_watcher(relay)
     try:
         yield relay
     finally:
         watcher_scope.cancel()
-        _relays.reset(token)
+        _innermost.reset(token)
 
 
 @contextmanager

@@ -320,7 +320,9 @@ class ToolScheduler:
         """The innermost ``next()`` of the execute wrappers: the body, normalized to a result."""
         caller = exec._caller_abort
         current = exec._abort
-        if (caller is not None and caller.is_set()) or (current is not None and current.is_set()):
+        if (caller is not None and caller.is_set()) or (
+            current is not caller and current is not None and current.is_set()
+        ):
             result = aborted_before_dispatch_result()
             exec._dispatched = exec._clean = result
             return result
@@ -351,27 +353,45 @@ class ToolScheduler:
                     result = error_result(error)
             exec._dispatched = exec._clean = result
             return result
-        relay = (
-            current_relay(caller)
-            if current is caller and caller is not None and timeout_s is None
-            else None
-        )
-        try:
+        if current is caller and caller is not None and timeout_s is None:
+            relay = current_relay(caller)
             if relay is not None:
                 # The pool's path with an abort event (``_run_body``'s relay case, inlined): one
-                # event, watched by the step's relay, which cancels this body's scope.
-                exec._abort = current
+                # event, watched by the step's relay, which cancels this body's scope. Only that
+                # relay can cancel the scope, and only once the event is set, so the general path's
+                # deadline checks below cannot apply here.
                 value = UNSET
                 failure = None
                 with trio.CancelScope() as scope:
-                    relay.register(scope)
+                    # The event was seen unset above with no checkpoint since: no need to re-check
+                    # it (``AbortRelay.scopes``).
+                    scopes = relay.scopes
+                    scopes.add(scope)
                     try:
                         value = await execute(exec.arguments, exec)
                     except Exception as error:
                         failure = error
                     finally:
-                        relay.unregister(scope)
-            elif current is caller or current is None or caller is None:
+                        scopes.discard(scope)
+                        exec._abort = current  # the body may have replaced it
+                if failure is not None:
+                    result = error_result(failure)
+                elif scope.cancelled_caught:
+                    # The body stopped at a checkpoint: only the abort cancels this scope.
+                    result = aborted_result()
+                else:
+                    try:
+                        result = create_success_result(exec, entry, value)
+                    except Exception as error:
+                        result = error_result(error)
+                    else:
+                        # A body that returned after the abort still lost the race.
+                        if caller.is_set():
+                            result = aborted_result()
+                exec._dispatched = exec._clean = result
+                return result
+        try:
+            if current is caller or current is None or caller is None:
                 # One event (or none): the body sees it unchanged.
                 exec._abort = caller if current is None else current
                 value, failure, scope = await self._run_body(exec, exec._abort, timeout_s, execute)
@@ -515,7 +535,8 @@ class ToolScheduler:
                 result = self._apply(exec, result, await self._post_execute(exec, result))
             except Exception as error:
                 result = error_result(error)
-        if not result.is_error and _aborted(exec._caller_abort):
+        caller = exec._caller_abort
+        if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)
         return self.finish(exec, result)
 

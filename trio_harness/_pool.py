@@ -277,7 +277,7 @@ class _Driver:
         core = self._core
         abort = self._abort
         while True:
-            if abort is not None and not core.aborted and abort.is_set():
+            if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
             op, index = core.next_action()
             if op is _CLASSIFY:
@@ -312,7 +312,7 @@ class _Driver:
         while True:
             if self._unread:
                 self._drain()
-            if abort is not None and not core.aborted and abort.is_set():
+            if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
             op, index = core.next_action()
             if op is _START:
