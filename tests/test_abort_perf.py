@@ -87,7 +87,8 @@ async def test_relay_for_another_event_does_not_hide_the_outer_relay(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(set_at(outer_event, 2))
             result = await runtime.execute(call("slow", abort=outer_event))
-        assert outer.scopes == set() and inner.scopes == set()
+        assert outer.scopes == set()
+        assert inner.scopes == set()
     assert current_relay(outer_event) is None
     assert result.to_json() == ABORTED_RESULT
     assert trio.current_time() == 2
