@@ -180,3 +180,79 @@ def test_fast_lossless_test_defers_cycles_and_large_values_to_is_json_value() ->
 @given(any_values())
 def test_fast_lossless_test_equals_is_json_value_on_any_value(value: object) -> None:
     assert _lossless(value) is is_json_value(value)
+
+
+class _Name(str):
+    """A ``str`` subclass: equal to (and hashed like) a declared property name, never lossless."""
+
+
+class _Alias:
+    """Not a ``str`` at all, yet looked up as the declared name it aliases."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __eq__(self, other: object) -> bool:
+        return other == self.name
+
+
+_CLOSED = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "tag": {"type": "string"},
+        "meta": {},
+    },
+    "required": ["id", "id"],
+    "additionalProperties": False,
+}
+
+_CLOSED_VALUES: list[object] = [
+    {"id": 1},
+    {"id": 1, "tag": "t", "meta": [1, {"a": None}]},
+    {"id": 1, "other": 2},
+    {"id": 1, "tag": "t", "meta": None, "other": 2},
+    {_Name("id"): 1},
+    {"id": 1, _Name("tag"): "t"},
+    {"id": 1, _Alias("tag"): "t"},
+    {_Alias("id"): 1, "tag": "t"},
+    {"id": 1, 2: "t"},
+    {"id": 1, None: 3},
+    {"id": 1, "tag": "t", "meta": {1: 2}},
+    {"tag": "t"},
+]
+
+
+@pytest.mark.parametrize("value", _CLOSED_VALUES, ids=repr)
+@pytest.mark.parametrize("wrap", ["root", "array", "nested"])
+def test_closed_object_key_count_check_agrees_with_the_walker(value: object, wrap: str) -> None:
+    # The check-only code counts declared keys instead of testing each key against the names;
+    # a key that only looks like a declared name (str subclass, alias object) must still fail.
+    schema: dict[str, Any] = _CLOSED
+    if wrap == "array":
+        schema, value = {"type": "array", "items": _CLOSED}, [{"id": 2}, value, {"id": 3}]
+    elif wrap == "nested":
+        schema = {"type": "object", "properties": {"r": _CLOSED}, "required": ["r"]}
+        value = {"r": value}
+    expected = validate_json_schema_value(schema, value, "value")
+    assert _build(schema)(value, "value") == expected
+    assert compile_validator(schema)(value, "") == validate_json_schema_value(schema, value, "")
+
+
+def test_fast_lossless_test_walks_below_its_first_two_levels() -> None:
+    # The first pass checks two levels in place; deeper containers go to the budgeted walk.
+    deep_cycle: dict[str, object] = {}
+    deep_cycle["k"] = [deep_cycle]
+    assert _lossless({"a": [deep_cycle]}) is False
+    wide = [[[i] for i in range(_LOSSLESS_BUDGET * 2)]]
+    assert _lossless(wide) is True
+    wide[0].append([math.inf])
+    assert _lossless(wide) is False
+    assert _lossless({"a": {"b": {"c": [1, -0.0]}}}) is False
+    assert _lossless({"a": {"b": {"c": [1, 0.0]}}}) is True
+    assert _lossless([[{"k": 2**1100}]]) is False
+    assert _lossless([[{"k": (1,)}], "x"]) is False
+    assert _lossless([[], [[]], {"": [{}]}]) is True

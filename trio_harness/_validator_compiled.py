@@ -28,6 +28,8 @@ from typing import Final
 from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
 from ._validator import validate_json_schema_value
 
+_copysign: Final = math.copysign
+
 __all__ = ["MAX_COMPILED_DEPTH", "compile_validator"]
 
 #: Schemas nested deeper than this are validated by the generic iterative walker.
@@ -36,7 +38,7 @@ MAX_COMPILED_DEPTH: Final = 100
 _MAX_BLOCK_DEPTH: Final = 14
 #: How many compiled validators are kept per schema identity.
 _CACHE_SIZE: Final = 1024
-#: Containers the fast lossless test walks before deferring to the cycle-aware ``is_json_value``.
+#: Containers the fast lossless test walks (below its first two levels) before deferring to the cycle-aware ``is_json_value``.
 _LOSSLESS_BUDGET: Final = 1000
 
 Validator = Callable[[object, str], list[str]]
@@ -106,10 +108,11 @@ def _kind_of(type_name: str, value: object) -> bool:
 def _lossless(value: object) -> bool:
     """``is_json_value`` for the generated code: same answer, faster on small containers.
 
-    No ancestor set: containers are walked as a plain tree (order is irrelevant for a yes/no
-    answer) and after :data:`_LOSSLESS_BUDGET` containers the exact, cycle-aware
-    ``is_json_value`` decides instead; a cyclic value never ends the plain walk, so it always
-    reaches that fallback. Runs no user code (dict keys are only type-checked), so never raises.
+    A first pass checks the value's own items and the items of its list items in place, with
+    no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper
+    than that are left to :func:`_lossless_rest`. A ``False`` found on the way is final: a
+    value holding a non-lossless part is not lossless, whatever else it holds. Runs no user
+    code (dict keys are only type-checked), so never raises.
     """
     kind = type(value)
     if kind is str or kind is bool or value is None:
@@ -117,10 +120,70 @@ def _lossless(value: object) -> bool:
     if kind is int:
         return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
     if kind is float:
-        return value - value == 0.0 and (value != 0.0 or math.copysign(1.0, value) > 0.0)  # type: ignore[operator]
-    if kind is not dict and kind is not list:
+        return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)  # type: ignore[operator]
+    items: Iterable[object]
+    if kind is dict:
+        for key in value:  # type: ignore[attr-defined]
+            if type(key) is not str:
+                return False
+        items = value.values()  # type: ignore[attr-defined]
+    elif kind is list:
+        items = value  # type: ignore[assignment]
+    else:
         return False
-    stack: list[object] = [value]
+    deferred: list[object] | None = None
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if -MAX_SAFE_JSON_INT <= item <= MAX_SAFE_JSON_INT:  # type: ignore[operator]
+                continue
+            return False
+        if kind is float:
+            if item - item == 0.0 and (item != 0.0 or _copysign(1.0, item) > 0.0):  # type: ignore[operator]
+                continue
+            return False
+        if kind is list:
+            for sub in item:  # type: ignore[attr-defined]
+                kind = type(sub)
+                if kind is str or kind is bool or sub is None:
+                    continue
+                if kind is int:
+                    if -MAX_SAFE_JSON_INT <= sub <= MAX_SAFE_JSON_INT:
+                        continue
+                    return False
+                if kind is float:
+                    if sub - sub == 0.0 and (sub != 0.0 or _copysign(1.0, sub) > 0.0):
+                        continue
+                    return False
+                if kind is dict or kind is list:
+                    if deferred is None:
+                        deferred = [sub]
+                    else:
+                        deferred.append(sub)
+                    continue
+                return False
+            continue
+        if kind is dict:
+            if deferred is None:
+                deferred = [item]
+            else:
+                deferred.append(item)
+            continue
+        return False
+    return deferred is None or _lossless_rest(value, deferred)
+
+
+def _lossless_rest(value: object, stack: list[object]) -> bool:
+    """Whether the containers on ``stack`` (found inside ``value``) are lossless.
+
+    No ancestor set: containers are walked as a plain tree (order is irrelevant for a yes/no
+    answer) and after :data:`_LOSSLESS_BUDGET` containers the exact, cycle-aware
+    ``is_json_value(value)`` decides instead; a cyclic value never ends the plain walk, so it
+    always reaches that fallback (the first pass of :func:`_lossless` is bounded by the size of
+    two levels, so it cannot loop).
+    """
     budget = _LOSSLESS_BUDGET
     while stack:
         container = stack.pop()
@@ -141,7 +204,7 @@ def _lossless(value: object) -> bool:
                     continue
                 return False
             if kind is float:
-                if item - item == 0.0 and (item != 0.0 or math.copysign(1.0, item) > 0.0):  # type: ignore[operator]
+                if item - item == 0.0 and (item != 0.0 or _copysign(1.0, item) > 0.0):  # type: ignore[operator]
                     continue
                 return False
             if kind is dict or kind is list:
@@ -353,6 +416,13 @@ class _ValidGen:
         for name in required:
             if not direct or name not in properties:
                 out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
+        closed = node.get("additionalProperties") is False and bool(properties)
+        # A closed object counts the declared properties it holds; with every key an exact
+        # ``str`` (checked last), "no undeclared key" is "as many keys as declared ones found",
+        # which saves a set lookup per key. Required declared ones are known present.
+        count = src.name("c")
+        if closed:
+            out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
         for key in sorted(properties, key=lambda k: _cost(properties[k])):
             # Validity does not depend on the order of checks; a required property is read
             # directly (known present, or a KeyError that the enclosing handler treats as a
@@ -363,6 +433,8 @@ class _ValidGen:
                 self.emit(properties[key], item, out, depth, fail, direct=direct)
             else:
                 out.append(f"{pad}if {name} in {var}:")
+                if closed:
+                    out.append(f"{pad}    {count} += 1")
                 out.append(f"{pad}    {item} = {var}[{name}]")
                 self.emit(properties[key], item, out, depth + 1, fail, direct=direct)
         declared = _literal_set(properties)
@@ -370,9 +442,10 @@ class _ValidGen:
         if node.get("additionalProperties") is False and not properties:
             # Every key of a closed object without properties is a violation.
             out.append(f"{pad}if {var}: {fail}")
-        elif node.get("additionalProperties") is False:
+        elif closed:
+            out.append(f"{pad}if len({var}) != {count}: {fail}")
             out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: {fail}")
+            out.append(f"{pad}    if type({key}) is not str: {fail}")
         elif not properties:
             # Open object with nothing declared: every key and value is covered by no node.
             out.append(f"{pad}if not _lossless({var}): {fail}")
