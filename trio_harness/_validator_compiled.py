@@ -114,13 +114,8 @@ def _lossless(value: object) -> bool:
     value holding a non-lossless part is not lossless, whatever else it holds. Runs no user
     code (dict keys are only type-checked), so never raises.
     """
+    # Containers first: the generated code calls this on untyped values, mostly containers.
     kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
-    if kind is float:
-        return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)  # type: ignore[operator]
     items: Iterable[object]
     if kind is dict:
         for key in value:  # type: ignore[attr-defined]
@@ -129,6 +124,12 @@ def _lossless(value: object) -> bool:
         items = value.values()  # type: ignore[attr-defined]
     elif kind is list:
         items = value  # type: ignore[assignment]
+    elif kind is str or kind is bool or value is None:
+        return True
+    elif kind is int:
+        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
+    elif kind is float:
+        return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)  # type: ignore[operator]
     else:
         return False
     deferred: list[object] | None = None
@@ -301,9 +302,9 @@ class _Source:
         return self.const(frozenset(values))
 
 
-# The bound as a float literal: CPython compares an int with a float exactly, and this double
-# equals MAX_SAFE_JSON_INT, so ``-M <= i <= M`` means the same with either (and reads shorter).
-_MAX_LITERAL: Final = repr(float(MAX_SAFE_JSON_INT))
+# The bound as an int literal (a code constant): an int compares with an int faster than with a
+# float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
+_MAX_LITERAL: Final = repr(MAX_SAFE_JSON_INT)
 
 
 def _number_test(var: str, integer: bool) -> str:
