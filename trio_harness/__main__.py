@@ -74,46 +74,35 @@ def demo_validation(out: list[str]) -> None:
 
 
 def _pool_runtime(timeline: list[str]) -> th.ToolRuntime:
-    def stamp(text: str) -> None:
-        timeline.append(f"  t={trio.current_time():4.1f}s  {text}")
-
-    async def read(args: Any, ctx: Any) -> str:
-        stamp(f"body start  {ctx.call_id} read {args['path']}")
-        await trio.sleep(args["seconds"])
-        stamp(f"body end    {ctx.call_id}")
-        return f"read {args['path']}"
-
-    async def write(args: Any, ctx: Any) -> str:
-        stamp(f"body start  {ctx.call_id} write {args['path']}  (exclusive: runs alone)")
-        await trio.sleep(args["seconds"])
-        stamp(f"body end    {ctx.call_id}")
-        return f"wrote {args['path']}"
-
+    """A runtime with a parallel-safe ``read`` and an exclusive ``write``; bodies log to ``timeline``."""
     params = {
         "path": {"type": "string", "required": True},
         "seconds": {"type": "number", "required": True},
     }
     output = th.ToolOutput(schema={"type": "string"}, render=_render_text)
     runtime = th.ToolRuntime()
-    runtime.register(
-        th.define_tool(
-            name="read",
-            description="Read a file",
-            parameters=params,
-            output=output,
-            execute=read,
-            is_concurrency_safe=lambda args: True,
+    for name, verb, parallel in (("read", "read", True), ("write", "wrote", False)):
+
+        async def body(args: Any, ctx: Any, name: str = name, verb: str = verb) -> str:
+            note = "" if name == "read" else "  (exclusive: runs alone)"
+            timeline.append(
+                f"  t={trio.current_time():4.1f}s  body start  {ctx.call_id} {name} {args['path']}{note}"
+            )
+            await trio.sleep(args["seconds"])
+            timeline.append(f"  t={trio.current_time():4.1f}s  body end    {ctx.call_id}")
+            return f"{verb} {args['path']}"
+
+        runtime.register(
+            th.define_tool(
+                name=name,
+                description=f"{name.capitalize()} a file",
+                parameters=params,
+                output=output,
+                execute=body,
+                # Only an explicit True is parallel; the write tool declares no classifier.
+                is_concurrency_safe=(lambda args: True) if parallel else None,
+            )
         )
-    )
-    runtime.register(
-        th.define_tool(
-            name="write",
-            description="Write a file",
-            parameters=params,
-            output=output,
-            execute=write,
-        )
-    )
     return runtime
 
 
