@@ -58,16 +58,19 @@ class Op(enum.Enum):
 
 
 # Enum member lookups (``Op.START``) go through a descriptor on Python 3.11 (~0.2 µs each);
-# ``next_action`` runs a few times per call, so it returns these prebuilt constants.
-_CLASSIFY: Final = Op.CLASSIFY
-_OPEN_GROUP: Final = Op.OPEN_GROUP
-_START: Final = Op.START
-_COMMIT: Final = Op.COMMIT
-_CLOSE_GROUP: Final = Op.CLOSE_GROUP
-_SKIP: Final = Op.SKIP
-_DONE: Final = Op.DONE
-_WAIT_ACTION: Final = (Op.WAIT, -1)
-_RAISE_ACTION: Final = (Op.RAISE, -1)
+# ``next_action`` runs a few times per call, so it returns these prebuilt constants, and the
+# driver (``_pool.py``) imports them to compare against.
+OP_CLASSIFY: Final = Op.CLASSIFY
+OP_OPEN_GROUP: Final = Op.OPEN_GROUP
+OP_START: Final = Op.START
+OP_COMMIT: Final = Op.COMMIT
+OP_WAIT: Final = Op.WAIT
+OP_CLOSE_GROUP: Final = Op.CLOSE_GROUP
+OP_SKIP: Final = Op.SKIP
+OP_RAISE: Final = Op.RAISE
+OP_DONE: Final = Op.DONE
+_WAIT_ACTION: Final = (OP_WAIT, -1)
+_RAISE_ACTION: Final = (OP_RAISE, -1)
 
 
 class CallState(enum.IntEnum):
@@ -224,12 +227,12 @@ class StepCore:
             if self._in_flight:
                 return _WAIT_ACTION
             self._in_group = False
-            return _CLOSE_GROUP, self._group_start
+            return OP_CLOSE_GROUP, self._group_start
         cursor = self._cursor
         state = self._state
         if cursor < self._next and state[cursor] == _SETTLED:
             state[cursor] = _COMMITTING
-            return _COMMIT, cursor
+            return OP_COMMIT, cursor
         nxt = self._next
         if (
             not self._aborted
@@ -242,9 +245,9 @@ class StepCore:
                 self._next_mode = None
                 self._next = nxt + 1
                 state[nxt] = _PREPARING
-                return _START, nxt
+                return OP_START, nxt
             if mode is None:
-                return _CLASSIFY, nxt
+                return OP_CLASSIFY, nxt
             # No longer parallel: a barrier. Filling stops until a dispatch settles; the call
             # is classified afresh then (upstream reclassifies on every fill attempt).
             self._next_mode = None
@@ -255,19 +258,19 @@ class StepCore:
         if cursor != nxt:
             raise RuntimeError(_UNCOMMITTED_MESSAGE)
         self._in_group = False
-        return _CLOSE_GROUP, self._group_start
+        return OP_CLOSE_GROUP, self._group_start
 
     def _between_groups(self) -> tuple[Op, int]:
         if self._has_failure:
             return _RAISE_ACTION
         nxt = self._next
         if nxt == self._count:
-            return _DONE, nxt
+            return OP_DONE, nxt
         if self._aborted:
-            return _SKIP, nxt
+            return OP_SKIP, nxt
         first = self._first_mode
         if first is None:
-            return _CLASSIFY, nxt
+            return OP_CLASSIFY, nxt
         self._first_mode = None
         self._in_group = True
         self._parallel = first
@@ -275,7 +278,7 @@ class StepCore:
         self._group_end = self._count if first else nxt + 1
         self._blocked = False
         self._next_mode = None
-        return _OPEN_GROUP, nxt
+        return OP_OPEN_GROUP, nxt
 
     # -- reports --------------------------------------------------------------------------------
 

@@ -26,14 +26,26 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
 
 from ._abort import abort_relay, current_relay
 from ._arguments import parse_arguments
-from ._core import Op, StepCore, validate_cap
+from ._core import (
+    OP_CLASSIFY,
+    OP_CLOSE_GROUP,
+    OP_COMMIT,
+    OP_DONE,
+    OP_OPEN_GROUP,
+    OP_RAISE,
+    OP_SKIP,
+    OP_START,
+    OP_WAIT,
+    StepCore,
+    validate_cap,
+)
 from ._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
 from ._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, _fast_call_data
 from ._types import (
@@ -97,19 +109,6 @@ class StepOutcome:
 
     concluded: bool = False
     aborted: bool = False
-
-
-# Enum member lookups go through a descriptor on Python 3.11 (~0.2 µs each): the driver's
-# dispatch on the core's answer compares against these module constants instead.
-_CLASSIFY: Final = Op.CLASSIFY
-_OPEN_GROUP: Final = Op.OPEN_GROUP
-_START: Final = Op.START
-_COMMIT: Final = Op.COMMIT
-_WAIT: Final = Op.WAIT
-_CLOSE_GROUP: Final = Op.CLOSE_GROUP
-_SKIP: Final = Op.SKIP
-_RAISE: Final = Op.RAISE
-_DONE: Final = Op.DONE
 
 
 class PoolRuntime(Protocol):
@@ -280,24 +279,24 @@ class _Driver:
             if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
             op, index = core.next_action()
-            if op is _CLASSIFY:
+            if op is OP_CLASSIFY:
                 self._classify(index)
-            elif op is _OPEN_GROUP:
+            elif op is OP_OPEN_GROUP:
                 try:
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
                 except BaseExceptionGroup as group:
                     _raise_sole(group)
                     raise
-            elif op is _SKIP:
+            elif op is OP_SKIP:
                 for skipped in range(index, core.count):
                     self._recorder.skipped(skipped)
                 core.skipped()
-            elif op is _RAISE:
+            elif op is OP_RAISE:
                 failure = core.failure
                 assert isinstance(failure, BaseException)
                 raise failure
-            elif op is _DONE:
+            elif op is OP_DONE:
                 return core.aborted
             else:  # pragma: no cover - the core only returns these outside a group
                 unreachable("Op", op.value)
@@ -315,7 +314,7 @@ class _Driver:
             if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
             op, index = core.next_action()
-            if op is _START:
+            if op is OP_START:
                 self._recorder.started(index)
                 try:
                     preparation = await scheduler.prepare(self._inputs[index])
@@ -326,7 +325,7 @@ class _Driver:
                     self._fail(exc)
                     continue
                 self._prepared(index, kind, preparation, nursery)
-            elif op is _COMMIT:
+            elif op is OP_COMMIT:
                 slot = slots[index]
                 assert type(slot) is tuple
                 slots[index] = None
@@ -340,13 +339,13 @@ class _Driver:
                     self._fail(exc)
                     continue
                 self._record(index, result)
-            elif op is _CLASSIFY:
+            elif op is OP_CLASSIFY:
                 self._classify(index)
-            elif op is _WAIT:
+            elif op is OP_WAIT:
                 index = await self._receive.receive()
                 self._unread -= 1
                 self._settle(index)
-            elif op is _CLOSE_GROUP:
+            elif op is OP_CLOSE_GROUP:
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
