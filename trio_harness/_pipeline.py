@@ -65,8 +65,18 @@ logger: Final = logging.getLogger("trio_harness.runtime")
 
 _NOT_LOSSLESS_ARGS: Final = "tool execution arguments must be losslessly JSON-serializable"
 _ACCEPT: Final = Accept()
-#: Stands for the scope of a body that ran without one (never cancelled).
-_UNCANCELLED: Final = trio.CancelScope()
+
+
+def _success(exec: ToolExecution, entry: Any, value: Any) -> ToolExecutionResult:
+    """``createSuccessResult`` for a body's value; a broken output contract becomes its error result.
+
+    ``create_success_result`` never returns a failure, so ``result.is_error`` afterwards tells
+    whether the value was accepted.
+    """
+    try:
+        return create_success_result(exec, entry, value)
+    except Exception as error:
+        return error_result(error)
 
 
 def _aborted(event: trio.Event | None) -> bool:
@@ -282,15 +292,10 @@ class ToolScheduler:
         self, exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, execute: Any
     ) -> tuple[Any, BaseException | None, trio.CancelScope]:
         """Run the body in a cancel scope; returns (value, tool-owned failure, the scope)."""
+        # Invariant: an event or a timeout is present (``_dispatch_body`` runs scope-free bodies
+        # itself), so the body always gets a cancel scope here.
         value: Any = UNSET
         failure: BaseException | None = None
-        if abort is None and timeout_s is None:
-            # Nothing can cancel this body but its caller: no scope at all (a scope costs ~10 µs).
-            try:
-                value = await execute(exec.arguments, exec)
-            except Exception as error:
-                failure = error
-            return value, failure, _UNCANCELLED
         relay = current_relay(abort) if abort is not None else None
         if abort is None or relay is not None:
             # Hot path: no private watcher task; the pool's step relay (if any) cancels the scope.
@@ -344,13 +349,7 @@ class ToolScheduler:
                 failure = error
             finally:
                 exec._abort = None  # the body may have replaced it: restored, as below
-            if failure is not None:
-                result = error_result(failure)
-            else:
-                try:
-                    result = create_success_result(exec, entry, value)
-                except Exception as error:
-                    result = error_result(error)
+            result = error_result(failure) if failure is not None else _success(exec, entry, value)
             exec._dispatched = exec._clean = result
             return result
         if current is caller and caller is not None and timeout_s is None:
@@ -380,14 +379,10 @@ class ToolScheduler:
                     # The body stopped at a checkpoint: only the abort cancels this scope.
                     result = aborted_result()
                 else:
-                    try:
-                        result = create_success_result(exec, entry, value)
-                    except Exception as error:
-                        result = error_result(error)
-                    else:
+                    result = _success(exec, entry, value)
+                    if not result.is_error and caller.is_set():
                         # A body that returned after the abort still lost the race.
-                        if caller.is_set():
-                            result = aborted_result()
+                        result = aborted_result()
                 exec._dispatched = exec._clean = result
                 return result
         try:
@@ -413,11 +408,8 @@ class ToolScheduler:
                 else _timeout_result(entry)
             )
         else:
-            try:
-                result = create_success_result(exec, entry, value)
-            except Exception as error:
-                result = error_result(error)
-            else:
+            result = _success(exec, entry, value)
+            if not result.is_error:
                 # A body that returned after the abort (or past its deadline) still lost the race.
                 if _aborted(caller) or _aborted(current):
                     result = aborted_result()
