@@ -7,7 +7,7 @@ value (``attrs.frozen``); behaviour lives in the modules that produce and consum
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import attrs
@@ -290,7 +290,3 @@ class Scheduler(Protocol):
     def finish(
         self, exec: ToolExecution, result: ToolExecutionResult, /
     ) -> ToolExecutionResult: ...
-
-
-#: Arguments the soft/hard wrappers receive: any parsed model arguments.
-Arguments = Mapping[str, Any] | Any
