@@ -292,26 +292,12 @@ class ToolScheduler:
         self, exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, execute: Any
     ) -> tuple[Any, BaseException | None, trio.CancelScope]:
         """Run the body in a cancel scope; returns (value, tool-owned failure, the scope)."""
-        # Invariant: an event or a timeout is present (``_dispatch_body`` runs scope-free bodies
-        # itself), so the body always gets a cancel scope here.
+        # Not the hot path: ``_dispatch_body`` runs bodies with no event and no timeout, and bodies
+        # under the pool's relay-watched event, itself. Here a timeout, a fused event or a direct
+        # ``execute`` with an event is involved; ``cancel_on_abort`` reuses a relay when there is
+        # one and starts a private watcher otherwise.
         value: Any = UNSET
         failure: BaseException | None = None
-        relay = current_relay(abort) if abort is not None else None
-        if abort is None or relay is not None:
-            # Hot path: no private watcher task; the pool's step relay (if any) cancels the scope.
-            with trio.CancelScope() as scope:
-                if timeout_s is not None:
-                    scope.deadline = trio.current_time() + timeout_s
-                if relay is not None:
-                    relay.register(scope)
-                try:
-                    value = await execute(exec.arguments, exec)
-                except Exception as error:
-                    failure = error
-                finally:
-                    if relay is not None:
-                        relay.unregister(scope)
-            return value, failure, scope
         async with cancel_on_abort(abort) as scope:
             if timeout_s is not None:
                 scope.deadline = trio.current_time() + timeout_s
