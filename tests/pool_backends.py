@@ -32,7 +32,7 @@ from trio_harness import (
     ToolRuntime,
     execute_tool_calls,
 )
-from trio_harness._types import ErrorInfo
+from trio_harness._values import ErrorInfo
 
 # A body in the backend-neutral dialect: returns the text of its single text block.
 Body = Callable[[Any, Any], Awaitable[str]]

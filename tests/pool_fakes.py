@@ -17,8 +17,8 @@ import attrs
 import trio
 import trio.testing
 
-from trio_harness._abort import cancel_on_abort
-from trio_harness._types import (
+from trio_harness._runtime.abort import cancel_on_abort
+from trio_harness._values import (
     EXCLUSIVE,
     PARALLEL,
     DispatchOutcome,

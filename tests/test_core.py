@@ -15,16 +15,16 @@ from hypothesis.stateful import (
     rule,
 )
 
-from trio_harness._core import CallState, Op, StepCore, validate_cap
+from trio_harness._pool.machine import CallState, Op, StepCore, validate_cap
 
 
 def test_core_does_not_import_trio() -> None:
-    import trio_harness._core as core
+    import trio_harness._pool.machine as core
 
     assert "trio" not in core.__dict__
     source = pathlib.Path(core.__file__).read_text(encoding="utf-8")
     assert "import trio" not in source
-    assert "trio_harness._core" in sys.modules
+    assert "trio_harness._pool.machine" in sys.modules
 
 
 @pytest.mark.parametrize("cap", [0, -3, 1.0, True, None, "1"])

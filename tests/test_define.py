@@ -11,7 +11,7 @@ import pytest
 import trio_harness as th
 from tests.dsl_fixtures import host_port_spec
 from trio_harness import JsonSchemaError, ToolArgsError, ToolOutput, define_tool, validate_args
-from trio_harness._types import error_result
+from trio_harness._values import error_result
 
 # -- validate_args --------------------------------------------------------------------------------
 
@@ -280,7 +280,7 @@ async def test_execute_that_is_not_async_is_a_clear_type_error() -> None:
 async def test_parameter_validator_is_compiled_once_at_definition_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import trio_harness._define as define_module
+    import trio_harness._runtime.define as define_module
 
     compiled: list[object] = []
     real = define_module.compile_validator  # type: ignore[attr-defined]

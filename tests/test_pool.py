@@ -35,9 +35,9 @@ from tests.pool_backends import (
 from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, success
 from tests.test_runtime_helpers import text_blocks
 from trio_harness._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, HarnessError
-from trio_harness._pool import StepOutcome, ToolCallBlock, execute_tool_calls
+from trio_harness._pool.steps import StepOutcome, ToolCallBlock, execute_tool_calls
 from trio_harness._session import Session
-from trio_harness._types import ToolExecutionResult
+from trio_harness._values import ToolExecutionResult
 
 
 @pytest.fixture(params=BACKENDS)

@@ -27,7 +27,7 @@ from tests.pool_fakes import (
     noop_body,
     sleep_body,
 )
-from trio_harness._pool import SubCall, ToolCallBlock, execute_sub_calls, execute_tool_calls
+from trio_harness._pool.steps import SubCall, ToolCallBlock, execute_sub_calls, execute_tool_calls
 from trio_harness._session import Session
 
 

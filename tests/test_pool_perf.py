@@ -31,7 +31,7 @@ from trio_harness._session import (
     ToolResultMessage,
     _fast_call_data,
 )
-from trio_harness._types import UNSET, ErrorInfo, ToolError, ToolExecutionResult
+from trio_harness._values import UNSET, ErrorInfo, ToolError, ToolExecutionResult
 
 
 def _containers(value: Any) -> list[int]:

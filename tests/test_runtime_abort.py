@@ -39,7 +39,7 @@ from trio_harness import (
     ToolExecutionResult,
     ToolRuntime,
 )
-from trio_harness._abort import abort_relay
+from trio_harness._runtime.abort import abort_relay
 
 ABORTED = ABORTED_RESULT
 BEFORE_DISPATCH = BEFORE_DISPATCH_RESULT

@@ -17,7 +17,7 @@ from trio_harness._session import (
     ToolCallData,
     ToolResultData,
 )
-from trio_harness._types import (
+from trio_harness._values import (
     ErrorInfo,
     ToolError,
     ToolExecutionResult,

@@ -16,7 +16,7 @@ from trio_harness import (
     compile_validator,
     validate_json_schema_value,
 )
-from trio_harness._validator_compiled import _build
+from trio_harness._validation.compiled import _build
 
 PATHS = st.sampled_from(["value", "", "a.b", "x[0]"])
 

@@ -19,7 +19,7 @@ from trio_harness import (
     compile_validator,
     validate_json_schema_value,
 )
-from trio_harness._validator_compiled import MAX_COMPILED_DEPTH
+from trio_harness._validation.compiled import MAX_COMPILED_DEPTH
 
 
 def both(schema: Any, value: object, path: str = "value") -> list[str]:

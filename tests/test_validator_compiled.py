@@ -16,7 +16,7 @@ from hypothesis import given
 from tests.strategies import any_values
 from trio_harness import validate_json_schema_value
 from trio_harness._json import MAX_SAFE_JSON_INT, is_json_value
-from trio_harness._validator_compiled import (
+from trio_harness._validation.compiled import (
     _LOSSLESS_BUDGET,
     _build,
     _generated_source,

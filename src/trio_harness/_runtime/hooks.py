@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeAl
 import attrs
 import trio
 
-from ._types import UNSET, ContentBlock
+from .._values import UNSET, ContentBlock
 
 if TYPE_CHECKING:
-    from ._execution import ToolExecution
-    from ._types import ToolExecutionResult
+    from .._values import ToolExecutionResult
+    from .execution import ToolExecution
 
 __all__ = [
     "ALLOW",

@@ -32,12 +32,12 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from ._arguments import loads_any_depth, parse_arguments
-from ._define import validate_args
-from ._dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
 from ._errors import HarnessError, error_message
 from ._json import js_json, js_json_or_string
-from ._schema import assert_object_json_schema, assert_supported_json_schema
-from ._validator import validate_json_schema_value
+from ._runtime.define import validate_args
+from ._validation.dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
+from ._validation.subset import assert_object_json_schema, assert_supported_json_schema
+from ._validation.walker import validate_json_schema_value
 
 __all__ = [
     "UNDEFINED",

@@ -9,19 +9,6 @@ from __future__ import annotations
 from ._arguments import (
     parse_arguments,
 )
-from ._core import (
-    CallState,
-    Op,
-    StepCore,
-)
-from ._define import (
-    define_tool,
-    validate_args,
-)
-from ._dsl import (
-    parameter_schema_spec_to_json_schema,
-    value_schema_spec_to_json_schema,
-)
 from ._errors import (
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     TOOL_ABORTED,
@@ -35,11 +22,38 @@ from ._errors import (
     ToolTimeoutError,
     UnreachableVariantError,
 )
-from ._execution import (
+from ._json import (
+    NOT_JSON,
+    is_json_value,
+    js_json,
+    snapshot_json_value,
+)
+from ._oracle import (
+    answer_case,
+)
+from ._pool.machine import (
+    CallState,
+    Op,
+    StepCore,
+)
+from ._pool.steps import (
+    DEFAULT_MAX_PARALLEL_SUB_CALLS,
+    PoolRuntime,
+    StepOutcome,
+    SubCall,
+    ToolCallBlock,
+    execute_sub_calls,
+    execute_tool_calls,
+)
+from ._runtime.define import (
+    define_tool,
+    validate_args,
+)
+from ._runtime.execution import (
     ToolExecution,
     context_message,
 )
-from ._hooks import (
+from ._runtime.hooks import (
     Accept,
     Allow,
     ApprovalOutcome,
@@ -51,33 +65,11 @@ from ._hooks import (
     PostToolDecision,
     PreToolDecision,
 )
-from ._json import (
-    NOT_JSON,
-    is_json_value,
-    js_json,
-    snapshot_json_value,
-)
-from ._oracle import (
-    answer_case,
-)
-from ._pipeline import (
+from ._runtime.pipeline import (
     ToolScheduler,
 )
-from ._pool import (
-    DEFAULT_MAX_PARALLEL_SUB_CALLS,
-    PoolRuntime,
-    StepOutcome,
-    SubCall,
-    ToolCallBlock,
-    execute_sub_calls,
-    execute_tool_calls,
-)
-from ._runtime import (
+from ._runtime.tool_runtime import (
     ToolRuntime,
-)
-from ._schema import (
-    assert_object_json_schema,
-    assert_supported_json_schema,
 )
 from ._session import (
     MessageSource,
@@ -88,7 +80,21 @@ from ._session import (
     ToolResultData,
     ToolResultMessage,
 )
-from ._types import (
+from ._validation.compiled import (
+    compile_validator,
+)
+from ._validation.dsl import (
+    parameter_schema_spec_to_json_schema,
+    value_schema_spec_to_json_schema,
+)
+from ._validation.subset import (
+    assert_object_json_schema,
+    assert_supported_json_schema,
+)
+from ._validation.walker import (
+    validate_json_schema_value,
+)
+from ._values import (
     EXCLUSIVE,
     PARALLEL,
     UNSET,
@@ -105,12 +111,6 @@ from ._types import (
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
-)
-from ._validator import (
-    validate_json_schema_value,
-)
-from ._validator_compiled import (
-    compile_validator,
 )
 
 __version__ = "0.1.0"

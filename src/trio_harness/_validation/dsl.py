@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Final, NoReturn, TypeAlias
 
-from ._errors import JsonSchemaError
-from ._json import NOT_JSON, snapshot_json_value
-from ._schema import assert_supported_json_schema
+from .._errors import JsonSchemaError
+from .._json import NOT_JSON, snapshot_json_value
+from .subset import assert_supported_json_schema
 
 __all__ = [
     "compile_parameter_spec",

@@ -19,11 +19,11 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ._dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
-from ._errors import ToolArgsError
-from ._types import ToolDefinition, ToolOutput
-from ._validator import validate_json_schema_value
-from ._validator_compiled import compile_validator
+from .._errors import ToolArgsError
+from .._validation.compiled import compile_validator
+from .._validation.dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
+from .._validation.walker import validate_json_schema_value
+from .._values import ToolDefinition, ToolOutput
 
 __all__ = ["define_tool", "validate_args"]
 

@@ -25,8 +25,8 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
-from ._validator import validate_json_schema_value
+from .._json import MAX_SAFE_JSON_INT, is_json_value, js_json
+from .walker import validate_json_schema_value
 
 _copysign: Final = math.copysign
 

@@ -20,10 +20,21 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import trio
 
-from ._abort import cancel_on_abort, current_relay
-from ._errors import ToolNotFoundError, ToolTimeoutError, error_message, unreachable
-from ._execution import ToolExecution, normalize_context
-from ._hooks import (
+from .._errors import ToolNotFoundError, ToolTimeoutError, error_message, unreachable
+from .._json import NOT_JSON, snapshot_json_value
+from .._values import (
+    UNSET,
+    DispatchOutcome,
+    Preparation,
+    ToolExecutionInput,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+    error_result,
+)
+from .abort import cancel_on_abort, current_relay
+from .execution import ToolExecution, normalize_context
+from .hooks import (
     ALLOW,
     Accept,
     Allow,
@@ -34,8 +45,7 @@ from ._hooks import (
     PostToolDecision,
     PreToolDecision,
 )
-from ._json import NOT_JSON, snapshot_json_value
-from ._results import (
+from .results import (
     blocked_result,
     cancellation_result,
     create_success_result,
@@ -43,20 +53,10 @@ from ._results import (
     materialize,
     with_contexts,
 )
-from ._types import (
-    UNSET,
-    DispatchOutcome,
-    Preparation,
-    ToolExecutionInput,
-    ToolExecutionResult,
-    aborted_before_dispatch_result,
-    aborted_result,
-    error_result,
-)
 
 if TYPE_CHECKING:
-    from ._registry import RegisteredTool
-    from ._runtime import ToolRuntime
+    from .registry import RegisteredTool
+    from .tool_runtime import ToolRuntime
 
 __all__ = ["ToolScheduler", "logger"]
 

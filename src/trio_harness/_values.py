@@ -16,7 +16,7 @@ import trio
 from ._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, HarnessError, error_message
 
 if TYPE_CHECKING:
-    from ._runtime import ToolExecution
+    from ._runtime.tool_runtime import ToolExecution
 
 __all__ = [
     "UNSET",

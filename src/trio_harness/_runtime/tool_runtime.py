@@ -16,8 +16,15 @@ from typing import Any
 
 import attrs
 
-from ._execution import ToolExecution
-from ._hooks import (
+from .._values import (
+    ExecutionMode,
+    Scheduler,
+    ToolDefinition,
+    ToolExecutionInput,
+    ToolExecutionResult,
+)
+from .execution import ToolExecution
+from .hooks import (
     ApprovalService,
     ExecuteWrapper,
     Guard,
@@ -26,15 +33,8 @@ from ._hooks import (
     PreExecuteHook,
     ResultObserver,
 )
-from ._pipeline import ToolScheduler
-from ._registry import Registry
-from ._types import (
-    ExecutionMode,
-    Scheduler,
-    ToolDefinition,
-    ToolExecutionInput,
-    ToolExecutionResult,
-)
+from .pipeline import ToolScheduler
+from .registry import Registry
 
 __all__ = ["ToolExecution", "ToolRuntime"]
 

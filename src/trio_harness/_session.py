@@ -22,7 +22,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
 from ._arguments import loads_any_depth
 from ._json import js_json
-from ._types import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
+from ._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
 
 __all__ = [
     "TOOL_CALL",

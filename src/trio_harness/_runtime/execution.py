@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._types import ToolExecutionResult
+from .._values import ToolExecutionResult
 
 if TYPE_CHECKING:
-    from ._runtime import ToolRuntime
+    from .tool_runtime import ToolRuntime
 
 __all__ = ["ToolExecution", "context_message", "normalize_context"]
 

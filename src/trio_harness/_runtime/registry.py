@@ -13,10 +13,10 @@ from typing import Any, Final
 
 import attrs
 
-from ._json import NOT_JSON, snapshot_json_value
-from ._schema import assert_supported_json_schema
-from ._types import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition
-from ._validator_compiled import compile_validator
+from .._json import NOT_JSON, snapshot_json_value
+from .._validation.compiled import compile_validator
+from .._validation.subset import assert_supported_json_schema
+from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition
 
 __all__ = ["RegisteredTool", "Registry"]
 

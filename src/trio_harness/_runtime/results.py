@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from ._errors import ToolOutputError, error_message
-from ._json import NOT_JSON, snapshot_json_value
-from ._types import (
+from .._errors import ToolOutputError, error_message
+from .._json import NOT_JSON, snapshot_json_value
+from .._values import (
     UNSET,
     ToolError,
     ToolExecutionResult,
@@ -26,8 +26,8 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
-    from ._execution import ToolExecution
-    from ._registry import RegisteredTool
+    from .execution import ToolExecution
+    from .registry import RegisteredTool
 
 __all__ = [
     "blocked_result",

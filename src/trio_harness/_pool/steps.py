@@ -31,9 +31,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import trio
 
-from ._abort import abort_relay, current_relay
-from ._arguments import parse_arguments
-from ._core import (
+from .._arguments import parse_arguments
+from .._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
+from .._runtime.abort import abort_relay, current_relay
+from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, _fast_call_data
+from .._values import (
+    ExecutionMode,
+    Scheduler,
+    ToolExecutionInput,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+)
+from .machine import (
     OP_CLASSIFY,
     OP_CLOSE_GROUP,
     OP_COMMIT,
@@ -46,19 +56,9 @@ from ._core import (
     StepCore,
     validate_cap,
 )
-from ._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
-from ._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, _fast_call_data
-from ._types import (
-    ExecutionMode,
-    Scheduler,
-    ToolExecutionInput,
-    ToolExecutionResult,
-    aborted_before_dispatch_result,
-    aborted_result,
-)
 
 if TYPE_CHECKING:
-    from ._execution import ToolExecution
+    from .._runtime.execution import ToolExecution
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",

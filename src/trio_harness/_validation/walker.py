@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from ._errors import UnreachableVariantError, unreachable
-from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
-from ._schema import js_same_value_zero
+from .._errors import UnreachableVariantError, unreachable
+from .._json import MAX_SAFE_JSON_INT, is_json_value, js_json
+from .subset import js_same_value_zero
 
 __all__ = ["diagnostic_path", "property_path", "validate_json_schema_value"]
 

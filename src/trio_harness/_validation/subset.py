@@ -22,8 +22,8 @@ import math
 from collections.abc import Callable
 from typing import Final
 
-from ._errors import JsonSchemaError
-from ._json import MAX_SAFE_JSON_INT, is_json_value
+from .._errors import JsonSchemaError
+from .._json import MAX_SAFE_JSON_INT, is_json_value
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
