@@ -22,6 +22,7 @@ from tests.test_runtime_helpers import PostNext, PreNext, text_blocks
 from trio_harness import (
     Accept,
     Deny,
+    ErrorInfo,
     PostToolDecision,
     PreToolDecision,
     Session,
@@ -32,7 +33,6 @@ from trio_harness import (
     ToolRuntime,
     execute_tool_calls,
 )
-from trio_harness._values import ErrorInfo
 
 # A body in the backend-neutral dialect: returns the text of its single text block.
 Body = Callable[[Any, Any], Awaitable[str]]

@@ -17,19 +17,21 @@ import attrs
 import trio
 import trio.testing
 
-from trio_harness._runtime.abort import cancel_on_abort
-from trio_harness._values import (
+from trio_harness import (
     EXCLUSIVE,
     PARALLEL,
-    DispatchOutcome,
     ExecutionMode,
-    Preparation,
     ToolError,
     ToolExecutionInput,
     ToolExecutionResult,
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
+)
+from trio_harness._runtime.abort import cancel_on_abort
+from trio_harness.lowlevel import (
+    DispatchOutcome,
+    Preparation,
 )
 
 Body = Callable[[Any, "FakeExec"], Awaitable[Any]]

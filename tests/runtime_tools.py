@@ -7,7 +7,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.test_runtime_helpers import text_blocks
-from trio_harness import ToolDefinition, ToolOutput, ToolRuntime, define_tool
+from trio_harness import (
+    ToolDefinition,
+    ToolOutput,
+    ToolRuntime,
+    define_tool,
+)
 
 
 def runtime_with(*tools: ToolDefinition, **options: Any) -> ToolRuntime:

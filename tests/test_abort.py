@@ -7,7 +7,11 @@ import trio
 import trio.lowlevel
 import trio.testing
 
-from trio_harness._runtime.abort import abort_relay, cancel_on_abort, current_relay
+from trio_harness._runtime.abort import (
+    abort_relay,
+    cancel_on_abort,
+    current_relay,
+)
 
 
 async def test_private_watcher_cancels_at_the_abort_instant(autojump_clock: trio.abc.Clock) -> None:

@@ -15,7 +15,12 @@ from hypothesis.stateful import (
     rule,
 )
 
-from trio_harness._pool.machine import CallState, Op, StepCore, validate_cap
+from trio_harness.lowlevel import (
+    CallState,
+    Op,
+    StepCore,
+    validate_cap,
+)
 
 
 def test_core_does_not_import_trio() -> None:

@@ -10,8 +10,14 @@ import pytest
 
 import trio_harness as th
 from tests.dsl_fixtures import host_port_spec
-from trio_harness import JsonSchemaError, ToolArgsError, ToolOutput, define_tool, validate_args
-from trio_harness._values import error_result
+from trio_harness import (
+    JsonSchemaError,
+    ToolArgsError,
+    ToolOutput,
+    define_tool,
+    error_result,
+    validate_args,
+)
 
 # -- validate_args --------------------------------------------------------------------------------
 

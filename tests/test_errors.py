@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 import trio_harness as th
-from trio_harness._errors import error_message, unreachable
+from trio_harness._errors import (
+    error_message,
+    unreachable,
+)
 
 
 def test_tool_args_error_carries_code_and_violations() -> None:

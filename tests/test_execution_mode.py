@@ -6,7 +6,13 @@ from typing import Any
 
 from tests.runtime_tools import content_tool, echo_tool, raw_tool
 from tests.test_runtime_helpers import call
-from trio_harness import EXCLUSIVE, PARALLEL, ToolDefinition, ToolOutput, ToolRuntime
+from trio_harness import (
+    EXCLUSIVE,
+    PARALLEL,
+    ToolDefinition,
+    ToolOutput,
+    ToolRuntime,
+)
 
 
 def _raw_classified(classifier: Any) -> ToolDefinition:

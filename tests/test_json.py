@@ -12,12 +12,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trio_harness import is_json_value
 from trio_harness._json import (
     MAX_SAFE_JSON_INT,
-    NOT_JSON,
-    is_json_value,
-    js_json,
     js_number,
+)
+from trio_harness.lowlevel import (
+    NOT_JSON,
+    js_json,
     snapshot_json_value,
 )
 

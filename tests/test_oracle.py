@@ -15,17 +15,16 @@ from typing import Any
 
 import pytest
 
-from trio_harness import js_json
 from trio_harness.__main__ import main
 from trio_harness._oracle import (
     SKIPPED_UNDEFINED,
     UNDEFINED,
-    answer_case,
     answer_line,
     answer_lines,
     decode_tags,
     encode_tags,
 )
+from trio_harness.lowlevel import answer_case, js_json
 
 DATA = Path(__file__).parent / "data"
 VECTORS = DATA / "upstream-vectors.jsonl"

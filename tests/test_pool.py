@@ -34,10 +34,15 @@ from tests.pool_backends import (
 )
 from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, success
 from tests.test_runtime_helpers import text_blocks
-from trio_harness._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, HarnessError
-from trio_harness._pool.steps import StepOutcome, ToolCallBlock, execute_tool_calls
-from trio_harness._session import Session
-from trio_harness._values import ToolExecutionResult
+from trio_harness import (
+    DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    HarnessError,
+    Session,
+    StepOutcome,
+    ToolCallBlock,
+    ToolExecutionResult,
+    execute_tool_calls,
+)
 
 
 @pytest.fixture(params=BACKENDS)

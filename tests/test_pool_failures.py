@@ -27,8 +27,13 @@ from tests.pool_fakes import (
     noop_body,
     sleep_body,
 )
-from trio_harness._pool.steps import SubCall, ToolCallBlock, execute_sub_calls, execute_tool_calls
-from trio_harness._session import Session
+from trio_harness import (
+    Session,
+    SubCall,
+    ToolCallBlock,
+    execute_sub_calls,
+    execute_tool_calls,
+)
 
 
 class Boom(Exception):

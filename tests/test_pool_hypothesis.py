@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 
 from tests.pool_backends import ABORTED_BEFORE_INFO, assert_paired, call_ids, result_ids, results
 from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, noop_body
-from trio_harness._pool.steps import ToolCallBlock, execute_tool_calls
-from trio_harness._session import Session
-from trio_harness._values import ToolExecutionResult
+from trio_harness import (
+    Session,
+    ToolCallBlock,
+    ToolExecutionResult,
+    execute_tool_calls,
+)
 
 
 class SchedulerBroke(Exception):

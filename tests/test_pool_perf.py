@@ -20,18 +20,27 @@ from hypothesis import strategies as st
 
 import trio_harness as th
 from tests.strategies import any_values, json_values
-from trio_harness._json import NOT_JSON, is_json_value, snapshot_json_value
-from trio_harness._session import (
-    TOOL_CALL,
+from trio_harness import (
+    UNSET,
+    ErrorInfo,
     MessageSource,
     SessionEvent,
     ToolCallData,
+    ToolError,
+    ToolExecutionResult,
     ToolResultBlock,
     ToolResultData,
     ToolResultMessage,
-    _fast_call_data,
+    is_json_value,
 )
-from trio_harness._values import UNSET, ErrorInfo, ToolError, ToolExecutionResult
+from trio_harness._session import (
+    TOOL_CALL,
+    fast_call_data,
+)
+from trio_harness.lowlevel import (
+    NOT_JSON,
+    snapshot_json_value,
+)
 
 
 def _containers(value: Any) -> list[int]:
@@ -144,7 +153,7 @@ def test_result_data_equals_the_attrs_built_data(
 
 
 def test_call_data_and_events_equal_the_attrs_built_ones() -> None:
-    data = _fast_call_data(1, 2, "c1", "noop", '{"x":1}')
+    data = fast_call_data(1, 2, "c1", "noop", '{"x":1}')
     assert data == ToolCallData(1, 2, "c1", "noop", '{"x":1}')
     assert repr(data) == repr(ToolCallData(1, 2, "c1", "noop", '{"x":1}'))
     session = th.Session()

@@ -12,13 +12,15 @@ from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
 from tests.test_runtime_helpers import call, first_text, text_blocks
 from trio_harness import (
     Deny,
-    DispatchOutcome,
-    Preparation,
     ToolError,
     ToolExecution,
     ToolExecutionInput,
     ToolExecutionResult,
     ToolRuntime,
+)
+from trio_harness.lowlevel import (
+    DispatchOutcome,
+    Preparation,
 )
 
 NOT_LOSSLESS = "tool execution arguments must be losslessly JSON-serializable"

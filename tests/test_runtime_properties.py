@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from tests.runtime_tools import echo_tool
 from tests.test_runtime_helpers import call, text_blocks
-from trio_harness import Accept, Allow, Block, Deny, ToolExecutionResult, ToolRuntime, is_json_value
+from trio_harness import (
+    Accept,
+    Allow,
+    Block,
+    Deny,
+    ToolExecutionResult,
+    ToolRuntime,
+    is_json_value,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

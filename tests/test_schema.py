@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from trio_harness import JsonSchemaError, assert_object_json_schema, assert_supported_json_schema
+from trio_harness import (
+    JsonSchemaError,
+    assert_object_json_schema,
+    assert_supported_json_schema,
+)
 
 OBJECT_ROOT = 'schema.type must be "object" (structured output is object-rooted)'
 UNSUPPORTED_TAIL = (

@@ -10,17 +10,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trio_harness._errors import HarnessError
-from trio_harness._session import (
+from trio_harness import (
+    ErrorInfo,
+    HarnessError,
     Session,
     SessionEvent,
     ToolCallData,
-    ToolResultData,
-)
-from trio_harness._values import (
-    ErrorInfo,
     ToolError,
     ToolExecutionResult,
+    ToolResultData,
     aborted_before_dispatch_result,
     error_result,
 )

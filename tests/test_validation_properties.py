@@ -13,10 +13,10 @@ from tests.strategies import any_values, json_values, subset_schemas
 from trio_harness import (
     assert_object_json_schema,
     assert_supported_json_schema,
-    compile_validator,
     validate_json_schema_value,
 )
 from trio_harness._validation.compiled import _build
+from trio_harness.lowlevel import compile_validator
 
 PATHS = st.sampled_from(["value", "", "a.b", "x[0]"])
 

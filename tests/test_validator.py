@@ -16,10 +16,9 @@ import pytest
 from trio_harness import (
     UnreachableVariantError,
     assert_supported_json_schema,
-    compile_validator,
     validate_json_schema_value,
 )
-from trio_harness._validation.compiled import MAX_COMPILED_DEPTH
+from trio_harness.lowlevel import MAX_COMPILED_DEPTH, compile_validator
 
 
 def both(schema: Any, value: object, path: str = "value") -> list[str]:

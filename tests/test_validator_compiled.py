@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given
 
 from tests.strategies import any_values
-from trio_harness import validate_json_schema_value
-from trio_harness._json import MAX_SAFE_JSON_INT, is_json_value
+from trio_harness import is_json_value, validate_json_schema_value
+from trio_harness._json import MAX_SAFE_JSON_INT
 from trio_harness._validation.compiled import (
     _LOSSLESS_BUDGET,
     _build,
     _generated_source,
     _lossless,
-    compile_validator,
 )
+from trio_harness.lowlevel import compile_validator
 
 
 def _wrap(kind: str, inner: dict[str, Any]) -> dict[str, Any]:

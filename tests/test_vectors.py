@@ -16,9 +16,9 @@ from trio_harness import (
     JsonSchemaError,
     assert_object_json_schema,
     assert_supported_json_schema,
-    compile_validator,
     validate_json_schema_value,
 )
+from trio_harness.lowlevel import compile_validator
 
 
 @pytest.mark.parametrize("name", [VECTORS, SUITE])

@@ -1,16 +1,29 @@
 """trio_harness: tool-argument validation and the parallel tool-call pool of the DeepSeek Harness, on Trio.
 
-The public face is re-exported here; implementation modules are private (``_name.py``).
-See ``docs/`` for the tutorial, how-to guides, reference and design explanation.
+Layout (each layer imports only the layers above it; ``tests/test_layering.py`` enforces it)::
+
+    _errors, _json, _arguments      foundations: errors, lossless JSON, JSON.parse semantics
+    _validation/                    mechanism 1: subset, walker, codegen, compiled, dsl (pure)
+    _values                         plain values: definitions, results, execution modes
+    _session                        the session log and its wire form
+    _runtime/                       one call: execution, hooks, define, registry, results,
+                                    abort, pipeline, tool_runtime
+    _pool/                          mechanism 2: machine (pure), driver (Trio), steps (API)
+    _oracle                         the conformance oracle
+    trio_harness, lowlevel, __main__   the public faces and the command line
+
+This module is the face an application uses; :mod:`trio_harness.lowlevel` holds what only ports,
+instrumentation and test tooling need. Every name below is re-exported from a private module;
+each private package's ``__init__`` is that package's interface.
 """
 
 from __future__ import annotations
 
-from ._arguments import (
-    parse_arguments,
-)
+import warnings
+from typing import Any
+
+from ._arguments import parse_arguments
 from ._errors import (
-    DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     TOOL_ABORTED,
     TOOL_ABORTED_BEFORE_DISPATCH,
     TOOL_TIMEOUT,
@@ -22,38 +35,17 @@ from ._errors import (
     ToolTimeoutError,
     UnreachableVariantError,
 )
-from ._json import (
-    NOT_JSON,
-    is_json_value,
-    js_json,
-    snapshot_json_value,
-)
-from ._oracle import (
-    answer_case,
-)
-from ._pool.machine import (
-    CallState,
-    Op,
-    StepCore,
-)
-from ._pool.steps import (
+from ._json import is_json_value
+from ._pool import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
-    PoolRuntime,
+    DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     StepOutcome,
     SubCall,
     ToolCallBlock,
     execute_sub_calls,
     execute_tool_calls,
 )
-from ._runtime.define import (
-    define_tool,
-    validate_args,
-)
-from ._runtime.execution import (
-    ToolExecution,
-    context_message,
-)
-from ._runtime.hooks import (
+from ._runtime import (
     Accept,
     Allow,
     ApprovalOutcome,
@@ -64,12 +56,11 @@ from ._runtime.hooks import (
     Deny,
     PostToolDecision,
     PreToolDecision,
-)
-from ._runtime.pipeline import (
-    ToolScheduler,
-)
-from ._runtime.tool_runtime import (
+    ToolExecution,
+    ToolExecutionInput,
     ToolRuntime,
+    context_message,
+    define_tool,
 )
 from ._session import (
     MessageSource,
@@ -80,32 +71,22 @@ from ._session import (
     ToolResultData,
     ToolResultMessage,
 )
-from ._validation.compiled import (
-    compile_validator,
-)
-from ._validation.dsl import (
-    parameter_schema_spec_to_json_schema,
-    value_schema_spec_to_json_schema,
-)
-from ._validation.subset import (
+from ._validation import (
     assert_object_json_schema,
     assert_supported_json_schema,
-)
-from ._validation.walker import (
+    parameter_schema_spec_to_json_schema,
+    validate_args,
     validate_json_schema_value,
+    value_schema_spec_to_json_schema,
 )
 from ._values import (
     EXCLUSIVE,
     PARALLEL,
     UNSET,
-    DispatchOutcome,
     ErrorInfo,
     ExecutionMode,
-    Preparation,
-    Scheduler,
     ToolDefinition,
     ToolError,
-    ToolExecutionInput,
     ToolExecutionResult,
     ToolOutput,
     aborted_before_dispatch_result,
@@ -119,7 +100,6 @@ __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "EXCLUSIVE",
-    "NOT_JSON",
     "PARALLEL",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
@@ -132,23 +112,16 @@ __all__ = [
     "ApprovalService",
     "Ask",
     "Block",
-    "CallState",
     "Deny",
-    "DispatchOutcome",
     "ErrorInfo",
     "ExecutionMode",
     "HarnessError",
     "JsonSchemaError",
     "MessageSource",
-    "Op",
-    "PoolRuntime",
     "PostToolDecision",
     "PreToolDecision",
-    "Preparation",
-    "Scheduler",
     "Session",
     "SessionEvent",
-    "StepCore",
     "StepOutcome",
     "SubCall",
     "ToolArgsError",
@@ -166,27 +139,55 @@ __all__ = [
     "ToolResultData",
     "ToolResultMessage",
     "ToolRuntime",
-    "ToolScheduler",
     "ToolTimeoutError",
     "UnreachableVariantError",
     "__version__",
     "aborted_before_dispatch_result",
     "aborted_result",
-    "answer_case",
     "assert_object_json_schema",
     "assert_supported_json_schema",
-    "compile_validator",
     "context_message",
     "define_tool",
     "error_result",
     "execute_sub_calls",
     "execute_tool_calls",
     "is_json_value",
-    "js_json",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
-    "snapshot_json_value",
     "validate_args",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]
+
+#: Names that moved to :mod:`trio_harness.lowlevel` in 0.2; the old spelling still works, with a
+#: ``DeprecationWarning``, for one release.
+_MOVED_TO_LOWLEVEL = frozenset(
+    (
+        "CallState",
+        "DispatchOutcome",
+        "NOT_JSON",
+        "Op",
+        "PoolRuntime",
+        "Preparation",
+        "Scheduler",
+        "StepCore",
+        "ToolScheduler",
+        "answer_case",
+        "compile_validator",
+        "js_json",
+        "snapshot_json_value",
+    )
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_TO_LOWLEVEL:
+        from . import lowlevel
+
+        warnings.warn(
+            f"trio_harness.{name} moved to trio_harness.lowlevel.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(lowlevel, name)
+    raise AttributeError(f"module 'trio_harness' has no attribute {name!r}")

@@ -26,6 +26,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
+from trio_harness.lowlevel import js_json
 from trio_harness._oracle import answer_lines
 
 
@@ -58,7 +59,7 @@ def demo_validation(out: list[str]) -> None:
     )
     out.append("== 1. Validation ==")
     out.append("compiled parameters (JSON Schema subset):")
-    out.append("  " + th.js_json(tool.parameters))
+    out.append("  " + js_json(tool.parameters))
     bad_call = '{"mode": "w", "offset": 1.5, "tags": ["a", 2], "options": {"follow": 1, "x": 0}}'
     out.append(f"model call: open_file {bad_call}")
     try:

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NoReturn
 
+from ._json import js_json_or_string
+
 __all__ = [
-    "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
@@ -38,8 +39,6 @@ __all__ = [
     "unreachable",
 ]
 
-#: Default rolling-window size of the parallel pool.
-DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
 #: Error code of a call whose body was cut short by an abort.
 TOOL_ABORTED = "ABORTED"
 #: Error code of a call that was aborted before its body started.
@@ -158,8 +157,6 @@ class UnreachableVariantError(RuntimeError):
 
 def unreachable(type_name: str, value: object) -> NoReturn:
     """Raise the upstream ``unreachable variant in <Type>: <json>`` error."""
-    from ._json import js_json_or_string
-
     raise UnreachableVariantError(f"unreachable variant in {type_name}: {js_json_or_string(value)}")
 
 

@@ -29,6 +29,8 @@ from typing import Any, Final
 __all__ = [
     "MAX_SAFE_JSON_INT",
     "NOT_JSON",
+    "is_json_integer",
+    "is_json_number",
     "is_json_value",
     "js_json",
     "js_json_or_string",
@@ -59,12 +61,27 @@ _NEG_ZERO_SIGN = -1.0
 
 
 def _number_ok(value: Any, kind: type) -> bool:
+    # ``kind`` is ``type(value)``, already known to be ``int`` or ``float`` by the caller.
     if kind is int:
         return bool(-MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT)
     # float: finite and not negative zero
     return math.isfinite(value) and not (
         value == 0.0 and math.copysign(1.0, value) == _NEG_ZERO_SIGN
     )
+
+
+def is_json_number(value: object) -> bool:
+    """THE finite-number predicate: an exact ``int`` that converts to a finite double, or a finite
+    ``float`` other than ``-0.0`` (``bool`` and other subclasses are not numbers here)."""
+    kind = type(value)
+    return (kind is int or kind is float) and _number_ok(value, kind)
+
+
+def is_json_integer(value: object) -> bool:
+    """A JSON number with no fractional part (``1.0`` is an integer, as in JavaScript)."""
+    if type(value) is float:
+        return value.is_integer() and _number_ok(value, float)
+    return is_json_number(value)
 
 
 def _entries(container: Any) -> Iterator[tuple[Any, Any]]:

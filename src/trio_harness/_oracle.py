@@ -34,10 +34,14 @@ from typing import Any, Final
 from ._arguments import loads_any_depth, parse_arguments
 from ._errors import HarnessError, error_message
 from ._json import js_json, js_json_or_string
-from ._runtime.define import validate_args
-from ._validation.dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
-from ._validation.subset import assert_object_json_schema, assert_supported_json_schema
-from ._validation.walker import validate_json_schema_value
+from ._validation import (
+    assert_object_json_schema,
+    assert_supported_json_schema,
+    parameter_schema_spec_to_json_schema,
+    validate_args,
+    validate_json_schema_value,
+    value_schema_spec_to_json_schema,
+)
 
 __all__ = [
     "UNDEFINED",

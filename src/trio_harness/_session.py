@@ -34,6 +34,7 @@ __all__ = [
     "ToolResultBlock",
     "ToolResultData",
     "ToolResultMessage",
+    "fast_call_data",
 ]
 
 #: Event type of a started call.
@@ -219,7 +220,7 @@ def _fast_result_data(
     return data
 
 
-def _fast_call_data(turn: int, step: int, call_id: str, name: str, arguments: str) -> ToolCallData:
+def fast_call_data(turn: int, step: int, call_id: str, name: str, arguments: str) -> ToolCallData:
     data: ToolCallData = _new(ToolCallData)
     _CALL_TURN(data, turn)
     _CALL_STEP(data, step)

@@ -1,44 +1,36 @@
-"""Values that cross the API between tools, the runtime and the pool.
+"""Plain values that cross the API between tools, the runtime, the pool and the session log.
 
-These are the shared vocabulary of the package: a tool definition, one execution's input, its
-result, and the shapes the three-phase scheduler hands to the pool. Everything here is a plain
-value (``attrs.frozen``); behaviour lives in the modules that produce and consume them.
+A tool definition and its output contract, a result and its error, and a call's execution mode.
+Everything here is an immutable value (``attrs.frozen``) that refers to nothing in flight: the
+values bound to a running call (its input, the phase shapes the pool drives) live with the
+execution in :mod:`trio_harness._runtime.execution`. No Trio import.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
 import attrs
-import trio
 
 from ._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, HarnessError, error_message
-
-if TYPE_CHECKING:
-    from ._runtime.tool_runtime import ToolExecution
 
 __all__ = [
     "UNSET",
     "ContentBlock",
-    "DispatchOutcome",
     "ErrorInfo",
     "ExecutionMode",
-    "JsonValue",
-    "Preparation",
-    "Scheduler",
     "ToolDefinition",
     "ToolError",
-    "ToolExecutionInput",
     "ToolExecutionResult",
     "ToolOutput",
     "aborted_before_dispatch_result",
     "aborted_result",
     "error_result",
+    "is_timeout_ms",
 ]
 
-#: A lossless JSON value (``None``, ``bool``, ``int``, ``float``, ``str``, ``list``, ``dict``).
-JsonValue = Any
 #: One content block, e.g. ``{"type": "text", "text": "..."}``.
 ContentBlock = dict[str, Any]
 
@@ -112,32 +104,21 @@ class ToolDefinition:
     timeout_ms: float | None = None
 
 
+def is_timeout_ms(value: object) -> bool:
+    """THE ``timeout_ms`` check (``define_tool`` and ``register`` both use it): a number, not a
+    ``bool``, that is finite as a double and positive. ``int``/``float`` subclasses (an
+    ``IntEnum``) count; an int too large for a double is not finite for the clock either."""
+    if type(value) is bool or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value)) and value > 0
+    except OverflowError:
+        return False
+
+
 # ---------------------------------------------------------------------------------------------
-# One execution
+# Results
 # ---------------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class ToolExecutionInput:
-    """One call as the runtime receives it.
-
-    Attributes:
-        call_id: The model's tool-call id.
-        name: The tool name the model asked for.
-        arguments: Parsed arguments (any object; snapshotted to lossless JSON by the runtime).
-        abort: Setting this event aborts the call (``None``: never aborted).
-        parent: The execution of the composite tool that issued this call, for nested calls.
-        agent: The agent the call runs for (opaque; routed to the approval service).
-        root_call_id: The top-level call id of a nested call tree (defaults to ``call_id``).
-    """
-
-    call_id: str
-    name: str
-    arguments: Any
-    abort: trio.Event | None = None
-    parent: ToolExecution | None = attrs.field(default=None, kw_only=True)
-    agent: object | None = attrs.field(default=None, kw_only=True)
-    root_call_id: str | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen
@@ -239,7 +220,7 @@ def aborted_before_dispatch_result(additional_contexts: Sequence[Any] = ()) -> T
 
 
 # ---------------------------------------------------------------------------------------------
-# The scheduler view the pool drives
+# Classification
 # ---------------------------------------------------------------------------------------------
 
 
@@ -252,41 +233,3 @@ class ExecutionMode:
 
 PARALLEL: Final = ExecutionMode("parallel")
 EXCLUSIVE: Final = ExecutionMode("exclusive")
-
-
-@attrs.frozen
-class Preparation:
-    """What ``scheduler.prepare`` decided.
-
-    ``kind`` is ``"dispatch"`` (run the body next; ``result`` is ``None``), ``"post-result"`` (a
-    result that still goes through post-execute) or ``"final-result"`` (a result that bypasses
-    post-execute and only needs ``finish``).
-    """
-
-    kind: Literal["dispatch", "post-result", "final-result"]
-    exec: ToolExecution
-    result: ToolExecutionResult | None = None
-
-
-@attrs.frozen
-class DispatchOutcome:
-    """What ``scheduler.dispatch`` produced: a result, and whether post-execute still runs."""
-
-    kind: Literal["post-result", "final-result"]
-    result: ToolExecutionResult
-
-
-class Scheduler(Protocol):
-    """The four phases the pool drives; an exception escaping one is a scheduler failure."""
-
-    async def prepare(self, input: ToolExecutionInput, /) -> Preparation: ...
-
-    async def dispatch(self, exec: ToolExecution, /) -> DispatchOutcome: ...
-
-    async def finalize(
-        self, exec: ToolExecution, result: ToolExecutionResult, /
-    ) -> ToolExecutionResult: ...
-
-    def finish(
-        self, exec: ToolExecution, result: ToolExecutionResult, /
-    ) -> ToolExecutionResult: ...

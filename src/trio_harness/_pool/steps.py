@@ -1,68 +1,31 @@
-"""The parallel tool-call pool on Trio: ``execute_tool_calls`` and ``execute_sub_calls``.
+"""The step API: ``execute_tool_calls`` and ``execute_sub_calls``, their values and recorders.
 
-This module only *runs* the decisions of :class:`~trio_harness._core.StepCore`. One driver task
-(the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group, each holding a token of the step's ``trio.CapacityLimiter`` (the
-window: the core never starts more than ``cap`` dispatches, and the limiter holds it to that), store
-their outcome in their slot and send the slot index over a memory channel to the driver, the one
-ordered committer. Before every decision the driver drains the channel, so results that can be
-committed are committed before the next call is classified or started (a commit may change the
-registry).
-
-Failures and cancellation:
-
-* a scheduler failure (an exception escaping ``prepare``/``dispatch``/``finalize``/``finish`` or
-  ``execution_mode``) is caught where it happens and kept; the core drains the in-flight
-  dispatches and the driver raises the first failure itself, outside the nursery;
-* the step's ``abort`` event is watched by one ``abort_relay`` opened before any nursery, so the
-  runtime's per-body scopes are cancelled without a task per call;
-* cancellation from outside (the caller's scope, ``KeyboardInterrupt``) propagates at once; while
-  it unwinds, the driver closes the log synchronously (no ``await`` in that path): every recorded
-  ``tool/call`` gets an ``ABORTED`` result and every call never recorded gets a synthetic pair.
+A step's calls are parsed into inputs, run by the :class:`~.driver.Driver` under the rules of
+:class:`~.machine.StepCore`, and recorded: a step writes ``tool/call`` / ``tool/result`` events to
+the session log in model order; a composite's sub-calls are collected into a list.
 """
 
 from __future__ import annotations
 
-import math
-from collections import deque
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
 from .._arguments import parse_arguments
-from .._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS, unreachable
-from .._runtime.abort import abort_relay, current_relay
-from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, _fast_call_data
-from .._values import (
-    ExecutionMode,
-    Scheduler,
-    ToolExecutionInput,
-    ToolExecutionResult,
-    aborted_before_dispatch_result,
-    aborted_result,
-)
-from .machine import (
-    OP_CLASSIFY,
-    OP_CLOSE_GROUP,
-    OP_COMMIT,
-    OP_DONE,
-    OP_OPEN_GROUP,
-    OP_RAISE,
-    OP_SKIP,
-    OP_START,
-    OP_WAIT,
-    StepCore,
-    validate_cap,
-)
+from .._runtime import ToolExecutionInput
+from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
+from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
+from .driver import Driver, PoolRuntime
+from .machine import validate_cap
 
 if TYPE_CHECKING:
-    from .._runtime.execution import ToolExecution
+    from .._runtime import ToolExecution
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
-    "PoolRuntime",
+    "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "StepOutcome",
     "SubCall",
     "ToolCallBlock",
@@ -70,6 +33,8 @@ __all__ = [
     "execute_tool_calls",
 ]
 
+#: Default rolling-window size of a step (:func:`execute_tool_calls`).
+DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
 #: Default window of :func:`execute_sub_calls`.
 DEFAULT_MAX_PARALLEL_SUB_CALLS = 10
 
@@ -111,22 +76,6 @@ class StepOutcome:
     aborted: bool = False
 
 
-class PoolRuntime(Protocol):
-    """What the pool needs of a runtime (``ToolRuntime`` is one); ``scheduler`` is read once per step."""
-
-    @property
-    def scheduler(self) -> Scheduler: ...
-
-    def execution_mode(self, input: ToolExecutionInput, /) -> ExecutionMode: ...
-
-
-class _Recorder(Protocol):
-    def started(self, index: int) -> None: ...
-    def committed(self, index: int, result: ToolExecutionResult) -> None: ...
-    def skipped(self, index: int) -> None: ...
-    def cut_short(self, index: int) -> None: ...
-
-
 @attrs.define(eq=False)
 class _SessionRecorder:
     """Writes a step's ``tool/call`` / ``tool/result`` events and hands contexts on."""
@@ -141,7 +90,7 @@ class _SessionRecorder:
 
     def started(self, index: int) -> None:
         block = self._blocks[index]
-        data = _fast_call_data(self._turn, self._step, block.id, block.name, block.arguments)
+        data = fast_call_data(self._turn, self._step, block.id, block.name, block.arguments)
         self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
 
     def committed(self, index: int, result: ToolExecutionResult) -> None:
@@ -188,254 +137,6 @@ class _ListRecorder:
         pass  # the exception propagates; no results are returned
 
 
-# A settled call waiting for its commit: (exec, result, needs post-execute). A plain tuple: one
-# is built per call on the hot path.
-_Slot = tuple["ToolExecution", ToolExecutionResult, bool]
-
-
-@attrs.frozen
-class _Failed:
-    # A dispatch that raised.
-    error: Exception
-
-
-class _Driver:
-    """Runs one :class:`StepCore` against a runtime (see the module docstring)."""
-
-    __slots__ = (
-        "_abort",
-        "_core",
-        "_inputs",
-        "_limiter",
-        "_pending",
-        "_receive",
-        "_recorder",
-        "_runtime",
-        "_scheduler",
-        "_send",
-        "_slots",
-        "_unread",
-    )
-
-    def __init__(
-        self,
-        runtime: PoolRuntime,
-        inputs: list[ToolExecutionInput],
-        cap: int,
-        abort: trio.Event | None,
-        recorder: _Recorder,
-    ) -> None:
-        self._runtime = runtime
-        self._scheduler = runtime.scheduler
-        self._inputs = inputs
-        self._abort = abort
-        self._recorder = recorder
-        self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
-        self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
-        # Settled slot indices travel from the dispatch tasks to the driver over this channel.
-        # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
-        # ``_unread`` counts them so draining needs no exception per empty poll.
-        self._send, self._receive = trio.open_memory_channel[int](math.inf)
-        self._unread = 0
-        # The window. The core already never starts more than ``cap`` dispatches; each dispatch
-        # holds a token from the moment it is spawned until it settled, so the limiter states the
-        # window in Trio's own terms (its ``statistics()`` show the pool's occupancy) and raises
-        # ``WouldBlock`` if the two ever disagreed.
-        self._limiter = trio.CapacityLimiter(cap)
-        # Dispatches are entered in the order they were started (model order), as upstream
-        # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
-        # task is not bound to a call: whichever task runs first takes the oldest pending
-        # dispatch. Invariant: one entry per spawned task that has not run yet.
-        self._pending: deque[tuple[int, ToolExecution]] = deque()
-
-    async def run(self) -> bool:
-        """Run the step; return whether it was aborted. Raises the first scheduler failure."""
-        abort = self._abort
-        try:
-            if abort is not None and current_relay(abort) is None:
-                # Opened before any nursery: dispatch tasks inherit it, so the runtime's body
-                # scopes register with this one watcher.
-                async with abort_relay(abort):
-                    return await self._steps()
-            return await self._steps()
-        except BaseException:
-            if not self._core.has_failure:
-                # Cancelled from outside (or a bug): leave the log replay-valid. Synchronous.
-                self._seal()
-            raise
-
-    def _seal(self) -> None:
-        started, unstarted = self._core.seal()
-        recorder = self._recorder
-        for index in started:
-            recorder.cut_short(index)
-        for index in unstarted:
-            recorder.cut_short(index)
-
-    async def _steps(self) -> bool:
-        core = self._core
-        abort = self._abort
-        while True:
-            if abort is not None and abort.is_set() and not core.aborted:
-                core.abort()
-            op, index = core.next_action()
-            if op is OP_CLASSIFY:
-                self._classify(index)
-            elif op is OP_OPEN_GROUP:
-                try:
-                    async with trio.open_nursery() as nursery:
-                        await self._group(nursery)
-                except BaseExceptionGroup as group:
-                    _raise_sole(group)
-                    raise
-            elif op is OP_SKIP:
-                for skipped in range(index, core.count):
-                    self._recorder.skipped(skipped)
-                core.skipped()
-            elif op is OP_RAISE:
-                failure = core.failure
-                assert isinstance(failure, BaseException)
-                raise failure
-            elif op is OP_DONE:
-                return core.aborted
-            else:  # pragma: no cover - the core only returns these outside a group
-                unreachable("Op", op.value)
-
-    async def _group(self, nursery: trio.Nursery) -> None:
-        # START and COMMIT are handled inline (their awaits are the scheduler's own): this loop
-        # runs a few times per call, and a helper coroutine per call costs more than its body.
-        core = self._core
-        abort = self._abort
-        scheduler = self._scheduler
-        slots = self._slots
-        while True:
-            if self._unread:
-                self._drain()
-            if abort is not None and abort.is_set() and not core.aborted:
-                core.abort()
-            op, index = core.next_action()
-            if op is OP_START:
-                self._recorder.started(index)
-                try:
-                    preparation = await scheduler.prepare(self._inputs[index])
-                    kind = preparation.kind
-                    if kind != "dispatch" and kind != "post-result" and kind != "final-result":
-                        unreachable("ScheduledToolPreparation", kind)
-                except Exception as exc:
-                    self._fail(exc)
-                    continue
-                self._prepared(index, kind, preparation, nursery)
-            elif op is OP_COMMIT:
-                slot = slots[index]
-                assert type(slot) is tuple
-                slots[index] = None
-                exec, result, needs_post = slot
-                try:
-                    if needs_post:
-                        result = await scheduler.finalize(exec, result)
-                    else:
-                        result = scheduler.finish(exec, result)
-                except Exception as exc:
-                    self._fail(exc)
-                    continue
-                self._record(index, result)
-            elif op is OP_CLASSIFY:
-                self._classify(index)
-            elif op is OP_WAIT:
-                index = await self._receive.receive()
-                self._unread -= 1
-                self._settle(index)
-            elif op is OP_CLOSE_GROUP:
-                return
-            else:  # pragma: no cover - the core only returns these inside a group
-                unreachable("Op", op.value)
-
-    def _drain(self) -> None:
-        receive = self._receive
-        while self._unread:
-            index = receive.receive_nowait()
-            self._unread -= 1
-            self._settle(index)
-
-    def _settle(self, index: int) -> None:
-        slot = self._slots[index]
-        if isinstance(slot, _Failed):
-            self._slots[index] = None
-            self._core.dispatch_failed(index, slot.error)
-        else:
-            self._core.settled(index)
-
-    def _fail(self, error: Exception) -> None:
-        # Failures that settled earlier in a dispatch task come first.
-        self._drain()
-        self._core.fail(error)
-
-    def _classify(self, index: int) -> None:
-        try:
-            mode = self._runtime.execution_mode(self._inputs[index])
-        except Exception as exc:
-            self._fail(exc)
-            return
-        self._core.classified(index, mode.kind == "parallel")
-
-    def _prepared(self, index: int, kind: str, preparation: Any, nursery: trio.Nursery) -> None:
-        if self._unread:
-            self._drain()
-        if kind == "dispatch":
-            if self._core.prepared(index, dispatch=True):
-                self._limiter.acquire_on_behalf_of_nowait(index)
-                self._pending.append((index, preparation.exec))
-                nursery.start_soon(self._dispatch)
-        else:
-            self._slots[index] = (preparation.exec, preparation.result, kind == "post-result")
-            self._core.prepared(index, dispatch=False)
-
-    async def _dispatch(self) -> None:
-        # Taken before the first checkpoint: tasks enter dispatch in the order they run, and
-        # the queue is in start order, so dispatches are entered in model order.
-        index, exec = self._pending.popleft()
-        slot: _Slot | _Failed
-        try:
-            outcome = await self._scheduler.dispatch(exec)
-            slot = (exec, outcome.result, outcome.kind == "post-result")
-        except Exception as exc:
-            # A scheduler failure: kept for the driver, never raised into the nursery (siblings
-            # must keep running until they settle).
-            slot = _Failed(exc)
-        finally:
-            self._limiter.release_on_behalf_of(index)
-        self._slots[index] = slot
-        self._unread += 1
-        self._send.send_nowait(index)
-
-    def _record(self, index: int, result: ToolExecutionResult) -> None:
-        # Recording and the core's report happen with no checkpoint between them, so an outside
-        # cancellation never sees a recorded result the core still counts as uncommitted.
-        try:
-            self._recorder.committed(index, result)
-        except Exception as exc:
-            self._core.committed_call(index)
-            self._fail(exc)
-            return
-        self._core.committed_call(index)
-
-
-def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
-    # Outside cancellation arrives from the nursery wrapped in a group. A group holding exactly
-    # one exception that is not a Cancelled (e.g. KeyboardInterrupt) is raised bare, so the pool
-    # never surfaces an ExceptionGroup; groups of Cancelled stay for their cancel scope.
-    stack: list[BaseException] = [group]
-    leaves: list[BaseException] = []
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BaseExceptionGroup):
-            stack.extend(item.exceptions)
-        else:
-            leaves.append(item)
-    if len(leaves) == 1 and not isinstance(leaves[0], trio.Cancelled):
-        raise leaves[0] from None
-
-
 async def execute_tool_calls(
     runtime: PoolRuntime,
     session: Session,
@@ -478,7 +179,7 @@ async def execute_tool_calls(
         for block in blocks
     ]
     recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-    aborted = await _Driver(runtime, inputs, cap, abort, recorder).run()
+    aborted = await Driver(runtime, inputs, cap, abort, recorder).run()
     return StepOutcome(concluded=recorder.concluded, aborted=aborted)
 
 
@@ -520,5 +221,5 @@ async def execute_sub_calls(
         for call in calls
     ]
     results: list[ToolExecutionResult | None] = [None] * len(inputs)
-    await _Driver(ctx.runtime, inputs, cap, abort, _ListRecorder(results)).run()
+    await Driver(ctx.runtime, inputs, cap, abort, _ListRecorder(results)).run()
     return [result for result in results if result is not None]

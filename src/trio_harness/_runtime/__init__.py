@@ -1,1 +1,81 @@
-"""The per-call runtime: definitions, registry, hooks, results, abort and the three-phase pipeline."""
+"""The per-call runtime: definitions, registry, policy hooks, results, abort and the pipeline.
+
+Modules, in dependency order (each imports only those before it, and only from other packages'
+interfaces):
+
+* :mod:`.execution` — one call: its input, the execution that is also the body's ``ctx``, and the
+  phase shapes the pool drives (``Preparation``, ``DispatchOutcome``, the ``Scheduler`` protocol);
+* :mod:`.hooks` — decisions, hook signatures, the approval service, ``HookList`` and ``Policy``;
+* :mod:`.define` — ``define_tool`` (hard and soft argument validation);
+* :mod:`.registry` — registration checks, lookup, fail-closed classification;
+* :mod:`.results` — how a body's value, a denial, a block or a cancellation becomes a result;
+* :mod:`.abort` — an abort event turned into cancelled scopes (Trio);
+* :mod:`.pipeline` — ``ToolScheduler``: prepare → dispatch → finalize / finish (Trio);
+* :mod:`.tool_runtime` — the ``ToolRuntime`` facade.
+
+This ``__init__`` is the package's interface: code outside the package imports from here only.
+"""
+
+from .abort import abort_relay, cancel_on_abort, current_relay
+from .define import define_tool
+from .execution import (
+    DispatchOutcome,
+    Preparation,
+    Runtime,
+    Scheduler,
+    ToolExecution,
+    ToolExecutionInput,
+    context_message,
+)
+from .hooks import (
+    Accept,
+    Allow,
+    ApprovalOutcome,
+    ApprovalRequest,
+    ApprovalService,
+    Ask,
+    Block,
+    Deny,
+    ExecuteWrapper,
+    Guard,
+    Policy,
+    PostExecuteHook,
+    PostToolDecision,
+    PreExecuteHook,
+    PreToolDecision,
+    ResultObserver,
+)
+from .pipeline import ToolScheduler
+from .tool_runtime import ToolRuntime
+
+__all__ = [
+    "Accept",
+    "Allow",
+    "ApprovalOutcome",
+    "ApprovalRequest",
+    "ApprovalService",
+    "Ask",
+    "Block",
+    "Deny",
+    "DispatchOutcome",
+    "ExecuteWrapper",
+    "Guard",
+    "Policy",
+    "PostExecuteHook",
+    "PostToolDecision",
+    "PreExecuteHook",
+    "PreToolDecision",
+    "Preparation",
+    "ResultObserver",
+    "Runtime",
+    "Scheduler",
+    "ToolExecution",
+    "ToolExecutionInput",
+    "ToolRuntime",
+    "ToolScheduler",
+    "abort_relay",
+    "cancel_on_abort",
+    "context_message",
+    "current_relay",
+    "define_tool",
+]

@@ -1,4 +1,4 @@
-"""``define_tool`` and ``validate_args``: author specs turned into validated tool definitions.
+"""``define_tool``: author specs turned into validated tool definitions.
 
 ``define_tool`` compiles the parameter map and the output value spec once, at definition time, and
 specialises a validator to the parameter schema. The definition it returns validates arguments in
@@ -15,53 +15,23 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .._errors import ToolArgsError
-from .._validation.compiled import compile_validator
-from .._validation.dsl import parameter_schema_spec_to_json_schema, value_schema_spec_to_json_schema
-from .._validation.walker import validate_json_schema_value
-from .._values import ToolDefinition, ToolOutput
+from .._validation import (
+    compile_validator,
+    parameter_schema_spec_to_json_schema,
+    value_schema_spec_to_json_schema,
+)
+from .._values import ToolDefinition, ToolOutput, is_timeout_ms
 
-__all__ = ["define_tool", "validate_args"]
+__all__ = ["define_tool"]
 
 #: Root path of argument validation: rendered as ``arguments``, properties without a leading dot.
 _ARGS_ROOT = ""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def validate_args(spec: object, args: object) -> list[str]:
-    """Validate ``args`` against a parameter-map spec.
-
-    The spec is compiled on every call (cache the result of :func:`define_tool` instead on a hot
-    path). Defaults are never applied; undeclared keys are allowed (the root is open).
-
-    Args:
-        spec: A parameter map (``{name: value spec}``).
-        args: Any value, typically parsed model arguments.
-
-    Returns:
-        Every violation in upstream order and wording (``[]`` = valid), e.g.
-        ``['missing required property "path"']`` or ``['"arguments" must be an object']``.
-
-    Raises:
-        JsonSchemaError: ``spec`` is not a valid parameter map.
-    """
-    schema = parameter_schema_spec_to_json_schema(spec)
-    return validate_json_schema_value(schema, args, _ARGS_ROOT)
-
-
-def _valid_timeout(timeout_ms: object) -> bool:
-    if type(timeout_ms) is bool or not isinstance(timeout_ms, int | float):
-        return False
-    try:
-        # An int too large for a double is not finite for the clock either.
-        return math.isfinite(float(timeout_ms)) and timeout_ms > 0
-    except OverflowError:
-        return False
 
 
 def _require_callable(tool: str, option: str, value: object, *, optional: bool) -> None:
@@ -175,7 +145,7 @@ def define_tool(
     _require_callable(name, "present_call", present_call, optional=True)
     _require_callable(name, "present_result", present_result, optional=True)
     _require_callable(name, "finalize_content", finalize_content, optional=True)
-    if timeout_ms is not None and not _valid_timeout(timeout_ms):
+    if timeout_ms is not None and not is_timeout_ms(timeout_ms):
         # Upstream throws a plain Error here; ValueError is its Python stand-in.
         raise ValueError(f"defineTool({name}): timeoutMs must be a positive finite number")
 

@@ -1,4 +1,4 @@
-"""One execution's identity and run context, and the context messages a call may carry.
+"""One execution: its input, its identity and run context, and the phase shapes the pool drives.
 
 A :class:`ToolExecution` is created by ``scheduler.prepare`` for every call and is the single
 object every phase sees: pre-execute hooks, guards, the approval request, execute wrappers, the
@@ -14,17 +14,23 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
 import attrs
 import trio
 
-from .._values import ToolExecutionResult
+from .._values import ExecutionMode, ToolExecutionResult
 
-if TYPE_CHECKING:
-    from .tool_runtime import ToolRuntime
-
-__all__ = ["ToolExecution", "context_message", "normalize_context"]
+__all__ = [
+    "DispatchOutcome",
+    "Preparation",
+    "Runtime",
+    "Scheduler",
+    "ToolExecution",
+    "ToolExecutionInput",
+    "context_message",
+    "normalize_context",
+]
 
 
 def _content_blocks(content: object) -> object:
@@ -101,7 +107,7 @@ class ToolExecution:
     _agent: object | None
     _parent: ToolExecution | None
     _root_call_id: str
-    _runtime: ToolRuntime
+    _runtime: Runtime
     # The caller's event (fixed) and the current one (an execute wrapper may replace it; the
     # body sees the fusion of both).
     _caller_abort: trio.Event | None
@@ -155,7 +161,7 @@ class ToolExecution:
         return self._root_call_id
 
     @property
-    def runtime(self) -> ToolRuntime:
+    def runtime(self) -> Runtime:
         """The runtime executing this call."""
         return self._runtime
 
@@ -214,3 +220,85 @@ class ToolExecution:
                 f'tool "{self._name}" ({self._call_id}): conclude_turn after the call finished'
             )
         self._concluded = True
+
+
+# ---------------------------------------------------------------------------------------------
+# The input of one call, and the phases the pool drives
+# ---------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ToolExecutionInput:
+    """One call as the runtime receives it.
+
+    Attributes:
+        call_id: The model's tool-call id.
+        name: The tool name the model asked for.
+        arguments: Parsed arguments (any object; snapshotted to lossless JSON by the runtime).
+        abort: Setting this event aborts the call (``None``: never aborted).
+        parent: The execution of the composite tool that issued this call, for nested calls.
+        agent: The agent the call runs for (opaque; routed to the approval service).
+        root_call_id: The top-level call id of a nested call tree (defaults to ``call_id``).
+    """
+
+    call_id: str
+    name: str
+    arguments: Any
+    abort: trio.Event | None = None
+    parent: ToolExecution | None = attrs.field(default=None, kw_only=True)
+    agent: object | None = attrs.field(default=None, kw_only=True)
+    root_call_id: str | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class Preparation:
+    """What ``scheduler.prepare`` decided.
+
+    ``kind`` is ``"dispatch"`` (run the body next; ``result`` is ``None``), ``"post-result"`` (a
+    result that still goes through post-execute) or ``"final-result"`` (a result that bypasses
+    post-execute and only needs ``finish``).
+    """
+
+    kind: Literal["dispatch", "post-result", "final-result"]
+    exec: ToolExecution
+    result: ToolExecutionResult | None = None
+
+
+@attrs.frozen
+class DispatchOutcome:
+    """What ``scheduler.dispatch`` produced: a result, and whether post-execute still runs."""
+
+    kind: Literal["post-result", "final-result"]
+    result: ToolExecutionResult
+
+
+class Scheduler(Protocol):
+    """The four phases the pool drives; an exception escaping one is a scheduler failure."""
+
+    async def prepare(self, input: ToolExecutionInput, /) -> Preparation: ...
+
+    async def dispatch(self, exec: ToolExecution, /) -> DispatchOutcome: ...
+
+    async def finalize(
+        self, exec: ToolExecution, result: ToolExecutionResult, /
+    ) -> ToolExecutionResult: ...
+
+    def finish(
+        self, exec: ToolExecution, result: ToolExecutionResult, /
+    ) -> ToolExecutionResult: ...
+
+
+class Runtime(Protocol):
+    """What a running call sees of its runtime as ``ctx.runtime`` (``ToolRuntime`` is one).
+
+    A composite tool body issues nested calls through it: ``ctx.runtime.execute(input)`` for one,
+    :func:`~trio_harness.execute_sub_calls` (which reads ``scheduler`` and ``execution_mode``) for
+    a parallel batch.
+    """
+
+    @property
+    def scheduler(self) -> Scheduler: ...
+
+    def execution_mode(self, input: ToolExecutionInput, /) -> ExecutionMode: ...
+
+    async def execute(self, input: ToolExecutionInput, /) -> ToolExecutionResult: ...

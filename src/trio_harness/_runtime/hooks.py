@@ -1,6 +1,6 @@
 """The runtime's extension seams: decisions, hook signatures, the approval service, hook lists.
 
-Four seams surround every call (upstream names in brackets):
+Five seams surround every call (upstream names in brackets):
 
 * pre-execute hooks [``tools/pre-execute``]: an async waterfall ``hook(exec, next) -> decision``
   whose innermost ``next()`` answers :class:`Allow`; a hook may answer :class:`Deny` or
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW",
-    "APPROVAL_OUTCOMES",
     "Accept",
     "Allow",
     "ApprovalOutcome",
@@ -45,6 +44,7 @@ __all__ = [
     "ExecuteWrapper",
     "Guard",
     "HookList",
+    "Policy",
     "PostExecuteHook",
     "PostToolDecision",
     "PreExecuteHook",
@@ -135,7 +135,6 @@ PostToolDecision: TypeAlias = Accept | Block
 #: What an approval service answers. Anything else is a bug in the service and becomes an error
 #: result ``unreachable variant in ApprovalOutcome: "<x>"``.
 ApprovalOutcome: TypeAlias = Literal["allowed-once", "rejected", "cancelled", "unavailable"]
-APPROVAL_OUTCOMES: Final = frozenset(("allowed-once", "rejected", "cancelled", "unavailable"))
 
 
 @attrs.frozen(kw_only=True)
@@ -215,3 +214,16 @@ class HookList(Generic[_T]):
                 self.items = tuple(entry[1] for entry in entries)
 
         return remove
+
+
+@attrs.define(eq=False)
+class Policy:
+    """Everything a runtime consults around a call besides its registry: the five hook lists and
+    the approval service. The pipeline reads it; :class:`~trio_harness.ToolRuntime` fills it."""
+
+    approval: ApprovalService | None = None
+    pre_execute: HookList[PreExecuteHook] = attrs.field(factory=HookList)
+    execute_wrappers: HookList[ExecuteWrapper] = attrs.field(factory=HookList)
+    post_execute: HookList[PostExecuteHook] = attrs.field(factory=HookList)
+    guards: HookList[Guard] = attrs.field(factory=HookList)
+    observers: HookList[ResultObserver] = attrs.field(factory=HookList)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 import trio
@@ -24,16 +24,19 @@ from .._errors import ToolNotFoundError, ToolTimeoutError, error_message, unreac
 from .._json import NOT_JSON, snapshot_json_value
 from .._values import (
     UNSET,
-    DispatchOutcome,
-    Preparation,
-    ToolExecutionInput,
     ToolExecutionResult,
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
 )
 from .abort import cancel_on_abort, current_relay
-from .execution import ToolExecution, normalize_context
+from .execution import (
+    DispatchOutcome,
+    Preparation,
+    ToolExecution,
+    ToolExecutionInput,
+    normalize_context,
+)
 from .hooks import (
     ALLOW,
     Accept,
@@ -42,6 +45,7 @@ from .hooks import (
     Ask,
     Block,
     Deny,
+    Policy,
     PostToolDecision,
     PreToolDecision,
 )
@@ -55,8 +59,8 @@ from .results import (
 )
 
 if TYPE_CHECKING:
-    from .registry import RegisteredTool
-    from .tool_runtime import ToolRuntime
+    from .execution import Runtime
+    from .registry import RegisteredTool, Registry
 
 __all__ = ["ToolScheduler", "logger"]
 
@@ -89,7 +93,9 @@ def _contexts(given: object) -> tuple[dict[str, Any], ...]:
     return tuple(normalize_context(context) for context in given)  # type: ignore[attr-defined]
 
 
-def _prepared(kind: Any, exec: ToolExecution, result: ToolExecutionResult) -> Preparation:
+def _prepared(
+    kind: Literal["post-result", "final-result"], exec: ToolExecution, result: ToolExecutionResult
+) -> Preparation:
     # Results built here are fresh: ``finish`` may skip re-snapshotting them.
     exec._clean = result
     return Preparation(kind, exec, result)
@@ -127,13 +133,17 @@ class ToolScheduler:
     """The four phases of one call, as the pool and ``ToolRuntime.execute`` drive them.
 
     Args:
-        runtime: The runtime whose registry, hooks and approval service the phases use.
+        runtime: The runtime a call's ``ctx.runtime`` refers to.
+        registry: Where the phases look tools up.
+        policy: The hook lists and approval service the phases consult.
     """
 
-    __slots__ = ("_runtime",)
+    __slots__ = ("_policy", "_registry", "_runtime")
 
-    def __init__(self, runtime: ToolRuntime) -> None:
+    def __init__(self, runtime: Runtime, registry: Registry, policy: Policy) -> None:
         self._runtime = runtime
+        self._registry = registry
+        self._policy = policy
 
     # -----------------------------------------------------------------------------------------
     # prepare
@@ -149,7 +159,7 @@ class ToolScheduler:
         parent = input.parent
         agent = input.agent
         root_call_id = input.root_call_id
-        entry = runtime._registry.lookup(name)
+        entry = self._registry.lookup(name)
         finalize_content = entry.definition.finalize_content if entry is not None else None
         failure: BaseException | None = None
         arguments: Any = UNSET
@@ -178,7 +188,7 @@ class ToolScheduler:
         return exec, failure
 
     async def _pre_execute(self, exec: ToolExecution) -> PreToolDecision:
-        hooks = self._runtime._pre_execute.items
+        hooks = self._policy.pre_execute.items
         if not hooks:
             return ALLOW
         last = len(hooks)
@@ -192,7 +202,7 @@ class ToolScheduler:
 
     async def _ask(self, exec: ToolExecution, reason: str | None) -> tuple[str | None, bool]:
         """Route an ``Ask``; returns (denial reason or None, approval-cancelled flag)."""
-        service = self._runtime._approval
+        service = self._policy.approval
         name = exec.name
         if service is None:
             return (
@@ -225,7 +235,7 @@ class ToolScheduler:
         unreachable("ApprovalOutcome", outcome)
 
     def _guard_reason(self, exec: ToolExecution) -> str | None:
-        guards = self._runtime._guards
+        guards = self._policy.guards
         index = 0
         # Live iteration: ``guards.items`` is re-read at every step, so a guard registered by an
         # earlier guard during this evaluation is consulted too.
@@ -251,8 +261,8 @@ class ToolScheduler:
         caller = exec._caller_abort
         if caller is not None and caller.is_set():
             return _prepared("final-result", exec, aborted_before_dispatch_result())
-        runtime = self._runtime
-        if not runtime._pre_execute.items and not runtime._guards.items:
+        policy = self._policy
+        if not policy.pre_execute.items and not policy.guards.items:
             # No policy at all: the waterfall would allow, and nothing awaited since the abort
             # check above, so its answer stands.
             return Preparation("dispatch", exec)
@@ -270,7 +280,7 @@ class ToolScheduler:
                 unreachable("PreToolDecision", decision)
             if approval_cancelled and _aborted(caller):
                 return _prepared("post-result", exec, aborted_before_dispatch_result())
-            if reason is None and self._runtime._guards.items:
+            if reason is None and self._policy.guards.items:
                 # Guards run after the whole waterfall: no hook can override a guard's denial.
                 reason = self._guard_reason(exec)
             if reason is not None and type(reason) is not str:
@@ -317,7 +327,7 @@ class ToolScheduler:
             result = aborted_before_dispatch_result()
             exec._dispatched = exec._clean = result
             return result
-        entry = self._runtime._registry.lookup(exec.name)
+        entry = self._registry.lookup(exec.name)
         if entry is None:
             result = error_result(ToolNotFoundError(exec.name))
             exec._dispatched = exec._clean = result
@@ -426,13 +436,13 @@ class ToolScheduler:
             )
         # A wrapper-authored success (or a result of another dispatch) is re-validated and
         # re-rendered against the tool that owns THIS call; its authored content is ignored.
-        entry = self._runtime._registry.lookup(exec.name)
+        entry = self._registry.lookup(exec.name)
         if entry is None:
             raise ToolNotFoundError(exec.name)
         return with_contexts(create_success_result(exec, entry, result.value), after=contexts)
 
     async def _wrapped(self, exec: ToolExecution) -> ToolExecutionResult:
-        wrappers = self._runtime._execute_wrappers.items
+        wrappers = self._policy.execute_wrappers.items
         if not wrappers:
             return await self._dispatch_body(exec)
         last = len(wrappers)
@@ -448,7 +458,7 @@ class ToolScheduler:
         """Run the execute wrappers around the body; returns a ``post-result`` (or a
         ``final-result`` when a wrapper or the normalization of its answer raised)."""
         try:
-            if self._runtime._execute_wrappers.items:
+            if self._policy.execute_wrappers.items:
                 result = await self._wrapped(exec)
             else:
                 result = await self._dispatch_body(exec)
@@ -470,7 +480,7 @@ class ToolScheduler:
     async def _post_execute(
         self, exec: ToolExecution, result: ToolExecutionResult
     ) -> PostToolDecision:
-        hooks = self._runtime._post_execute.items
+        hooks = self._policy.post_execute.items
         last = len(hooks)
 
         async def step(index: int) -> PostToolDecision:
@@ -495,7 +505,7 @@ class ToolScheduler:
                 )
             if result.is_error:
                 raise ValueError("tools/post-execute cannot replace the value of a failed result")
-            entry = self._runtime._registry.lookup(exec.name)
+            entry = self._registry.lookup(exec.name)
             if entry is None:
                 raise ToolNotFoundError(exec.name)
             replaced = create_success_result(exec, entry, decision.value)
@@ -508,7 +518,7 @@ class ToolScheduler:
         self, exec: ToolExecution, result: ToolExecutionResult
     ) -> ToolExecutionResult:
         """Run the post-execute waterfall over ``result``, then :meth:`finish`."""
-        if self._runtime._post_execute.items:
+        if self._policy.post_execute.items:
             try:
                 result = self._apply(exec, result, await self._post_execute(exec, result))
             except Exception as error:
@@ -534,7 +544,7 @@ class ToolScheduler:
                     result = materialize(attrs.evolve(result, content=replacement))
         exec._deferring_closed = True
         exec._finished = True
-        for observer in self._runtime._observers.items:
+        for observer in self._policy.observers.items:
             try:
                 returned = observer(exec, result)
                 if returned is not None and isinstance(returned, Awaitable):

@@ -7,16 +7,14 @@ needs are captured in a :class:`RegisteredTool`. A call then costs one dict look
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
 
 from .._json import NOT_JSON, snapshot_json_value
-from .._validation.compiled import compile_validator
-from .._validation.subset import assert_supported_json_schema
-from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition
+from .._validation import assert_supported_json_schema, compile_validator
+from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -44,11 +42,6 @@ class RegisteredTool:
     timeout_s: float | None
 
 
-def _valid_timeout(value: object) -> bool:
-    kind = type(value)
-    return (kind is int or kind is float) and math.isfinite(value) and value > 0  # type: ignore[arg-type, operator]
-
-
 def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
     name = tool.name
     output = getattr(tool, "output", None)
@@ -63,7 +56,7 @@ def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
     schema = output.schema
     assert_supported_json_schema(schema)
     timeout_ms = getattr(tool, "timeout_ms", None)
-    if timeout_ms is not None and not _valid_timeout(timeout_ms):
+    if timeout_ms is not None and not is_timeout_ms(timeout_ms):
         # Upstream throws a plain Error; ValueError is its Python stand-in.
         raise ValueError(f'tool "{name}" timeoutMs must be a positive finite number')
     return RegisteredTool(
@@ -72,7 +65,7 @@ def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
         check=compile_validator(schema),
         render=render,
         presentation_meta=presentation_meta,
-        timeout_s=None if timeout_ms is None else timeout_ms / 1000,
+        timeout_s=None if timeout_ms is None else float(timeout_ms) / 1000,
     )
 
 
@@ -96,6 +89,7 @@ class Registry:
         entry = _prepare_entry(tool)
         name = entry.name
         if name in self._tools:
+            # Upstream's wording, kept on purpose although this port has no per-agent registrations.
             raise ValueError(
                 f'tool "{name}" is already registered (for a per-agent variant, register through '
                 "that agent's `agent.ctx` instead)"

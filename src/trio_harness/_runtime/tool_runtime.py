@@ -16,19 +16,13 @@ from typing import Any
 
 import attrs
 
-from .._values import (
-    ExecutionMode,
-    Scheduler,
-    ToolDefinition,
-    ToolExecutionInput,
-    ToolExecutionResult,
-)
-from .execution import ToolExecution
+from .._values import ExecutionMode, ToolDefinition, ToolExecutionResult
+from .execution import Scheduler, ToolExecutionInput
 from .hooks import (
     ApprovalService,
     ExecuteWrapper,
     Guard,
-    HookList,
+    Policy,
     PostExecuteHook,
     PreExecuteHook,
     ResultObserver,
@@ -36,7 +30,7 @@ from .hooks import (
 from .pipeline import ToolScheduler
 from .registry import Registry
 
-__all__ = ["ToolExecution", "ToolRuntime"]
+__all__ = ["ToolRuntime"]
 
 
 @attrs.define(eq=False)
@@ -55,15 +49,12 @@ class ToolRuntime:
 
     _approval: ApprovalService | None = attrs.field(default=None, kw_only=True)
     _registry: Registry = attrs.field(init=False, factory=Registry)
-    _pre_execute: HookList[PreExecuteHook] = attrs.field(init=False, factory=HookList)
-    _execute_wrappers: HookList[ExecuteWrapper] = attrs.field(init=False, factory=HookList)
-    _post_execute: HookList[PostExecuteHook] = attrs.field(init=False, factory=HookList)
-    _guards: HookList[Guard] = attrs.field(init=False, factory=HookList)
-    _observers: HookList[ResultObserver] = attrs.field(init=False, factory=HookList)
+    _policy: Policy = attrs.field(init=False)
     scheduler: Scheduler = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        self.scheduler = ToolScheduler(self)
+        self._policy = Policy(approval=self._approval)
+        self.scheduler = ToolScheduler(self, self._registry, self._policy)
 
     # -- registry ---------------------------------------------------------------------------
 
@@ -110,24 +101,24 @@ class ToolRuntime:
 
     def add_pre_execute(self, hook: PreExecuteHook) -> Callable[[], None]:
         """Add an async ``hook(exec, next) -> Allow | Deny | Ask`` (outermost first)."""
-        return self._pre_execute.add(hook)
+        return self._policy.pre_execute.add(hook)
 
     def add_execute_wrapper(self, wrapper: ExecuteWrapper) -> Callable[[], None]:
         """Add an async around-dispatch ``wrapper(exec, next) -> ToolExecutionResult``."""
-        return self._execute_wrappers.add(wrapper)
+        return self._policy.execute_wrappers.add(wrapper)
 
     def add_post_execute(self, hook: PostExecuteHook) -> Callable[[], None]:
         """Add an async ``hook(exec, result, next) -> Accept | Block`` (outermost first)."""
-        return self._post_execute.add(hook)
+        return self._policy.post_execute.add(hook)
 
     def add_guard(self, guard: Guard) -> Callable[[], None]:
         """Add a synchronous ``guard(exec) -> reason | None``; the first reason denies the call."""
-        return self._guards.add(guard)
+        return self._policy.guards.add(guard)
 
     def add_result_observer(self, observer: ResultObserver) -> Callable[[], None]:
         """Add a synchronous ``observer(exec, result)``, called once per final result, in
         ``finish``; its exceptions are logged (``trio_harness.runtime``), never raised."""
-        return self._observers.add(observer)
+        return self._policy.observers.add(observer)
 
     # -- execution --------------------------------------------------------------------------
 

@@ -1,1 +1,35 @@
-"""Mechanism 1: the JSON-Schema subset, its reference walker, the compiled validator and the author DSL."""
+"""Mechanism 1, tool-argument validation: pure, synchronous, no Trio.
+
+Modules, in dependency order (each imports only those before it):
+
+* :mod:`.subset` — the supported JSON-Schema subset: vocabulary tables and the assertion that
+  reports every violation of a schema;
+* :mod:`.walker` — the generic iterative validator, the reference every other path must equal;
+* :mod:`.codegen` — the code generator that specialises a validator to one schema;
+* :mod:`.compiled` — ``compile_validator``: caches, the compilability check, the helpers the
+  generated code calls, and the fallback to the walker;
+* :mod:`.dsl` — the author DSL compiled to the subset, and ``validate_args``.
+
+This ``__init__`` is the package's interface: code outside the package imports from here only.
+"""
+
+from .compiled import MAX_COMPILED_DEPTH, Validator, compile_validator
+from .dsl import (
+    parameter_schema_spec_to_json_schema,
+    validate_args,
+    value_schema_spec_to_json_schema,
+)
+from .subset import assert_object_json_schema, assert_supported_json_schema
+from .walker import validate_json_schema_value
+
+__all__ = [
+    "MAX_COMPILED_DEPTH",
+    "Validator",
+    "assert_object_json_schema",
+    "assert_supported_json_schema",
+    "compile_validator",
+    "parameter_schema_spec_to_json_schema",
+    "validate_args",
+    "validate_json_schema_value",
+    "value_schema_spec_to_json_schema",
+]

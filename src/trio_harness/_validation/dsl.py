@@ -24,11 +24,13 @@ from typing import Any, Final, NoReturn, TypeAlias
 from .._errors import JsonSchemaError
 from .._json import NOT_JSON, snapshot_json_value
 from .subset import assert_supported_json_schema
+from .walker import validate_json_schema_value
 
 __all__ = [
     "compile_parameter_spec",
     "compile_value_spec",
     "parameter_schema_spec_to_json_schema",
+    "validate_args",
     "value_schema_spec_to_json_schema",
 ]
 
@@ -313,3 +315,28 @@ def parameter_schema_spec_to_json_schema(spec: object) -> dict[str, Any]:
     schema = compile_parameter_spec(spec)
     assert_supported_json_schema(schema)
     return schema
+
+
+#: Root path of argument validation: rendered as ``arguments``, properties without a leading dot.
+_ARGS_ROOT = ""
+
+
+def validate_args(spec: object, args: object) -> list[str]:
+    """Validate ``args`` against a parameter-map spec.
+
+    The spec is compiled on every call (cache the result of :func:`define_tool` instead on a hot
+    path). Defaults are never applied; undeclared keys are allowed (the root is open).
+
+    Args:
+        spec: A parameter map (``{name: value spec}``).
+        args: Any value, typically parsed model arguments.
+
+    Returns:
+        Every violation in upstream order and wording (``[]`` = valid), e.g.
+        ``['missing required property "path"']`` or ``['"arguments" must be an object']``.
+
+    Raises:
+        JsonSchemaError: ``spec`` is not a valid parameter map.
+    """
+    schema = parameter_schema_spec_to_json_schema(spec)
+    return validate_json_schema_value(schema, args, _ARGS_ROOT)

@@ -18,12 +18,11 @@ Python mapping of upstream's notions:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Final
 
 from .._errors import JsonSchemaError
-from .._json import MAX_SAFE_JSON_INT, is_json_value
+from .._json import is_json_integer, is_json_number, is_json_value
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
@@ -67,26 +66,11 @@ _UNSUPPORTED_KEYWORD: Final = (
 )
 
 
-def _is_number(value: object) -> bool:
-    kind = type(value)
-    if kind is int:
-        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
-    if kind is float:
-        return math.isfinite(value) and not (value == 0.0 and math.copysign(1.0, value) < 0)  # type: ignore[arg-type]
-    return False
-
-
-def _is_integer(value: object) -> bool:
-    if type(value) is float:
-        return _is_number(value) and value.is_integer()
-    return _is_number(value)
-
-
 #: Type correctness of a scalar ``enum``/``const`` member, by declared type (a table, not a switch).
 _SCALAR_CHECKS: Final[dict[str, Callable[[object], bool]]] = {
     "string": lambda value: type(value) is str,
-    "number": _is_number,
-    "integer": _is_integer,
+    "number": is_json_number,
+    "integer": is_json_integer,
     "boolean": lambda value: type(value) is bool,
     "null": lambda value: value is None,
 }

@@ -22,11 +22,10 @@ its ancestors (that ancestor would contain the value again: a cycle inside the v
 
 from __future__ import annotations
 
-import math
 from typing import Final
 
 from .._errors import UnreachableVariantError, unreachable
-from .._json import MAX_SAFE_JSON_INT, is_json_value, js_json
+from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .subset import js_same_value_zero
 
 __all__ = ["diagnostic_path", "property_path", "validate_json_schema_value"]
@@ -46,25 +45,10 @@ def property_path(path: str, key: str) -> str:
 
 def _number_problem(value: object) -> str | None:
     """``None`` for a finite JSON number, else the violation suffix."""
+    if is_json_number(value):
+        return None
     kind = type(value)
-    if kind is int:
-        if -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT:  # type: ignore[operator]
-            return None
-        return "must be a finite JSON number"
-    if kind is float:
-        if math.isfinite(value) and not (value == 0.0 and math.copysign(1.0, value) < 0):  # type: ignore[arg-type]
-            return None
-        return "must be a finite JSON number"
-    return "must be a number"
-
-
-def _is_integer(value: object) -> bool:
-    kind = type(value)
-    if kind is int:
-        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
-    if kind is float:
-        return value.is_integer() and not (value == 0.0 and math.copysign(1.0, value) < 0)  # type: ignore[attr-defined]
-    return False
+    return "must be a finite JSON number" if kind is int or kind is float else "must be a number"
 
 
 def _type_problem(type_name: object, value: object) -> str | None:
@@ -74,7 +58,7 @@ def _type_problem(type_name: object, value: object) -> str | None:
     if type_name == "number":
         return _number_problem(value)
     if type_name == "integer":
-        return None if _is_integer(value) else "must be an integer"
+        return None if is_json_integer(value) else "must be an integer"
     if type_name == "boolean":
         return None if type(value) is bool else "must be a boolean"
     if type_name == "null":

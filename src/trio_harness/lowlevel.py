@@ -1,0 +1,52 @@
+"""The low-level public API: what ports, instrumentation and test tooling need.
+
+An application needs only :mod:`trio_harness`. This namespace (as ``trio.lowlevel`` does for
+Trio) exposes the parts below the application surface:
+
+* the pool's pure state machine (:class:`StepCore`, :class:`Op`, :class:`CallState`,
+  :func:`validate_cap`), which a port can read as the reference of every scheduling decision;
+* the per-call pipeline and the protocol the pool drives (:class:`ToolScheduler`,
+  :class:`Scheduler`, :class:`Preparation`, :class:`DispatchOutcome`, :class:`PoolRuntime`,
+  :class:`Runtime`, :class:`Policy`), for wrapping ``runtime.scheduler`` or building a runtime;
+* the compiled validator (:func:`compile_validator`) and the lossless-JSON helpers
+  (:func:`snapshot_json_value`, :data:`NOT_JSON`, :func:`is_json_number`, :func:`js_json`);
+* the conformance oracle's single-case answer (:func:`answer_case`).
+"""
+
+from __future__ import annotations
+
+from ._json import NOT_JSON, is_json_integer, is_json_number, js_json, snapshot_json_value
+from ._oracle import answer_case
+from ._pool import CallState, Op, PoolRuntime, StepCore, validate_cap
+from ._runtime import (
+    DispatchOutcome,
+    Policy,
+    Preparation,
+    Runtime,
+    Scheduler,
+    ToolScheduler,
+)
+from ._validation import MAX_COMPILED_DEPTH, Validator, compile_validator
+
+__all__ = [
+    "MAX_COMPILED_DEPTH",
+    "NOT_JSON",
+    "CallState",
+    "DispatchOutcome",
+    "Op",
+    "Policy",
+    "PoolRuntime",
+    "Preparation",
+    "Runtime",
+    "Scheduler",
+    "StepCore",
+    "ToolScheduler",
+    "Validator",
+    "answer_case",
+    "compile_validator",
+    "is_json_integer",
+    "is_json_number",
+    "js_json",
+    "snapshot_json_value",
+    "validate_cap",
+]
