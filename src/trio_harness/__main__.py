@@ -26,8 +26,8 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from trio_harness.lowlevel import js_json
 from trio_harness._oracle import answer_lines
+from trio_harness.lowlevel import js_json
 
 
 def _render_text(args: Any, value: Any) -> list[dict[str, Any]]:
