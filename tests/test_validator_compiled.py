@@ -256,3 +256,33 @@ def test_fast_lossless_test_walks_below_its_first_two_levels() -> None:
     assert _lossless([[{"k": 2**1100}]]) is False
     assert _lossless([[{"k": (1,)}], "x"]) is False
     assert _lossless([[], [[]], {"": [{}]}]) is True
+
+
+def test_generated_code_has_a_unique_filename_and_linecache_source() -> None:
+    import linecache
+    import traceback
+
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    other = {"type": "object", "properties": {"b": {"type": "integer"}}}
+    first, second = _build(schema), _build(other)
+    filename = first.__code__.co_filename
+    assert filename.startswith("<trio_harness validator #")
+    assert filename != second.__code__.co_filename
+    assert "".join(linecache.getlines(filename)) == _generated_source(first)
+
+    # A traceback through generated code shows the generated lines, not "<unknown>".
+    frames: list[traceback.FrameSummary] = []
+
+    def spy(value: object) -> bool:
+        frames.extend(traceback.extract_stack())
+        return True
+
+    saved = first.__globals__["_lossless"]
+    first.__globals__["_lossless"] = spy
+    try:
+        assert first({"a": 1, "undeclared": [1]}, "value") == []
+    finally:
+        first.__globals__["_lossless"] = saved
+    generated = [frame for frame in frames if frame.filename == filename]
+    assert generated
+    assert all(frame.line for frame in generated)

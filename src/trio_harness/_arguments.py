@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["parse_arguments"]
+__all__ = ["loads_any_depth", "parse_arguments"]
 
 # ``json``'s own string scanner (C-accelerated, non-recursive): the iterative parser decodes strings
 # exactly as ``json.loads`` does. It is public at runtime but missing from typeshed.

@@ -14,7 +14,7 @@ logging costs two small allocations per call on the hot path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, final
 
 import attrs
 import cattrs
@@ -81,6 +81,7 @@ class ToolResultMessage:
     content: tuple[ToolResultBlock, ...]
 
 
+@final
 @attrs.frozen(kw_only=True)
 class ToolResultData:
     """``tool/result`` data.
@@ -105,23 +106,6 @@ class ToolResultData:
     ) -> ToolResultData:
         """The data recorded for ``result`` of call ``call_id``."""
         error = result.error
-        if cls is not ToolResultData:
-            return cls(
-                turn=turn,
-                step=step,
-                message=ToolResultMessage(
-                    source=MessageSource(call_id=call_id),
-                    content=(
-                        ToolResultBlock(
-                            tool_call_id=call_id,
-                            content=tuple(result.content),
-                            is_error=result.is_error,
-                        ),
-                    ),
-                ),
-                error=None if error is None else error.info,
-                meta=result.meta,
-            )
         return _fast_result_data(
             turn,
             step,

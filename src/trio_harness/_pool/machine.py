@@ -89,7 +89,6 @@ class CallState(enum.IntEnum):
     FAILED = 8
 
 
-_PENDING: Final = CallState.PENDING.value
 _PREPARING: Final = CallState.PREPARING.value
 _IN_FLIGHT: Final = CallState.IN_FLIGHT.value
 _SETTLED: Final = CallState.SETTLED.value

@@ -35,11 +35,6 @@ class AbortRelay:
         #: (the watcher only runs at a checkpoint, so the scope cannot miss the abort).
         self.scopes: set[trio.CancelScope] = set()
 
-    @property
-    def event(self) -> trio.Event:
-        """The abort event this relay watches."""
-        return self._event
-
     def register(self, scope: trio.CancelScope) -> None:
         """Cancel ``scope`` when the event is set (at once if it already is)."""
         if self._event.is_set():

@@ -121,9 +121,9 @@ class ToolExecution:
     _finished: bool = False
     # The result the body dispatch produced for THIS execution; a wrapper returning exactly this
     # object is passed through unchanged, any other result is re-normalized.
-    _dispatched: ToolExecutionResult | None = None
+    _body_result: ToolExecutionResult | None = None
     # A result the pipeline built itself from fresh snapshots: ``finish`` need not copy it again.
-    _clean: ToolExecutionResult | None = None
+    _fresh_result: ToolExecutionResult | None = None
 
     @property
     def token(self) -> object:

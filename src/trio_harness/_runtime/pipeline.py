@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from .execution import Runtime
     from .registry import RegisteredTool, Registry
 
-__all__ = ["ToolScheduler", "logger"]
+__all__ = ["ToolScheduler"]
 
 #: Where contained observer failures are reported.
 logger: Final = logging.getLogger("trio_harness.runtime")
@@ -97,7 +97,7 @@ def _prepared(
     kind: Literal["post-result", "final-result"], exec: ToolExecution, result: ToolExecutionResult
 ) -> Preparation:
     # Results built here are fresh: ``finish`` may skip re-snapshotting them.
-    exec._clean = result
+    exec._fresh_result = result
     return Preparation(kind, exec, result)
 
 
@@ -325,12 +325,12 @@ class ToolScheduler:
             current is not caller and current is not None and current.is_set()
         ):
             result = aborted_before_dispatch_result()
-            exec._dispatched = exec._clean = result
+            exec._body_result = exec._fresh_result = result
             return result
         entry = self._registry.lookup(exec.name)
         if entry is None:
             result = error_result(ToolNotFoundError(exec.name))
-            exec._dispatched = exec._clean = result
+            exec._body_result = exec._fresh_result = result
             return result
         exec._body_invoked = True
         execute = entry.definition.execute
@@ -346,7 +346,7 @@ class ToolScheduler:
             finally:
                 exec._abort = None  # the body may have replaced it: restored, as below
             result = error_result(failure) if failure is not None else _success(exec, entry, value)
-            exec._dispatched = exec._clean = result
+            exec._body_result = exec._fresh_result = result
             return result
         if current is caller and caller is not None and timeout_s is None:
             relay = current_relay(caller)
@@ -379,7 +379,7 @@ class ToolScheduler:
                     if not result.is_error and caller.is_set():
                         # A body that returned after the abort still lost the race.
                         result = aborted_result()
-                exec._dispatched = exec._clean = result
+                exec._body_result = exec._fresh_result = result
                 return result
         try:
             if current is caller or current is None or caller is None:
@@ -411,13 +411,13 @@ class ToolScheduler:
                     result = aborted_result()
                 elif scope.cancel_called:
                     result = _timeout_result(entry)
-        exec._dispatched = exec._clean = result
+        exec._body_result = exec._fresh_result = result
         return result
 
     def _normalize_wrapped(
         self, exec: ToolExecution, result: ToolExecutionResult
     ) -> ToolExecutionResult:
-        if result is exec._dispatched:
+        if result is exec._body_result:
             return result
         if not isinstance(result, ToolExecutionResult):
             raise TypeError(
@@ -442,9 +442,8 @@ class ToolScheduler:
         return with_contexts(create_success_result(exec, entry, result.value), after=contexts)
 
     async def _wrapped(self, exec: ToolExecution) -> ToolExecutionResult:
+        # Only called with at least one wrapper (``dispatch`` checks first).
         wrappers = self._policy.execute_wrappers.items
-        if not wrappers:
-            return await self._dispatch_body(exec)
         last = len(wrappers)
 
         async def step(index: int) -> ToolExecutionResult:
@@ -531,7 +530,7 @@ class ToolScheduler:
     def finish(self, exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
         """Materialize ``result``, apply ``finalize_content`` once, freeze the execution and notify
         the result observers (their failures are logged, never raised)."""
-        if result is not exec._clean:
+        if result is not exec._fresh_result:
             result = materialize(result)
         finalize_content = exec._finalize_content
         if finalize_content is not None:

@@ -3,8 +3,10 @@
 Every success goes through :func:`create_success_result` (body returns, wrapper-authored
 successes, post-execute value replacements): the value is snapshotted to lossless JSON, validated
 against the tool's output schema, rendered, and (for top-level calls) projected into ``meta``.
-Every final result goes through :func:`materialize`, which snapshots the JSON-facing fields, so
-the result a caller receives shares no mutable container with tool or hook code.
+Every final result is either built here from fresh snapshots (the pipeline marks it as its
+execution's fresh result, and ``finish`` passes it through) or goes through :func:`materialize`,
+which snapshots the JSON-facing fields; either way the result a caller receives shares no mutable
+container with tool or hook code.
 """
 
 from __future__ import annotations

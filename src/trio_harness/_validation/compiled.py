@@ -21,35 +21,28 @@ handed to the generic iterative walker, which is total.
 
 from __future__ import annotations
 
+import itertools
+import linecache
 import math
 from collections.abc import Callable, Iterable
 from typing import Final
 
 from .._json import MAX_SAFE_JSON_INT, is_json_value, js_json
+from .codegen import SCALAR_KINDS, generate
 from .walker import validate_json_schema_value
 
 _copysign: Final = math.copysign
 
-__all__ = ["MAX_COMPILED_DEPTH", "compile_validator"]
+__all__ = ["MAX_COMPILED_DEPTH", "Invalid", "Validator", "compile_validator"]
 
 #: Schemas nested deeper than this are validated by the generic iterative walker.
 MAX_COMPILED_DEPTH: Final = 100
-#: Open a new generated function once this many blocks are nested (CPython's static limit is 20).
-_MAX_BLOCK_DEPTH: Final = 14
 #: How many compiled validators are kept per schema identity.
 _CACHE_SIZE: Final = 1024
 #: Containers the fast lossless test walks (below its first two levels) before deferring to the cycle-aware ``is_json_value``.
 _LOSSLESS_BUDGET: Final = 1000
 
 Validator = Callable[[object, str], list[str]]
-
-_SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
 
 
 def _compilable(schema: object) -> bool:
@@ -92,17 +85,12 @@ def _compilable(schema: object) -> bool:
         elif type_name == "array":
             if "items" in node:
                 stack.append((node["items"], depth + 1))
-        elif type_name in _SCALAR_KINDS:
+        elif type_name in SCALAR_KINDS:
             if "enum" in node and type(node["enum"]) is not list:
                 return False
         else:
             return False
     return True
-
-
-def _kind_of(type_name: str, value: object) -> bool:
-    """Whether an enum/const member can ever equal a value that passed ``type_name``'s check."""
-    return type(value) in _SCALAR_KINDS[type_name]
 
 
 def _lossless(value: object) -> bool:
@@ -218,577 +206,45 @@ def _lossless_rest(value: object, stack: list[object]) -> bool:
     return True
 
 
-class _Invalid(Exception):
-    """Raised by inline check-only code to hand a node over to its collector code."""
+class Invalid(Exception):
+    """Raised by generated check-only code to hand a node over to its collector code."""
 
 
-def _literal_set(keys: Iterable[str]) -> str:
-    """A membership operand for exact-``str`` members: a set display, which CPython folds into a
-    ``frozenset`` constant when it is the right operand of ``in``/``not in``."""
-    names = sorted(keys)
-    return "{" + ", ".join(map(repr, names)) + "}" if names else "()"
-
-
-def _cost(node: dict[str, object]) -> int:
-    """Check-only order among sibling properties: cheap, bounded checks first, so an invalid
-    value usually fails before the expensive parts are walked (validity is order-free)."""
-    type_name = node.get("type")
-    if "oneOf" in node or type_name is None:
-        return 1
-    if type_name == "array":
-        return 3
-    return 2 if type_name == "object" else 0
-
-
-def _unbounded(schema: dict[str, object]) -> set[int]:
-    """Ids of the nodes whose subtree holds an array of containers (or of unions).
-
-    Those are the nodes a value can make arbitrarily large in repeated structure; the collector
-    walks them directly instead of first running a check-only pass that may fail late and be
-    redone (see ``_CollectGen.emit``). Post-order over an explicit stack; the schema is acyclic.
-    """
-    found: set[int] = set()
-    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
-    while stack:
-        node, done = stack.pop()
-        children: list[dict[str, object]] = []
-        if "oneOf" in node:
-            children = list(node["oneOf"])  # type: ignore[call-overload]
-        elif node.get("type") == "object":
-            children = list((node.get("properties") or {}).values())  # type: ignore[attr-defined]
-        elif node.get("type") == "array" and "items" in node:
-            children = [node["items"]]  # type: ignore[list-item]
-        if not done:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-            continue
-        items = node.get("items") if node.get("type") == "array" else None
-        if (
-            type(items) is dict and ("oneOf" in items or items.get("type") in ("object", "array"))
-        ) or any(id(child) in found for child in children):
-            found.add(id(node))
-    return found
-
-
-class _Source:
-    """Generated module text plus the constants it refers to by name."""
-
-    def __init__(self, schema: dict[str, object]) -> None:
-        self.functions: list[list[str]] = []
-        self.namespace: dict[str, object] = {
-            "_lossless": _lossless,
-            "_copysign": math.copysign,
-            "_Invalid": _Invalid,
-        }
-        self.unbounded = _unbounded(schema)
-        self._counter = 0
-
-    def name(self, prefix: str) -> str:
-        self._counter += 1
-        return f"{prefix}{self._counter}"
-
-    def const(self, value: object) -> str:
-        """A code expression for a scalar constant: a literal for strings, else a global."""
-        if type(value) is str:
-            return repr(value)
-        name = self.name("_k")
-        self.namespace[name] = value
-        return name
-
-    def members(self, values: list[object]) -> str:
-        """A membership operand for a filtered enum: a folded literal when all are strings."""
-        if all(type(member) is str for member in values):
-            return _literal_set(values)  # type: ignore[arg-type]
-        return self.const(frozenset(values))
-
-
-# The bound as an int literal (a code constant): an int compares with an int faster than with a
-# float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
-_MAX_LITERAL: Final = repr(MAX_SAFE_JSON_INT)
-
-
-def _number_test(var: str, integer: bool) -> str:
-    """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
-    not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
-    finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
-    return (
-        f"(_t is int and -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL}"
-        f" or _t is float and {finite_float} and {not_negative_zero})"
-    )
-
-
-def _scalar_test(type_name: str, var: str) -> str:
-    if type_name == "string":
-        return f"type({var}) is str"
-    if type_name == "boolean":
-        return f"type({var}) is bool"
-    if type_name == "null":
-        return f"{var} is None"
-    return _number_test(var, type_name == "integer")
-
-
-def _untyped_items(node: dict[str, object]) -> bool:
-    """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
-    items = node.get("items")
-    return items is None or (type(items) is dict and "oneOf" not in items and "type" not in items)
-
-
-class _ValidGen:
-    """Emits check-only code: no messages, no paths; a failing check runs ``fail``.
-
-    ``direct`` code runs inside a ``try`` whose handler redoes the node with collector code, so
-    it may read a required property by subscript (a ``KeyError`` is just another failure).
-    """
-
-    def __init__(self, source: _Source) -> None:
-        self.src = source
-
-    def function(self, node: dict[str, object]) -> str:
-        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name."""
-        name = self.src.name("_valid")
-        body: list[str] = []
-        self.emit(node, "v", body, 1, "return False", direct=False)
-        self.src.functions.append([f"def {name}(v):", *body, "    return True"])
-        return name
-
-    def emit(
-        self,
-        node: dict[str, object],
-        var: str,
-        out: list[str],
-        depth: int,
-        fail: str,
-        *,
-        direct: bool,
-    ) -> None:
-        pad = "    " * depth
-        if "oneOf" in node:
-            branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
-            total = " + ".join(f"{fn}({var})" for fn in branches) or "0"
-            out.append(f"{pad}if {total} != 1: {fail}")
-            return
-        if "type" not in node:
-            out.append(f"{pad}if not _lossless({var}): {fail}")
-            return
-        type_name: str = node["type"]  # type: ignore[assignment]
-        if type_name in ("object", "array") and depth > _MAX_BLOCK_DEPTH:
-            out.append(f"{pad}if not {self.function(node)}({var}): {fail}")
-            return
-        if type_name == "object":
-            self._object(node, var, out, depth, fail, direct)
-        elif type_name == "array":
-            out.append(f"{pad}if type({var}) is not list: {fail}")
-            if _untyped_items(node):
-                out.append(f"{pad}if not _lossless({var}): {fail}")
-            else:
-                item = self.src.name("x")
-                out.append(f"{pad}for {item} in {var}:")
-                self.emit(node["items"], item, out, depth + 1, fail, direct=direct)  # type: ignore[arg-type]
-        else:
-            self._scalar(node, type_name, var, out, pad, fail)
-
-    def _scalar(
-        self, node: dict[str, object], type_name: str, var: str, out: list[str], pad: str, fail: str
-    ) -> None:
-        if type_name in ("number", "integer"):
-            out.append(f"{pad}_t = type({var})")
-        out.append(f"{pad}if not {_scalar_test(type_name, var)}: {fail}")
-        # After the type check the value is an exact builtin scalar of the declared kind; only
-        # enum members of that kind can equal it, and among those, set membership and ``==``
-        # are JavaScript's SameValueZero / strict equality (1 == 1.0, True never 1).
-        if "enum" in node:
-            members = [m for m in node["enum"] if _kind_of(type_name, m)]  # type: ignore[attr-defined]
-            out.append(f"{pad}if {var} not in {self.src.members(members)}: {fail}")
-        if "const" in node:
-            const = node["const"]
-            if _kind_of(type_name, const):
-                out.append(f"{pad}if {var} != {self.src.const(const)}: {fail}")
-            else:
-                out.append(f"{pad}{fail}")
-
-    def _object(
-        self, node: dict[str, object], var: str, out: list[str], depth: int, fail: str, direct: bool
-    ) -> None:
-        pad = "    " * depth
-        src = self.src
-        out.append(f"{pad}if type({var}) is not dict: {fail}")
-        required: list[str] = node.get("required") or []  # type: ignore[assignment]
-        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        for name in required:
-            if not direct or name not in properties:
-                out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
-        closed = node.get("additionalProperties") is False and bool(properties)
-        # A closed object counts the declared properties it holds; with every key an exact
-        # ``str`` (checked last), "no undeclared key" is "as many keys as declared ones found",
-        # which saves a set lookup per key. Required declared ones are known present.
-        count = src.name("c")
-        if closed:
-            out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
-        for key in sorted(properties, key=lambda k: _cost(properties[k])):
-            # Validity does not depend on the order of checks; a required property is read
-            # directly (known present, or a KeyError that the enclosing handler treats as a
-            # failure); ``in`` + ``[]`` beats ``.get`` with a sentinel.
-            item, name = src.name("p"), src.const(key)
-            if key in required:
-                out.append(f"{pad}{item} = {var}[{name}]")
-                self.emit(properties[key], item, out, depth, fail, direct=direct)
-            else:
-                out.append(f"{pad}if {name} in {var}:")
-                if closed:
-                    out.append(f"{pad}    {count} += 1")
-                out.append(f"{pad}    {item} = {var}[{name}]")
-                self.emit(properties[key], item, out, depth + 1, fail, direct=direct)
-        declared = _literal_set(properties)
-        key = src.name("k")
-        if node.get("additionalProperties") is False and not properties:
-            # Every key of a closed object without properties is a violation.
-            out.append(f"{pad}if {var}: {fail}")
-        elif closed:
-            out.append(f"{pad}if len({var}) != {count}: {fail}")
-            out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str: {fail}")
-        elif not properties:
-            # Open object with nothing declared: every key and value is covered by no node.
-            out.append(f"{pad}if not _lossless({var}): {fail}")
-        else:
-            # Open object: undeclared values are covered by no node, so they need the lossless
-            # check themselves (see the invariant in _validator).
-            undeclared = src.name("u")
-            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
-            out.append(
-                f"{pad}    if type({key}) is not str or "
-                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
-            )
-
-
-class _Path:
-    """A path as code, rendered only inside the message-building branches.
-
-    ``base`` is a variable holding a runtime path string (``path``, or a pinned one), which may
-    be ``""`` when ``base_may_be_empty``; ``segments`` are the keys (``("key", name)``) and
-    element indices (``("index", variable)``) below it, rendered as one flat concatenation with
-    the literal pieces merged. Only a key right below a possibly-empty base needs the bare-key
-    rule; ``maybe_empty`` (the whole path can still be ``""``) needs ``arguments`` as fallback
-    and is bound to a variable first (see ``_CollectGen.pinned``). ``names`` are the variables
-    the rendered code reads: a generated function taking them as parameters can render it.
-    """
-
-    __slots__ = ("base", "base_may_be_empty", "segments")
-
-    def __init__(
-        self, base: str, base_may_be_empty: bool, segments: tuple[tuple[str, str], ...] = ()
-    ) -> None:
-        self.base = base
-        self.base_may_be_empty = base_may_be_empty
-        self.segments = segments
-
-    @property
-    def maybe_empty(self) -> bool:
-        return self.base_may_be_empty and all(
-            kind == "key" and text == "" for kind, text in self.segments
-        )
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.base, *(text for kind, text in self.segments if kind == "index"))
-
-    def _concat(self, head: list[str], segments: tuple[tuple[str, str], ...], dot: bool) -> str:
-        parts = list(head)
-        literal = ""
-        for kind, text in segments:
-            if kind == "key":
-                literal += ("." if dot else "") + text
-            else:
-                parts += [repr(literal + "["), f"str({text})"]
-                literal = "]"
-            dot = True
-        if literal:
-            parts.append(repr(literal))
-        return " + ".join(parts) if parts else "''"
-
-    @property
-    def code(self) -> str:
-        if not self.segments:
-            return self.base
-        plain = self._concat([self.base], self.segments, True)
-        if self.base_may_be_empty and self.segments[0][0] == "key":
-            bare = self._concat([], self.segments, False)
-            return f"({plain} if {self.base} else {bare})"
-        return f"({plain})"
-
-    def diagnostic(self) -> str:
-        return f"({self.code} or 'arguments')" if self.maybe_empty else self.code
-
-    def child(self, key: str) -> _Path:
-        return _Path(self.base, self.base_may_be_empty, (*self.segments, ("key", key)))
-
-    def dynamic_child(self, key_var: str) -> str:
-        if self.maybe_empty:
-            return f"({self.code} + '.' + {key_var} if {self.code} else {key_var})"
-        return f"({self.code} + '.' + {key_var})"
-
-    def item(self, index_var: str) -> _Path:
-        return _Path(self.base, self.base_may_be_empty, (*self.segments, ("index", index_var)))
-
-
-def _message(path: _Path, suffix: str) -> str:
-    """Code appending ``"<diagnostic path>" <suffix>`` to the violation list ``o``."""
-    return f"o.append('\"' + {path.diagnostic()} + {suffix!r})"
-
-
-_SCALAR_SUFFIX: Final = {
-    "string": '" must be a string',
-    "integer": '" must be an integer',
-    "boolean": '" must be a boolean',
-    "null": '" must be null',
-}
-
-
-class _CollectGen:
-    """Emits violation-collecting code mirroring the generic walker, node by node.
-
-    It also is the hot path: a bounded container node (see :func:`_unbounded`) first runs inline
-    check-only code in a ``try`` and only on failure (``_Invalid``, or a ``KeyError`` of a direct
-    read) its collector code, so valid parts cost what the check-only code costs and an invalid
-    part is walked at most twice; unbounded nodes (arrays of containers and their ancestors) are
-    walked by collector code directly, so a late failure never makes a large value walked twice.
-    """
-
-    def __init__(self, source: _Source, valid: _ValidGen) -> None:
-        self.src = source
-        self.valid = valid
-
-    def function(self, node: dict[str, object], path: _Path) -> str:
-        """A ``(v, o, *path.names) -> None`` function appending ``node``'s violations to ``o``.
-
-        The caller passes the path's variables, not the path: it is only built on a violation.
-        """
-        name = self.src.name("_collect")
-        body: list[str] = []
-        self.emit(node, "v", path, body, 1)
-        params = ", ".join(("v", "o", *path.names))
-        self.src.functions.append([f"def {name}({params}):", *body, "    return None"])
-        return name
-
-    def root(self, node: dict[str, object]) -> str:
-        """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
-
-        A bounded root runs check-only code first and calls the collector only when it fails
-        (returning from the check is cheaper than raising ``_Invalid`` for a small value).
-        """
-        name = self.src.name("_collect")
-        body: list[str] = []
-        bounded = "oneOf" not in node and id(node) not in self.src.unbounded
-        if bounded:
-            self.collect(node, "v", _Path("path", True), body, 2)
-        else:
-            self.emit(node, "v", _Path("path", True), body, 2)
-        self.src.functions.append(
-            [
-                f"def {name}(v, path):",
-                "    o = []",
-                "    try:",
-                *body,
-                "    except Exception:",
-                "        return _walk(v, path)",
-                "    return o",
-            ]
-        )
-        if not bounded:
-            return name
-        entry = self.src.name("_check")
-        check: list[str] = []
-        self.valid.emit(node, "v", check, 2, f"return {name}(v, path)", direct=True)
-        self.src.functions.append(
-            [
-                f"def {entry}(v, path='value'):",
-                "    try:",
-                *check,
-                "    except Exception:",
-                f"        return {name}(v, path)",
-                "    return []",
-            ]
-        )
-        return entry
-
-    def pinned(self, path: _Path, out: list[str], pad: str) -> _Path:
-        """A possibly-empty path is bound to a variable before it is used more than once."""
-        if not path.maybe_empty or not path.segments:
-            return path
-        bound = self.src.name("q")
-        out.append(f"{pad}{bound} = {path.code}")
-        return _Path(bound, True)
-
-    def emit(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
-    ) -> None:
-        pad = "    " * depth
-        type_name = node.get("type")
-        container = "oneOf" not in node and type_name in ("object", "array")
-        if container and depth > _MAX_BLOCK_DEPTH:
-            args = ", ".join((var, "o", *path.names))
-            out.append(f"{pad}{self.function(node, path)}({args})")
-            return
-        if container and id(node) not in self.src.unbounded:
-            out.append(f"{pad}try:")
-            self.valid.emit(node, var, out, depth + 1, "raise _Invalid", direct=True)
-            out.append(f"{pad}except Exception:")
-            self.collect(node, var, path, out, depth + 1)
-            return
-        self.collect(node, var, path, out, depth)
-
-    def collect(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
-    ) -> None:
-        """The collector code proper of one node (children go through :meth:`emit`)."""
-        pad = "    " * depth
-        src = self.src
-        path = self.pinned(path, out, pad)
-        if "oneOf" in node:
-            branches = [self.valid.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
-            count = src.name("m")
-            out.append(f"{pad}{count} = " + (" + ".join(f"{fn}({var})" for fn in branches) or "0"))
-            out.append(f"{pad}if {count} != 1:")
-            out.append(
-                f"{pad}    o.append('\"' + {path.diagnostic()} + "
-                f"'\" must match exactly one oneOf branch (matched ' + str({count}) + ')')"
-            )
-            return
-        if "type" not in node:
-            out.append(f"{pad}if not _lossless({var}):")
-            out.append(pad + "    " + _message(path, '" must be a lossless JSON value'))
-            return
-        type_name: str = node["type"]  # type: ignore[assignment]
-        if type_name == "object":
-            self._object(node, var, path, out, depth)
-        elif type_name == "array":
-            self._array(node, var, path, out, depth)
-        else:
-            self._scalar(node, type_name, var, path, out, pad)
-
-    def _array(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
-    ) -> None:
-        pad = "    " * depth
-        out.append(f"{pad}if type({var}) is not list:")
-        out.append(pad + "    " + _message(path, '" must be an array'))
-        if "items" not in node:
-            out.append(f"{pad}elif not _lossless({var}):")
-            out.append(pad + "    " + _message(path, '" must be a dense lossless JSON array'))
-            return
-        items: dict[str, object] = node["items"]  # type: ignore[assignment]
-        index, item = self.src.name("i"), self.src.name("x")
-        if _untyped_items(node):
-            # Elements only need the lossless check: one pass over the whole array first.
-            out.append(f"{pad}elif not _lossless({var}):")
-        else:
-            out.append(f"{pad}else:")
-        out.append(f"{pad}    for {index}, {item} in enumerate({var}):")
-        self.emit(items, item, path.item(index), out, depth + 2)
-
-    def _scalar(
-        self,
-        node: dict[str, object],
-        type_name: str,
-        var: str,
-        path: _Path,
-        out: list[str],
-        pad: str,
-    ) -> None:
-        src = self.src
-        if type_name in ("number", "integer"):
-            out.append(f"{pad}_t = type({var})")
-        out.append(f"{pad}if not {_scalar_test(type_name, var)}:")
-        if type_name == "number":
-            out.append(f"{pad}    if _t is int or _t is float:")
-            out.append(pad + "        " + _message(path, '" must be a finite JSON number'))
-            out.append(f"{pad}    else:")
-            out.append(pad + "        " + _message(path, '" must be a number'))
-        else:
-            out.append(pad + "    " + _message(path, _SCALAR_SUFFIX[type_name]))
-        if "enum" in node:
-            enum = node["enum"]
-            members = [m for m in enum if _kind_of(type_name, m)]  # type: ignore[attr-defined]
-            out.append(f"{pad}elif {var} not in {src.members(members)}:")
-            out.append(pad + "    " + _message(path, '" must be one of ' + js_json(enum)))
-        if "const" in node:
-            const = node["const"]
-            if _kind_of(type_name, const):
-                out.append(f"{pad}elif {var} != {src.const(const)}:")
-            else:
-                out.append(f"{pad}else:")
-            out.append(pad + "    " + _message(path, '" must be ' + js_json(const)))
-
-    def _object(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
-    ) -> None:
-        pad = "    " * depth
-        inner = pad + "    "
-        src = self.src
-        out.append(f"{pad}if type({var}) is not dict:")
-        out.append(pad + "    " + _message(path, '" must be an object'))
-        out.append(f"{pad}else:")
-        before = src.name("n")
-        out.append(f"{inner}{before} = len(o)")
-        for name in node.get("required") or []:  # type: ignore[attr-defined]
-            out.append(f"{inner}if {src.const(name)} not in {var}:")
-            out.append(
-                f"{inner}    o.append('missing required property \"' + {path.child(name).code}"
-                " + '\"')"
-            )
-        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        for key, child in properties.items():
-            item, name = src.name("p"), src.const(key)
-            out.append(f"{inner}if {name} in {var}:")
-            out.append(f"{inner}    {item} = {var}[{name}]")
-            self.emit(child, item, path.child(key), out, depth + 2)
-        declared = _literal_set(properties)
-        key, child_value = src.name("k"), src.name("u")
-        if node.get("additionalProperties") is False:
-            # With every undeclared ``str`` key reported, the lossless check of a closed object
-            # that reported nothing reduces to "no non-``str`` key": one pass does both.
-            odd = src.name("b")
-            out.append(f"{inner}{odd} = False")
-            out.append(f"{inner}for {key} in {var}:")
-            out.append(f"{inner}    if type({key}) is not str:")
-            out.append(f"{inner}        {odd} = True")
-            out.append(f"{inner}    elif {key} not in {declared}:")
-            out.append(
-                f"{inner}        o.append('\"' + {path.dynamic_child(key)}"
-                " + '\" is not a declared property (additionalProperties: false)')"
-            )
-            out.append(f"{inner}if {odd} and len(o) == {before}:")
-            out.append(inner + "    " + _message(path, '" must be a lossless JSON object'))
-            return
-        out.append(f"{inner}if len(o) == {before}:")
-        if not properties:
-            out.append(f"{inner}    if not _lossless({var}):")
-            out.append(inner + "        " + _message(path, '" must be a lossless JSON object'))
-            return
-        out.append(f"{inner}    for {key}, {child_value} in {var}.items():")
-        out.append(
-            f"{inner}        if type({key}) is not str or "
-            f"({key} not in {declared} and not _lossless({child_value})):"
-        )
-        out.append(inner + "            " + _message(path, '" must be a lossless JSON object'))
-        out.append(f"{inner}            break")
+#: Numbers the generated modules, so each has its own pseudo-filename.
+_serial = itertools.count(1)
 
 
 def _build(schema: dict[str, object]) -> Validator:
-    """Generate, compile and return the specialised ``(value, path) -> list[str]`` checker."""
-    source = _Source(schema)
-    entry = _CollectGen(source, _ValidGen(source)).root(schema)
+    """Generate, compile and return the specialised ``(value, path) -> list[str]`` checker.
+
+    The source is compiled under a unique pseudo-filename registered in :mod:`linecache` (as
+    cattrs does), so a traceback or a debugger through a compiled validator shows its lines.
+    """
+    generated = generate(schema)
 
     def walk(value: object, path: str) -> list[str]:
         # Only a hostile dict key raises; the generic walker reports it upstream's way.
         return validate_json_schema_value(schema, value, path)
 
-    source.namespace["_walk"] = walk
-    text = "\n".join("\n".join(fn) for fn in source.functions)
-    source.namespace["__source__"] = text  # for debugging: ``_generated_source``
-    code = compile(text, f"<trio_harness validator {entry}>", "exec")
-    exec(code, source.namespace)  # generated from a well-formed schema; data only as constants
-    return source.namespace[entry]  # type: ignore[return-value]
+    namespace: dict[str, object] = {
+        **generated.constants,
+        "_lossless": _lossless,
+        "_copysign": math.copysign,
+        "_Invalid": Invalid,
+        "_walk": walk,
+        "__source__": generated.text,  # for debugging: ``_generated_source``
+    }
+    filename = f"<trio_harness validator #{next(_serial)} {generated.entry}>"
+    linecache.cache[filename] = (
+        len(generated.text),
+        None,
+        generated.text.splitlines(keepends=True),
+        filename,
+    )
+    code = compile(generated.text, filename, "exec")
+    exec(code, namespace)  # generated from a well-formed schema; data only as constants
+    validator: Validator = namespace[generated.entry]  # type: ignore[assignment]
+    return validator
 
 
 def _generated_source(validator: Validator) -> str:

@@ -23,7 +23,12 @@ from typing import Any, Final, NoReturn, TypeAlias
 
 from .._errors import JsonSchemaError
 from .._json import NOT_JSON, snapshot_json_value
-from .subset import assert_supported_json_schema
+from .subset import (
+    ANNOTATION_KEYWORDS,
+    ANNOTATION_ORDER,
+    assert_supported_json_schema,
+    is_schema_record,
+)
 from .walker import validate_json_schema_value
 
 __all__ = [
@@ -35,8 +40,6 @@ __all__ = [
 ]
 
 #: Annotation keys, in the order the compiled node lists them.
-_ANNOTATIONS: Final = ("description", "title", "default", "examples")
-_ANNOTATION_SET: Final = frozenset(_ANNOTATIONS)
 
 #: The vocabulary of each node kind (keys besides the annotations). ``required`` is never part of
 #: a node's vocabulary: it is accepted (and stripped) only on parameter-map entries.
@@ -50,9 +53,9 @@ _KIND_KEYS: Final[dict[str, frozenset[str]]] = {
     "object": frozenset({"type", "additionalProperties", "properties"}),
     "json": frozenset({"type"}),
 }
-_VOCABULARY: Final = {kind: keys | _ANNOTATION_SET for kind, keys in _KIND_KEYS.items()}
+_VOCABULARY: Final = {kind: keys | ANNOTATION_KEYWORDS for kind, keys in _KIND_KEYS.items()}
 # ``type`` belongs to the oneOf vocabulary so that ``{type, oneOf}`` reports the type conflict.
-_ONE_OF_VOCABULARY: Final = frozenset({"oneOf", "type"}) | _ANNOTATION_SET
+_ONE_OF_VOCABULARY: Final = frozenset({"oneOf", "type"}) | ANNOTATION_KEYWORDS
 _SCALAR_KINDS: Final = frozenset({"string", "number", "integer", "boolean", "null"})
 
 _MSG_NOT_NODE: Final = " must be a value schema object"
@@ -86,11 +89,6 @@ def _render(path: _Path) -> str:
 
 def _fail(path: _Path, message: str) -> NoReturn:
     raise JsonSchemaError([_render(path) + message])
-
-
-def _is_record(value: object) -> bool:
-    # Exact dict only: subclasses could run user code (``__getitem__``, ``__iter__``) or hide data.
-    return type(value) is dict and all(type(key) is str for key in value)
 
 
 def _detach(value: object) -> object:
@@ -140,7 +138,7 @@ class _Compiler:
                     owner["required"] = required
 
     def _map(self, spec: object, path: _Path, owner: dict[str, Any]) -> None:
-        if not _is_record(spec):
+        if not is_schema_record(spec):
             _fail(path, _MSG_NOT_MAP)
         assert type(spec) is dict
         spec_id = id(spec)
@@ -168,7 +166,7 @@ class _Compiler:
         required: list[str] | None,
     ) -> None:
         # ``required`` is the owning map's list for a parameter-map entry, None for any other node.
-        if not _is_record(spec):
+        if not is_schema_record(spec):
             _fail(path, _MSG_NOT_NODE)
         assert type(spec) is dict
         if required is not None and "required" in spec:
@@ -244,7 +242,7 @@ class _Compiler:
 
     @staticmethod
     def _annotations(spec: dict[str, Any], out: dict[str, Any]) -> None:
-        for key in _ANNOTATIONS:
+        for key in ANNOTATION_ORDER:
             if key in spec:
                 out[key] = _detach(spec[key])
 

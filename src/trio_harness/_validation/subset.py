@@ -12,7 +12,7 @@ Python mapping of upstream's notions:
   look-alikes and dicts with other keys are not records);
 * an *ordinary dense array* is an exact ``list``;
 * an annotation payload must be lossless JSON (:func:`trio_harness._json.is_json_value`);
-* scalar type correctness (for ``enum``/``const``) is :func:`scalar_type_ok`: ``bool`` is never a
+* scalar type correctness (for ``enum``/``const``) is the ``_SCALAR_CHECKS`` table: ``bool`` is never a
   number, ``2.0`` is an integer, ``-0.0``/``nan``/``inf`` and ints beyond double range are not numbers.
 """
 
@@ -26,21 +26,21 @@ from .._json import is_json_integer, is_json_number, is_json_value
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
+    "ANNOTATION_ORDER",
     "CONSTRAINT_KEYWORDS",
-    "JSON_SCHEMA_TYPES",
     "SCALAR_TYPES",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "is_schema_record",
     "js_same_value_zero",
-    "scalar_type_ok",
 ]
 
 CONSTRAINT_KEYWORDS: Final = frozenset(
     ("type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const")
 )
-ANNOTATION_KEYWORDS: Final = frozenset(("description", "title", "default", "examples"))
-JSON_SCHEMA_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
+#: Annotation keywords, in the order the DSL lists them on a compiled node.
+ANNOTATION_ORDER: Final = ("description", "title", "default", "examples")
+ANNOTATION_KEYWORDS: Final = frozenset(ANNOTATION_ORDER)
 SCALAR_TYPES: Final = frozenset(("string", "number", "integer", "boolean", "null"))
 
 #: The structural keywords, in the fixed order in which upstream reports them.
@@ -76,11 +76,6 @@ _SCALAR_CHECKS: Final[dict[str, Callable[[object], bool]]] = {
 }
 
 
-def scalar_type_ok(type_name: str, value: object) -> bool:
-    """Whether ``value`` is a type-correct member for a scalar ``type_name`` (``"integer"`` etc.)."""
-    return _SCALAR_CHECKS[type_name](value)
-
-
 _NUMBER_KINDS: Final = (int, float)
 
 
@@ -100,7 +95,11 @@ def js_same_value_zero(left: object, right: object) -> bool:
 
 
 def is_schema_record(node: object) -> bool:
-    """Whether ``node`` is a schema record: an exact ``dict`` with only exact ``str`` keys."""
+    """Whether ``node`` is a schema record: an exact ``dict`` with only exact ``str`` keys.
+
+    Exact built-ins only: a subclass could run user code (``__getitem__``, ``__iter__``) or hide
+    data while it is inspected.
+    """
     if type(node) is not dict:
         return False
     return all(type(key) is str for key in node)
