@@ -150,6 +150,7 @@ def _depth(value: Any) -> int:
     return depth
 
 
+@pytest.mark.slow
 def test_deeply_nested_input_parses_without_recursion_error() -> None:
     depth = 100_000
     got = parse_arguments("[" * depth + "]" * depth)
@@ -165,6 +166,7 @@ def test_deeply_nested_input_parses_without_recursion_error() -> None:
     assert is_neg_zero(inner["2"])
 
 
+@pytest.mark.slow
 def test_deeply_nested_invalid_input_comes_back_raw() -> None:
     for raw in ("[" * 100_000, "[" * 100_000 + "]" * 99_999 + "}", "[" * 5000 + "1,]" + "]" * 4999):
         assert parse_arguments(raw) == raw

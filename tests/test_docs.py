@@ -1,4 +1,5 @@
-"""Every Python example in the README and docs/ runs, in order, one namespace per file.
+"""Every Python example in the README and docs/ runs, in order, one namespace per file; every
+test a page cites still exists.
 
 Blocks fenced as ```python run; ```text, ```sh and ```json blocks are prose. A block may use the
 names defined by earlier blocks of the same file, as a reader following the page would.
@@ -31,3 +32,28 @@ def test_examples_run(page: Path) -> None:
     for index, block in enumerate(python_blocks(page)):
         code = compile(block, f"{page.name}[python block {index}]", "exec")
         exec(code, namespace)
+
+
+#: ``tests/runtime/test_define.py::test_x`` and the short form ``runtime/test_define::test_x``
+#: (a file under ``tests/`` without ``.py``) as the coverage tables write it.
+PIN = re.compile(r"(?:tests/)?((?:[a-z_]+/)*test_[a-z_0-9]+)(?:\.py)?::([A-Za-z_][A-Za-z_0-9]*)")
+CITING = [*PAGES, ROOT / "CHANGELOG.md"]
+
+
+def pins(page: Path) -> list[tuple[str, str]]:
+    return PIN.findall(page.read_text(encoding="utf-8"))
+
+
+def test_the_docs_cite_tests() -> None:
+    assert sum(len(pins(page)) for page in CITING) >= 50
+
+
+@pytest.mark.parametrize("page", [p for p in CITING if pins(p)], ids=lambda p: p.name)
+def test_every_cited_test_exists(page: Path) -> None:
+    missing = []
+    for module, name in pins(page):
+        path = ROOT / "tests" / f"{module}.py"
+        defined = re.compile(rf"^\s*(?:async def|def|class) {name}\b", re.MULTILINE)
+        if not path.is_file() or not defined.search(path.read_text(encoding="utf-8")):
+            missing.append(f"{module}::{name}")
+    assert missing == []

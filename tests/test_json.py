@@ -124,6 +124,7 @@ def test_snapshot_is_a_deep_detached_copy() -> None:
     assert source["a"][1]["b"] == "c"  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_hundred_thousand_deep_values_need_no_recursion() -> None:
     root: list[object] = []
     node = root

@@ -25,13 +25,20 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import Protocol, cast
 
 import attrs
 import trio
 
 from .._errors import unreachable
-from .._runtime import Preparation, Scheduler, ToolExecutionInput, abort_relay, current_relay
+from .._runtime import (
+    Preparation,
+    Scheduler,
+    ToolExecution,
+    ToolExecutionInput,
+    abort_relay,
+    current_relay,
+)
 from .._values import ExecutionMode, ToolExecutionResult
 from .machine import (
     OP_CLASSIFY,
@@ -45,9 +52,6 @@ from .machine import (
     OP_WAIT,
     StepCore,
 )
-
-if TYPE_CHECKING:
-    from .._runtime import ToolExecution
 
 __all__ = ["Driver", "PoolRuntime", "Recorder"]
 

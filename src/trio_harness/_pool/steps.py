@@ -8,20 +8,17 @@ the session log in model order; a composite's sub-calls are collected into a lis
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
 
 from .._arguments import parse_arguments
-from .._runtime import ToolExecutionInput
+from .._runtime import ToolExecution, ToolExecutionInput
 from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
 from .driver import Driver, PoolRuntime
 from .machine import validate_cap
-
-if TYPE_CHECKING:
-    from .._runtime import ToolExecution
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",

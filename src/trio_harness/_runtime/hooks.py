@@ -20,16 +20,13 @@ Every ``add_*`` returns a callable that removes exactly that registration (idemp
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import Any, Final, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import attrs
 import trio
 
-from .._values import UNSET, ContentBlock
-
-if TYPE_CHECKING:
-    from .._values import ToolExecutionResult
-    from .execution import ToolExecution
+from .._values import UNSET, ContentBlock, ToolExecutionResult
+from .execution import ToolExecution
 
 __all__ = [
     "ALLOW",
@@ -170,18 +167,18 @@ class ApprovalService(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 PreExecuteHook: TypeAlias = Callable[
-    ["ToolExecution", Callable[[], Awaitable[PreToolDecision]]], Awaitable[PreToolDecision]
+    [ToolExecution, Callable[[], Awaitable[PreToolDecision]]], Awaitable[PreToolDecision]
 ]
 ExecuteWrapper: TypeAlias = Callable[
-    ["ToolExecution", Callable[[], Awaitable["ToolExecutionResult"]]],
-    Awaitable["ToolExecutionResult"],
+    [ToolExecution, Callable[[], Awaitable[ToolExecutionResult]]],
+    Awaitable[ToolExecutionResult],
 ]
 PostExecuteHook: TypeAlias = Callable[
-    ["ToolExecution", "ToolExecutionResult", Callable[[], Awaitable[PostToolDecision]]],
+    [ToolExecution, ToolExecutionResult, Callable[[], Awaitable[PostToolDecision]]],
     Awaitable[PostToolDecision],
 ]
-Guard: TypeAlias = Callable[["ToolExecution"], "str | None"]
-ResultObserver: TypeAlias = Callable[["ToolExecution", "ToolExecutionResult"], object]
+Guard: TypeAlias = Callable[[ToolExecution], str | None]
+ResultObserver: TypeAlias = Callable[[ToolExecution, ToolExecutionResult], object]
 
 _T = TypeVar("_T")
 

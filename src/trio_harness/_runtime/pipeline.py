@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 import trio
@@ -33,6 +33,7 @@ from .abort import cancel_on_abort, current_relay
 from .execution import (
     DispatchOutcome,
     Preparation,
+    Runtime,
     ToolExecution,
     ToolExecutionInput,
     normalize_context,
@@ -49,6 +50,7 @@ from .hooks import (
     PostToolDecision,
     PreToolDecision,
 )
+from .registry import RegisteredTool, Registry
 from .results import (
     blocked_result,
     cancellation_result,
@@ -57,10 +59,6 @@ from .results import (
     materialize,
     with_contexts,
 )
-
-if TYPE_CHECKING:
-    from .execution import Runtime
-    from .registry import RegisteredTool, Registry
 
 __all__ = ["ToolScheduler"]
 

@@ -12,7 +12,7 @@ container with tool or hook code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 
@@ -26,10 +26,8 @@ from .._values import (
     aborted_result,
     error_result,
 )
-
-if TYPE_CHECKING:
-    from .execution import ToolExecution
-    from .registry import RegisteredTool
+from .execution import ToolExecution
+from .registry import RegisteredTool
 
 __all__ = [
     "blocked_result",

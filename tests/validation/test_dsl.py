@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import trio_harness as th
-from tests.dsl_fixtures import host_port_schema, host_port_spec
+from tests.support.dsl_fixtures import host_port_schema, host_port_spec
 from trio_harness import JsonSchemaError
 
 compile_value = th.value_schema_spec_to_json_schema

@@ -8,8 +8,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.runtime_tools import echo_tool
-from tests.test_runtime_helpers import call, text_blocks
+from tests.support.runtime_helpers import call, text_blocks
+from tests.support.runtime_tools import echo_tool
 from trio_harness import (
     Accept,
     Allow,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
-from tests.test_runtime_helpers import call, first_text, text_blocks
+from tests.support.runtime_helpers import call, first_text, text_blocks
+from tests.support.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
 from trio_harness import (
     HarnessError,
     JsonSchemaError,

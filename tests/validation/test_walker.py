@@ -282,6 +282,7 @@ def test_deep_schemas_beyond_the_compiled_bound_use_the_walker() -> None:
     assert both(items, value) == ['"value' + "[0]" * 5_000 + '" must be an integer']
 
 
+@pytest.mark.slow
 def test_hundred_thousand_deep_values() -> None:
     value: list[Any] = []
     for _ in range(100_000):

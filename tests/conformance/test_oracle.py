@@ -26,7 +26,7 @@ from trio_harness._oracle import (
 )
 from trio_harness.lowlevel import answer_case, js_json
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 VECTORS = DATA / "upstream-vectors.jsonl"
 SUITE = DATA / "json-schema-test-suite-subset.jsonl"
 DEPTH = 100_000
@@ -310,6 +310,7 @@ def test_cli_unreadable_input_exits_2(
     )
 
 
+@pytest.mark.slow
 def test_a_100000_deep_parse_arguments_raw_string_is_answered(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -325,6 +326,7 @@ def test_a_100000_deep_parse_arguments_raw_string_is_answered(
     )
 
 
+@pytest.mark.slow
 def test_a_deep_validate_value_is_answered() -> None:
     value_text = "[" * DEPTH + '"x"' + "]" * DEPTH
     schema_text = '{"type":"object","properties":{"a":{"type":"string"}}}'

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from tests.strategies import any_values
+from tests.support.strategies import any_values
 from trio_harness import is_json_value, validate_json_schema_value
 from trio_harness._json import MAX_SAFE_JSON_INT
 from trio_harness._validation.compiled import (

@@ -7,8 +7,7 @@ from typing import Any
 import attrs
 import pytest
 
-from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
-from tests.test_runtime_helpers import (
+from tests.support.runtime_helpers import (
     FakeApproval,
     PostNext,
     PreNext,
@@ -19,6 +18,7 @@ from tests.test_runtime_helpers import (
     split_contexts,
     text_blocks,
 )
+from tests.support.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
 from trio_harness import (
     Accept,
     Allow,

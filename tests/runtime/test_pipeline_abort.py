@@ -10,8 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from tests.runtime_tools import content_tool, echo_tool, runtime_with
-from tests.test_runtime_helpers import (
+from tests.support.runtime_helpers import (
     ABORTED_RESULT,
     BEFORE_DISPATCH_RESULT,
     FakeApproval,
@@ -28,6 +27,7 @@ from tests.test_runtime_helpers import (
     split_contexts,
     text_blocks,
 )
+from tests.support.runtime_tools import content_tool, echo_tool, runtime_with
 from trio_harness import (
     Accept,
     Ask,

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trio_harness as th
-from tests.strategies import any_values, json_values
+from tests.support.strategies import any_values, json_values
 from trio_harness import (
     UNSET,
     ErrorInfo,

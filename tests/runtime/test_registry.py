@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.runtime_tools import content_tool, echo_tool, raw_tool
-from tests.test_runtime_helpers import call
+import pytest
+
+from tests.support.runtime_helpers import call
+from tests.support.runtime_tools import content_tool, echo_tool, raw_tool
 from trio_harness import (
     EXCLUSIVE,
     PARALLEL,
@@ -119,3 +121,52 @@ def test_classifier_never_reaches_schemas() -> None:  # upstream #50
         ["description", "name", "parameters"],
         ["description", "name", "parameters"],
     ]
+
+
+# One timeout check serves define_tool and register (they used to disagree).
+
+
+def _timed(timeout_ms: object) -> ToolDefinition:
+    async def body(args: Any, ctx: Any) -> None:
+        return None
+
+    return ToolDefinition(
+        name="timed",
+        description="timed",
+        parameters={"type": "object", "properties": {}},
+        output=ToolOutput(schema={"type": "null"}, render=lambda args, value: []),
+        execute=body,
+        timeout_ms=timeout_ms,  # type: ignore[arg-type]
+    )
+
+
+def test_a_define_tool_timeout_is_accepted_by_register() -> None:
+    import enum
+
+    from trio_harness import define_tool
+
+    class Ms(enum.IntEnum):
+        SECOND = 1000
+
+    async def body(args: Any, ctx: Any) -> None:
+        return None
+
+    tool = define_tool(
+        name="timed",
+        description="timed",
+        parameters={},
+        output=ToolOutput(schema={"type": "null"}, render=lambda args, value: []),
+        execute=body,
+        timeout_ms=Ms.SECOND,
+    )
+    runtime = ToolRuntime()
+    runtime.register(tool)
+    assert runtime.get("timed") is tool
+
+
+@pytest.mark.parametrize("bad", [10**400, -(10**400), float("inf"), float("nan"), 0, -1, True, "5"])
+def test_register_rejects_a_bad_timeout_with_value_error(bad: object) -> None:
+    with pytest.raises(
+        ValueError, match=r'^tool "timed" timeoutMs must be a positive finite number$'
+    ):
+        ToolRuntime().register(_timed(bad))

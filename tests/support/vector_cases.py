@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 VECTORS = "upstream-vectors.jsonl"
 SUITE = "json-schema-test-suite-subset.jsonl"
 UNDEFINED = object()

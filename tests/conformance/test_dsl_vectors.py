@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import trio_harness as th
-from tests.vector_cases import VECTORS, decode, has_undefined, load, same
+from tests.support.vector_cases import VECTORS, decode, has_undefined, load, same
 
 _OPS = ("compileParams", "compileValue", "validateArgs", "parseArguments")
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import trio
 
-from tests.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
-from tests.test_runtime_helpers import call, first_text, text_blocks
+from tests.support.runtime_helpers import call, first_text, text_blocks
+from tests.support.runtime_tools import content_tool, echo_tool, raw_tool, runtime_with
 from trio_harness import (
     Deny,
     ToolError,

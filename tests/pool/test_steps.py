@@ -15,7 +15,7 @@ import pytest
 import trio
 import trio.testing
 
-from tests.pool_backends import (
+from tests.support.pool_backends import (
     ABORTED,
     BACKENDS,
     BEFORE_DISPATCH,
@@ -32,8 +32,8 @@ from tests.pool_backends import (
     wire,
     xs,
 )
-from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, success
-from tests.test_runtime_helpers import text_blocks
+from tests.support.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body, success
+from tests.support.runtime_helpers import text_blocks
 from trio_harness import (
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     HarnessError,

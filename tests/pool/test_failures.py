@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from tests.pool_backends import (
+from tests.support.pool_backends import (
     ABORTED_BEFORE_INFO,
     ABORTED_INFO,
     assert_paired,
@@ -18,7 +18,7 @@ from tests.pool_backends import (
     results,
     xs,
 )
-from tests.pool_fakes import (
+from tests.support.pool_fakes import (
     FakeExec,
     FakeRuntime,
     FakeTool,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from tests.test_runtime_helpers import text_blocks
+from tests.support.runtime_helpers import text_blocks
 from trio_harness import (
     ToolDefinition,
     ToolOutput,

@@ -10,8 +10,14 @@ import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.pool_backends import ABORTED_BEFORE_INFO, assert_paired, call_ids, result_ids, results
-from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, noop_body
+from tests.support.pool_backends import (
+    ABORTED_BEFORE_INFO,
+    assert_paired,
+    call_ids,
+    result_ids,
+    results,
+)
+from tests.support.pool_fakes import FakeExec, FakeRuntime, FakeTool, noop_body
 from trio_harness import (
     Session,
     ToolCallBlock,

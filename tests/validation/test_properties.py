@@ -9,7 +9,7 @@ import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.strategies import any_values, json_values, subset_schemas
+from tests.support.strategies import any_values, json_values, subset_schemas
 from trio_harness import (
     assert_object_json_schema,
     assert_supported_json_schema,

@@ -14,8 +14,8 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from tests.runtime_tools import content_tool, runtime_with
-from tests.test_runtime_helpers import ABORTED_RESULT, call, set_at, sleeper, text_blocks
+from tests.support.runtime_helpers import ABORTED_RESULT, call, set_at, sleeper, text_blocks
+from tests.support.runtime_tools import content_tool, runtime_with
 from trio_harness._runtime.abort import (
     abort_relay,
     current_relay,

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 import trio_harness as th
-from tests.dsl_fixtures import host_port_spec
+from tests.support.dsl_fixtures import host_port_spec
 from trio_harness import (
     JsonSchemaError,
     ToolArgsError,

@@ -6,8 +6,8 @@ asserts the exact strings of ``spec/upstream-tests.md``.
 
 from __future__ import annotations
 
-from tests.runtime_tools import echo_tool, runtime_with
-from tests.test_runtime_helpers import PostNext, call, first_text, text_blocks
+from tests.support.runtime_helpers import PostNext, call, first_text, text_blocks
+from tests.support.runtime_tools import echo_tool, runtime_with
 from trio_harness import (
     UNSET,
     Block,

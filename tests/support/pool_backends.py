@@ -16,9 +16,9 @@ from typing import Any
 import attrs
 import trio
 
-from tests.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body
-from tests.runtime_tools import content_tool
-from tests.test_runtime_helpers import PostNext, PreNext, text_blocks
+from tests.support.pool_fakes import FakeExec, FakeRuntime, FakeTool, Gates, gated_body
+from tests.support.runtime_helpers import PostNext, PreNext, text_blocks
+from tests.support.runtime_tools import content_tool
 from trio_harness import (
     Accept,
     Deny,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.vector_cases import SUITE, VECTORS, decode, has_undefined, load
+from tests.support.vector_cases import SUITE, VECTORS, decode, has_undefined, load
 from trio_harness import (
     JsonSchemaError,
     assert_object_json_schema,

@@ -1,0 +1,264 @@
+"""The package's layering, pinned (as trio pins its ``_core`` rule).
+
+Every module's imports are read from its source (``TYPE_CHECKING`` imports included) and checked
+against the layers written down in ``trio_harness/__init__.py`` and ``docs/explanation.md``:
+
+1. ``_json`` → ``_errors`` → ``_arguments``   foundations
+2. ``_validation/``                           subset → walker → codegen → compiled → dsl
+3. ``_values``                                plain values
+4. ``_session``                               the log
+5. ``_runtime/``                              abort → execution → hooks → define → registry →
+                                              results → pipeline → tool_runtime
+6. ``_pool/``                                 machine → driver → steps
+7. ``_oracle``
+8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
+
+A module may import only from earlier layers (and, inside a package, from earlier modules of the
+same package). Code outside a package imports only its interface (``__init__``); no underscored
+name is imported across modules; the import graph has no cycle; the pool's state machine imports
+the standard library only; and only the modules that run Trio machinery import ``trio``.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+
+import trio_harness
+import trio_harness.lowlevel
+
+PACKAGE = Path(trio_harness.__file__).parent
+
+#: (module, rank): a module may import modules of strictly lower rank (see the docstring).
+ORDER: list[tuple[str, float]] = [
+    ("_json", 1.0),
+    ("_errors", 1.1),
+    ("_arguments", 1.2),
+    ("_validation.subset", 2.0),
+    ("_validation.walker", 2.1),
+    ("_validation.codegen", 2.2),
+    ("_validation.compiled", 2.3),
+    ("_validation.dsl", 2.4),
+    ("_validation", 2.9),
+    ("_values", 3.0),
+    ("_session", 4.0),
+    ("_runtime.abort", 5.0),
+    ("_runtime.execution", 5.1),
+    ("_runtime.hooks", 5.2),
+    ("_runtime.define", 5.3),
+    ("_runtime.registry", 5.4),
+    ("_runtime.results", 5.5),
+    ("_runtime.pipeline", 5.6),
+    ("_runtime.tool_runtime", 5.7),
+    ("_runtime", 5.9),
+    ("_pool.machine", 6.0),
+    ("_pool.driver", 6.1),
+    ("_pool.steps", 6.2),
+    ("_pool", 6.9),
+    ("_oracle", 7.0),
+    ("lowlevel", 7.5),
+    ("", 8.0),  # trio_harness/__init__.py
+    ("__main__", 8.2),
+]
+RANK = dict(ORDER)
+
+#: Modules allowed to import trio: the Trio machinery, plus ``trio.Event`` as a field type.
+TRIO_ALLOWED = {
+    "_runtime.abort",
+    "_runtime.pipeline",
+    "_runtime.execution",
+    "_runtime.hooks",
+    "_pool.driver",
+    "_pool.steps",
+    "__main__",
+}
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, root: Path) -> list[tuple[str, list[str], int]]:
+    """(imported module relative to the package, names taken, line) for every import in ``path``."""
+    name = module_name(path, root)
+    is_package = path.name == "__init__.py"
+    package_parts = name.split(".") if is_package else name.split(".")[:-1]
+    if name == "":
+        package_parts = []
+    found: list[tuple[str, list[str], int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names = [alias.name for alias in node.names]
+            if node.level:
+                base = package_parts[: len(package_parts) - (node.level - 1)]
+                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
+            elif node.module and (
+                node.module == "trio_harness" or node.module.startswith("trio_harness.")
+            ):
+                target = node.module.removeprefix("trio_harness").removeprefix(".")
+            else:
+                found.append(("!" + (node.module or ""), names, node.lineno))
+                continue
+            if not node.module:
+                # ``from . import lowlevel``: the names are modules.
+                for alias in names:
+                    found.append((".".join([*base, alias]), [], node.lineno))
+                continue
+            found.append((target, names, node.lineno))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "trio_harness" or alias.name.startswith("trio_harness."):
+                    found.append(
+                        (alias.name.removeprefix("trio_harness").removeprefix("."), [], node.lineno)
+                    )
+                else:
+                    found.append(("!" + alias.name, [], node.lineno))
+    return found
+
+
+def graph(root: Path) -> dict[str, set[str]]:
+    """Module → the package modules it imports (external imports left out)."""
+    edges: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        source = module_name(path, root)
+        edges[source] = {
+            target for target, _, _ in imports_of(path, root) if not target.startswith("!")
+        }
+    return edges
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iteratively; components of more than one module (or a self-loop)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[set[str]] = []
+    counter = 0
+    for start in edges:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component: set[str] = set()
+                    while True:
+                        item = stack.pop()
+                        on_stack.discard(item)
+                        component.add(item)
+                        if item == node:
+                            break
+                    if len(component) > 1 or node in edges.get(node, ()):
+                        found.append(component)
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_module_has_a_layer() -> None:
+    assert {module_name(path, PACKAGE) for path in MODULES} == set(RANK)
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    assert strongly_connected(graph(PACKAGE)) == []
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert strongly_connected({"a": {"a"}}) == [{"a"}]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: module_name(path, PACKAGE) or "init")
+def test_imports_point_down_and_through_interfaces(path: Path) -> None:
+    source = module_name(path, PACKAGE)
+    inside = path.parent != PACKAGE
+    source_package = source.split(".")[0] if inside else None
+    problems: list[str] = []
+    for target, names, line in imports_of(path, PACKAGE):
+        if target.startswith("!"):
+            external = target[1:].split(".")[0]
+            if external == "trio" and source not in TRIO_ALLOWED:
+                problems.append(f"line {line}: imports trio")
+            if source == "_pool.machine" and external not in sys.stdlib_module_names:
+                problems.append(f"line {line}: the state machine imports {target[1:]}")
+            continue
+        if target not in RANK:
+            problems.append(f"line {line}: unknown module {target!r}")
+            continue
+        if RANK[target] >= RANK[source]:
+            problems.append(f"line {line}: {target or 'trio_harness'} is not below {source}")
+        target_package = target.split(".")[0] if "." in target else None
+        if target_package is not None and target_package != source_package:
+            problems.append(f"line {line}: {target} is inside another package (use its interface)")
+        private = [name for name in names if name.startswith("_") and not name.startswith("__")]
+        if private:
+            problems.append(f"line {line}: private names {private} imported from {target}")
+    assert problems == []
+
+
+def test_the_layering_test_catches_violations(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "_pool").mkdir(parents=True)
+    (package / "_pool" / "__init__.py").write_text("")
+    (package / "_pool" / "machine.py").write_text(
+        "import trio\nfrom .driver import Driver\nfrom .._runtime.abort import _relay\n"
+    )
+    imports = imports_of(package / "_pool" / "machine.py", package)
+    assert imports == [
+        ("!trio", [], 1),
+        ("_pool.driver", ["Driver"], 2),
+        ("_runtime.abort", ["_relay"], 3),
+    ]
+    assert RANK["_pool.driver"] >= RANK["_pool.machine"]  # an upward import is caught
+
+
+def public_classes() -> list[type]:
+    found: dict[str, type] = {}
+    for module in (trio_harness, trio_harness.lowlevel):
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isclass(value):
+                found[f"{module.__name__}.{name}"] = value
+    return list(found.values())
+
+
+@pytest.mark.parametrize("cls", public_classes(), ids=lambda cls: cls.__name__)
+def test_type_hints_resolve_on_every_public_class(cls: type) -> None:
+    typing.get_type_hints(cls)
+    for name, member in vars(cls).items():
+        if name.startswith("_"):
+            continue  # attrs writes ``__init__`` in its own namespace
+        function = member.fget if isinstance(member, property) else member
+        if isinstance(function, classmethod | staticmethod):
+            function = function.__func__
+        if inspect.isfunction(function):
+            typing.get_type_hints(function)
