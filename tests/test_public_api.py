@@ -242,3 +242,139 @@ def test_every_export_is_documented_in_the_reference() -> None:
     reference = (INIT.parent.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
     missing = [name for name in th.__all__ if f"`{name}" not in reference]
     assert missing == []
+
+
+# The two public faces are pinned as lists: an application's names at the top level, and what only
+# ports, instrumentation and test tooling need in ``trio_harness.lowlevel`` (as trio does).
+TOP_LEVEL = [
+    "DEFAULT_MAX_PARALLEL_SUB_CALLS",
+    "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
+    "EXCLUSIVE",
+    "PARALLEL",
+    "TOOL_ABORTED",
+    "TOOL_ABORTED_BEFORE_DISPATCH",
+    "TOOL_TIMEOUT",
+    "UNSET",
+    "Accept",
+    "Allow",
+    "ApprovalOutcome",
+    "ApprovalRequest",
+    "ApprovalService",
+    "Ask",
+    "Block",
+    "Deny",
+    "ErrorInfo",
+    "ExecutionMode",
+    "HarnessError",
+    "JsonSchemaError",
+    "MessageSource",
+    "PostToolDecision",
+    "PreToolDecision",
+    "Session",
+    "SessionEvent",
+    "StepOutcome",
+    "SubCall",
+    "ToolArgsError",
+    "ToolCallBlock",
+    "ToolCallData",
+    "ToolDefinition",
+    "ToolError",
+    "ToolExecution",
+    "ToolExecutionInput",
+    "ToolExecutionResult",
+    "ToolNotFoundError",
+    "ToolOutput",
+    "ToolOutputError",
+    "ToolResultBlock",
+    "ToolResultData",
+    "ToolResultMessage",
+    "ToolRuntime",
+    "ToolTimeoutError",
+    "UnreachableVariantError",
+    "__version__",
+    "aborted_before_dispatch_result",
+    "aborted_result",
+    "assert_object_json_schema",
+    "assert_supported_json_schema",
+    "context_message",
+    "define_tool",
+    "error_result",
+    "execute_sub_calls",
+    "execute_tool_calls",
+    "is_json_value",
+    "parameter_schema_spec_to_json_schema",
+    "parse_arguments",
+    "validate_args",
+    "validate_json_schema_value",
+    "value_schema_spec_to_json_schema",
+]
+LOWLEVEL = [
+    "MAX_COMPILED_DEPTH",
+    "NOT_JSON",
+    "CallState",
+    "DispatchOutcome",
+    "Op",
+    "Policy",
+    "PoolRuntime",
+    "Preparation",
+    "Runtime",
+    "Scheduler",
+    "StepCore",
+    "ToolScheduler",
+    "Validator",
+    "answer_case",
+    "compile_validator",
+    "is_json_integer",
+    "is_json_number",
+    "js_json",
+    "snapshot_json_value",
+    "validate_cap",
+]
+
+
+def test_the_two_public_faces_are_pinned() -> None:
+    import trio_harness.lowlevel as thl
+
+    assert th.__all__ == TOP_LEVEL
+    assert thl.__all__ == LOWLEVEL
+    assert set(TOP_LEVEL).isdisjoint(LOWLEVEL)
+    assert all(hasattr(thl, name) for name in LOWLEVEL)
+
+
+def test_every_lowlevel_name_is_documented_in_the_reference() -> None:
+    reference = (INIT.parent.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
+    missing = [name for name in LOWLEVEL if f"`{name}" not in reference]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CallState",
+        "DispatchOutcome",
+        "NOT_JSON",
+        "Op",
+        "PoolRuntime",
+        "Preparation",
+        "Scheduler",
+        "StepCore",
+        "ToolScheduler",
+        "answer_case",
+        "compile_validator",
+        "js_json",
+        "snapshot_json_value",
+    ],
+)
+def test_names_that_moved_to_lowlevel_still_resolve_with_a_deprecation_warning(name: str) -> None:
+    import trio_harness.lowlevel as thl
+
+    with pytest.warns(
+        DeprecationWarning, match=rf"trio_harness\.{name} moved to trio_harness\.lowlevel\.{name}"
+    ):
+        value = getattr(th, name)
+    assert value is getattr(thl, name)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        th.nope  # noqa: B018
