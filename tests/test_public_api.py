@@ -296,6 +296,7 @@ TOP_LEVEL = [
     "aborted_result",
     "assert_object_json_schema",
     "assert_supported_json_schema",
+    "cancel_on_abort",
     "context_message",
     "define_tool",
     "error_result",

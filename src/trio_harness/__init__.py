@@ -19,6 +19,7 @@ each private package's ``__init__`` is that package's interface.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from typing import Any
 
@@ -59,6 +60,7 @@ from ._runtime import (
     ToolExecution,
     ToolExecutionInput,
     ToolRuntime,
+    cancel_on_abort,
     context_message,
     define_tool,
 )
@@ -95,6 +97,11 @@ from ._values import (
 )
 
 __version__ = "0.1.0"
+
+# A library logs, the application decides where it goes: without this, Python's last-resort
+# handler would print the ``trio_harness`` loggers' warnings to stderr of an app that configured
+# no logging.
+logging.getLogger("trio_harness").addHandler(logging.NullHandler())
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
@@ -146,6 +153,7 @@ __all__ = [
     "aborted_result",
     "assert_object_json_schema",
     "assert_supported_json_schema",
+    "cancel_on_abort",
     "context_message",
     "define_tool",
     "error_result",

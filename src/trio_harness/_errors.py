@@ -169,7 +169,10 @@ def error_message(error: object) -> str:
     """
     try:
         if isinstance(error, HarnessError):
-            return error.message
+            message: object = error.message
+            # A subclass (or a caller) may have set a non-str message: show its text, never crash
+            # the code that reports the failure.
+            return message if type(message) is str else str(message)
         if isinstance(error, BaseException):
             return str(error)
         message = getattr(error, "message", None)

@@ -29,6 +29,7 @@ __all__ = [
     "aborted_result",
     "error_result",
     "is_timeout_ms",
+    "is_well_formed_error",
 ]
 
 #: One content block, e.g. ``{"type": "text", "text": "..."}``.
@@ -139,7 +140,10 @@ class ToolError:
     @classmethod
     def from_exception(cls, error: object) -> ToolError:
         """The error of ``toolErrorResult(error)``: info only for ``HarnessError``."""
-        info = ErrorInfo(error.name, error.code) if isinstance(error, HarnessError) else None
+        info = None
+        if isinstance(error, HarnessError):
+            code = error.code
+            info = ErrorInfo(error.name, code if type(code) is str else error_message(code))
         return cls(error_message(error), info)
 
 
@@ -155,6 +159,8 @@ class ToolExecutionResult:
         meta: Presentation metadata (``UNSET`` when absent).
         additional_contexts: Context messages to hand to the agent after the step.
         concludes_turn: The body asked to end the turn after this step.
+        exception: The exception a failure was made from, for the developer (its traceback is
+            logged by the ``trio_harness`` logger); never part of the wire form nor of equality.
     """
 
     is_error: bool
@@ -164,6 +170,7 @@ class ToolExecutionResult:
     meta: Any = UNSET
     additional_contexts: tuple[Any, ...] = ()
     concludes_turn: bool = False
+    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The upstream object form (camelCase keys, absent fields omitted)."""
@@ -195,6 +202,18 @@ def error_result(
         error=tool_error,
         meta=meta,
         additional_contexts=tuple(additional_contexts),
+        exception=error if isinstance(error, BaseException) else None,
+    )
+
+
+def is_well_formed_error(error: object) -> bool:
+    """Whether ``error`` is a ``ToolError`` the log can keep: a ``str`` message and ``info``
+    either ``None`` or an ``ErrorInfo`` of two ``str``."""
+    if not isinstance(error, ToolError) or type(error.message) is not str:
+        return False
+    info = error.info
+    return info is None or (
+        isinstance(info, ErrorInfo) and type(info.name) is str and type(info.code) is str
     )
 
 

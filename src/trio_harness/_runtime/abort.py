@@ -110,9 +110,11 @@ def _registered(relay: AbortRelay, scope: trio.CancelScope) -> Iterator[None]:
 
 @asynccontextmanager
 async def cancel_on_abort(event: trio.Event | None) -> AsyncIterator[trio.CancelScope]:
-    """A cancel scope that is cancelled when ``event`` is set.
+    """A cancel scope that is cancelled when ``event`` is set: the one-liner that makes a hook, a
+    wrapper or an approval service honour a call's abort.
 
-    Uses the relay of an enclosing :func:`abort_relay` for the same event when there is one (no
+    ``async with cancel_on_abort(exec.abort) as scope: ...`` runs the block until it finishes or
+    the abort is set, whichever comes first (``None`` never aborts). Uses the relay of an enclosing :func:`abort_relay` for the same event when there is one (no
     extra task); otherwise starts a private watcher for the duration of the block. Check
     ``scope.cancelled_caught`` afterwards to tell an abort from a normal exit.
     """

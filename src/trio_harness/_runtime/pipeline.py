@@ -13,6 +13,7 @@ one), and past the tool's ``timeout_ms`` deadline.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final, Literal
@@ -20,7 +21,13 @@ from typing import Any, Final, Literal
 import attrs
 import trio
 
-from .._errors import ToolNotFoundError, ToolTimeoutError, error_message, unreachable
+from .._errors import (
+    HarnessError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+    error_message,
+    unreachable,
+)
 from .._json import NOT_JSON, snapshot_json_value
 from .._values import (
     UNSET,
@@ -28,6 +35,7 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
+    is_well_formed_error,
 )
 from .abort import cancel_on_abort, current_relay
 from .execution import (
@@ -67,6 +75,8 @@ logger: Final = logging.getLogger("trio_harness.runtime")
 
 _NOT_LOSSLESS_ARGS: Final = "tool execution arguments must be losslessly JSON-serializable"
 _ACCEPT: Final = Accept()
+#: The policy's answer when an approval was cancelled by the call's abort.
+_APPROVAL_ABORTED: Final = object()
 
 
 def _success(exec: ToolExecution, entry: Any, value: Any) -> ToolExecutionResult:
@@ -79,6 +89,36 @@ def _success(exec: ToolExecution, entry: Any, value: Any) -> ToolExecutionResult
         return create_success_result(exec, entry, value)
     except Exception as error:
         return error_result(error)
+
+
+def _stale(cancelled: trio.Cancelled) -> BaseException | None:
+    """``None`` when ``cancelled`` is a real cancellation of the current task (re-raise it), else
+    the failure it stands for: a ``trio.Cancelled`` that no cancelled scope delivered (a body or a
+    callback kept one from an earlier cancellation and raised it again)."""
+    if trio.current_effective_deadline() == -math.inf:
+        return None
+    failure = RuntimeError("a trio.Cancelled was raised that no cancelled scope delivered")
+    failure.__cause__ = cancelled
+    return failure
+
+
+def _log_failure(exec: ToolExecution, error: BaseException) -> None:
+    """Tell the developer what the model only sees as ``Error: <message>``."""
+    if isinstance(error, HarnessError):
+        logger.debug('tool "%s" (%s) failed: %s', exec.name, exec.call_id, error_message(error))
+    else:
+        logger.warning(
+            'tool "%s" (%s) raised %s',
+            exec.name,
+            exec.call_id,
+            type(error).__name__,
+            exc_info=error,
+        )
+
+
+def _body_failure(exec: ToolExecution, error: BaseException) -> ToolExecutionResult:
+    _log_failure(exec, error)
+    return error_result(error)
 
 
 def _aborted(event: trio.Event | None) -> bool:
@@ -134,14 +174,26 @@ class ToolScheduler:
         runtime: The runtime a call's ``ctx.runtime`` refers to.
         registry: Where the phases look tools up.
         policy: The hook lists and approval service the phases consult.
+        abort_cancels_callbacks: Strict mode (an addition to upstream): every awaited callback of
+            a call whose abort is set (pre-execute hooks, the approval request, execute wrappers
+            around ``next()``, post-execute hooks) runs under the abort's cancellation. Default
+            ``False``: as upstream, the pipeline waits for callbacks, and only bodies are cut short.
     """
 
-    __slots__ = ("_policy", "_registry", "_runtime")
+    __slots__ = ("_policy", "_registry", "_runtime", "_strict")
 
-    def __init__(self, runtime: Runtime, registry: Registry, policy: Policy) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        registry: Registry,
+        policy: Policy,
+        *,
+        abort_cancels_callbacks: bool = False,
+    ) -> None:
         self._runtime = runtime
         self._registry = registry
         self._policy = policy
+        self._strict = abort_cancels_callbacks
 
     # -----------------------------------------------------------------------------------------
     # prepare
@@ -244,6 +296,28 @@ class ToolScheduler:
                 return reason
         return None
 
+    async def _policy_reason(self, exec: ToolExecution, caller: trio.Event | None) -> Any:
+        """The policy's answer: ``None`` (allowed), a denial reason, or ``_APPROVAL_ABORTED``."""
+        decision = await self._pre_execute(exec)
+        approval_cancelled = False
+        reason: str | None
+        if isinstance(decision, Allow):
+            reason = None
+        elif isinstance(decision, Deny):
+            reason = decision.reason
+        elif isinstance(decision, Ask):
+            reason, approval_cancelled = await self._ask(exec, decision.reason)
+        else:
+            unreachable("PreToolDecision", decision)
+        if approval_cancelled and _aborted(caller):
+            return _APPROVAL_ABORTED
+        if reason is None and self._policy.guards.items:
+            # Guards run after the whole waterfall: no hook can override a guard's denial.
+            reason = self._guard_reason(exec)
+        if reason is not None and type(reason) is not str:
+            raise TypeError(f"a denial reason must be a str, got {type(reason).__name__}")
+        return reason
+
     async def prepare(self, input: ToolExecutionInput) -> Preparation:
         """Create the execution and run the policy phase (pre-execute, approval, guards).
 
@@ -265,26 +339,23 @@ class ToolScheduler:
             # check above, so its answer stands.
             return Preparation("dispatch", exec)
         try:
-            decision = await self._pre_execute(exec)
-            approval_cancelled = False
-            reason: str | None
-            if isinstance(decision, Allow):
-                reason = None
-            elif isinstance(decision, Deny):
-                reason = decision.reason
-            elif isinstance(decision, Ask):
-                reason, approval_cancelled = await self._ask(exec, decision.reason)
+            if self._strict and caller is not None:
+                async with cancel_on_abort(caller) as scope:
+                    reason = await self._policy_reason(exec, caller)
+                if scope.cancelled_caught:
+                    # Strict mode: the abort cut the policy phase short.
+                    return _prepared("post-result", exec, aborted_before_dispatch_result())
             else:
-                unreachable("PreToolDecision", decision)
-            if approval_cancelled and _aborted(caller):
+                reason = await self._policy_reason(exec, caller)
+            if reason is _APPROVAL_ABORTED:
                 return _prepared("post-result", exec, aborted_before_dispatch_result())
-            if reason is None and self._policy.guards.items:
-                # Guards run after the whole waterfall: no hook can override a guard's denial.
-                reason = self._guard_reason(exec)
-            if reason is not None and type(reason) is not str:
-                raise TypeError(f"a denial reason must be a str, got {type(reason).__name__}")
         except Exception as error:
             return _prepared("final-result", exec, error_result(error))
+        except trio.Cancelled as cancelled:
+            failure = _stale(cancelled)
+            if failure is None:
+                raise
+            return _prepared("final-result", exec, error_result(failure))
         if reason is not None:
             # A denial that settles after the abort is kept: it is the more informative answer.
             return _prepared("post-result", exec, denied_result(reason))
@@ -313,6 +384,10 @@ class ToolScheduler:
                 value = await execute(exec.arguments, exec)
             except Exception as error:
                 failure = error
+            except trio.Cancelled as cancelled:
+                failure = _stale(cancelled)
+                if failure is None:
+                    raise
         return value, failure, scope
 
     async def _dispatch_body(self, exec: ToolExecution) -> ToolExecutionResult:
@@ -341,9 +416,17 @@ class ToolScheduler:
                 value = await execute(exec.arguments, exec)
             except Exception as error:
                 failure = error
+            except trio.Cancelled as cancelled:
+                failure = _stale(cancelled)
+                if failure is None:
+                    raise
             finally:
                 exec._abort = None  # the body may have replaced it: restored, as below
-            result = error_result(failure) if failure is not None else _success(exec, entry, value)
+            result = (
+                _body_failure(exec, failure)
+                if failure is not None
+                else _success(exec, entry, value)
+            )
             exec._body_result = exec._fresh_result = result
             return result
         if current is caller and caller is not None and timeout_s is None:
@@ -364,11 +447,15 @@ class ToolScheduler:
                         value = await execute(exec.arguments, exec)
                     except Exception as error:
                         failure = error
+                    except trio.Cancelled as cancelled:
+                        failure = _stale(cancelled)
+                        if failure is None:
+                            raise
                     finally:
                         scopes.discard(scope)
                         exec._abort = current  # the body may have replaced it
                 if failure is not None:
-                    result = error_result(failure)
+                    result = _body_failure(exec, failure)
                 elif scope.cancelled_caught:
                     # The body stopped at a checkpoint: only the abort cancels this scope.
                     result = aborted_result()
@@ -393,7 +480,7 @@ class ToolScheduler:
             exec._abort = current
         if failure is not None:
             # A tool-owned failure is kept even when it was raised in reaction to the abort.
-            result = error_result(failure)
+            result = _body_failure(exec, failure)
         elif scope.cancelled_caught:
             # The body stopped at a checkpoint: the abort, or else the deadline, cancelled it.
             result = (
@@ -415,7 +502,9 @@ class ToolScheduler:
     def _normalize_wrapped(
         self, exec: ToolExecution, result: ToolExecutionResult
     ) -> ToolExecutionResult:
-        if result is exec._body_result:
+        # The body's own result passes through unchanged; ``_body_result`` is ``None`` until the
+        # body ran, so a wrapper that returned ``None`` without calling ``next()`` is not it.
+        if result is not None and result is exec._body_result:
             return result
         if not isinstance(result, ToolExecutionResult):
             raise TypeError(
@@ -425,12 +514,18 @@ class ToolScheduler:
         if result.is_error:
             if result.error is None:
                 raise TypeError("tools/execute wrapper returned a failed result without an error")
+            if not is_well_formed_error(result.error):
+                raise TypeError(
+                    "tools/execute wrapper returned a failed result whose error is not a "
+                    "ToolError(message: str, info: ErrorInfo(name: str, code: str) | None)"
+                )
             return ToolExecutionResult(
                 is_error=True,
                 content=result.content,
                 error=result.error,
                 meta=result.meta,
                 additional_contexts=contexts,
+                exception=result.exception,
             )
         # A wrapper-authored success (or a result of another dispatch) is re-validated and
         # re-rendered against the tool that owns THIS call; its authored content is ignored.
@@ -455,13 +550,27 @@ class ToolScheduler:
         """Run the execute wrappers around the body; returns a ``post-result`` (or a
         ``final-result`` when a wrapper or the normalization of its answer raised)."""
         try:
-            if self._policy.execute_wrappers.items:
-                result = await self._wrapped(exec)
-            else:
+            if not self._policy.execute_wrappers.items:
                 result = await self._dispatch_body(exec)
+            elif self._strict and exec._caller_abort is not None:
+                async with cancel_on_abort(exec._caller_abort) as scope:
+                    result = await self._wrapped(exec)
+                if scope.cancelled_caught:
+                    # Strict mode: the abort cut the wrappers short.
+                    result = (
+                        aborted_result() if exec._body_invoked else aborted_before_dispatch_result()
+                    )
+            else:
+                result = await self._wrapped(exec)
         except Exception as error:
             exec._deferring_closed = True
             return DispatchOutcome("final-result", error_result(error))
+        except trio.Cancelled as cancelled:
+            failure = _stale(cancelled)
+            if failure is None:
+                raise
+            exec._deferring_closed = True
+            return DispatchOutcome("final-result", error_result(failure))
         exec._deferring_closed = True
         if exec._deferred:
             result = with_contexts(result, before=exec._deferred)
@@ -516,10 +625,24 @@ class ToolScheduler:
     ) -> ToolExecutionResult:
         """Run the post-execute waterfall over ``result``, then :meth:`finish`."""
         if self._policy.post_execute.items:
+            caller = exec._caller_abort
             try:
-                result = self._apply(exec, result, await self._post_execute(exec, result))
+                if self._strict and caller is not None:
+                    async with cancel_on_abort(caller) as scope:
+                        decision = await self._post_execute(exec, result)
+                    if not scope.cancelled_caught:
+                        result = self._apply(exec, result, decision)
+                    # else strict mode: the abort cut the hooks short; the result stands (and a
+                    # success becomes ABORTED below).
+                else:
+                    result = self._apply(exec, result, await self._post_execute(exec, result))
             except Exception as error:
                 result = error_result(error)
+            except trio.Cancelled as cancelled:
+                failure = _stale(cancelled)
+                if failure is None:
+                    raise
+                result = error_result(failure)
         caller = exec._caller_abort
         if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)

@@ -25,6 +25,7 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
+    is_well_formed_error,
 )
 from .execution import ToolExecution
 from .registry import RegisteredTool
@@ -157,7 +158,7 @@ def _snapshot_fields(result: ToolExecutionResult) -> ToolExecutionResult | None:
             return None
         contexts = tuple(copied)
     error = result.error
-    if error is not None and type(error.message) is not str:
+    if error is not None and not is_well_formed_error(error):
         return None
     if not result.is_error:
         return ToolExecutionResult(
@@ -175,6 +176,7 @@ def _snapshot_fields(result: ToolExecutionResult) -> ToolExecutionResult | None:
         error=error if error is not None else ToolError(""),
         meta=meta,
         additional_contexts=contexts,
+        exception=result.exception,
     )
 
 

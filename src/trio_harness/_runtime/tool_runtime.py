@@ -40,6 +40,14 @@ class ToolRuntime:
     Args:
         approval: Where :class:`~trio_harness.Ask` decisions are routed; without one, an ``Ask``
             is a denial.
+        abort_cancels_callbacks: Strict abort (opt-in, beyond upstream). When ``True``, every
+            awaited callback of an aborted call — pre-execute hooks, the approval request,
+            execute wrappers around ``next()``, post-execute hooks — runs under the abort's
+            cancellation, so an abort bounds the whole step: a policy phase cut short gives
+            ``ABORTED_BEFORE_DISPATCH``, a post-execute phase cut short keeps the body's outcome
+            (a success becomes ``ABORTED``). The default (``False``) is upstream's: callbacks are
+            awaited to the end and only bodies are cancelled; a callback can still honour the
+            abort itself with :func:`~trio_harness.cancel_on_abort`.
 
     Attributes:
         scheduler: The phases the pool drives (``prepare``, ``dispatch``, ``finalize``,
@@ -48,13 +56,24 @@ class ToolRuntime:
     """
 
     _approval: ApprovalService | None = attrs.field(default=None, kw_only=True)
+    _abort_cancels_callbacks: bool = attrs.field(default=False, kw_only=True)
     _registry: Registry = attrs.field(init=False, factory=Registry)
     _policy: Policy = attrs.field(init=False)
     scheduler: Scheduler = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self._policy = Policy(approval=self._approval)
-        self.scheduler = ToolScheduler(self, self._registry, self._policy)
+        if type(self._abort_cancels_callbacks) is not bool:
+            raise TypeError(
+                "abort_cancels_callbacks must be a bool, got "
+                f"{type(self._abort_cancels_callbacks).__name__}"
+            )
+        self.scheduler = ToolScheduler(
+            self,
+            self._registry,
+            self._policy,
+            abort_cancels_callbacks=self._abort_cancels_callbacks,
+        )
 
     # -- registry ---------------------------------------------------------------------------
 
