@@ -25,11 +25,13 @@ from typing import Any
 
 from ._arguments import parse_arguments
 from ._errors import (
+    SUB_CALL_DEPTH_EXCEEDED,
     TOOL_ABORTED,
     TOOL_ABORTED_BEFORE_DISPATCH,
     TOOL_TIMEOUT,
     HarnessError,
     JsonSchemaError,
+    SubCallDepthError,
     ToolArgsError,
     ToolNotFoundError,
     ToolOutputError,
@@ -40,6 +42,7 @@ from ._json import is_json_value
 from ._pool import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    MAX_SUB_CALL_DEPTH,
     StepOutcome,
     SubCall,
     ToolCallBlock,
@@ -107,7 +110,9 @@ __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "EXCLUSIVE",
+    "MAX_SUB_CALL_DEPTH",
     "PARALLEL",
+    "SUB_CALL_DEPTH_EXCEEDED",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
@@ -131,6 +136,7 @@ __all__ = [
     "SessionEvent",
     "StepOutcome",
     "SubCall",
+    "SubCallDepthError",
     "ToolArgsError",
     "ToolCallBlock",
     "ToolCallData",

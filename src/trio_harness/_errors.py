@@ -8,7 +8,8 @@ The hierarchy::
         ├── ToolArgsError(violations)        INVALID_ARGS: a model call that fails its parameters
         ├── ToolOutputError(name, violations) INVALID_TOOL_OUTPUT: a tool value that fails its output contract
         ├── ToolNotFoundError(name)          UNKNOWN_TOOL: no tool of that name may execute
-        └── ToolTimeoutError(name, ms)       TOOL_TIMEOUT: a body ran past its declared ``timeout_ms``
+        ├── ToolTimeoutError(name, ms)       TOOL_TIMEOUT: a body ran past its declared ``timeout_ms``
+        └── SubCallDepthError(limit)         SUB_CALL_DEPTH_EXCEEDED: sub-calls nested too deep
 
     RuntimeError
     └── UnreachableVariantError              a forged value reached an exhaustive switch (a bug, never a result)
@@ -25,11 +26,13 @@ from typing import NoReturn
 from ._json import js_json_or_string
 
 __all__ = [
+    "SUB_CALL_DEPTH_EXCEEDED",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
     "HarnessError",
     "JsonSchemaError",
+    "SubCallDepthError",
     "ToolArgsError",
     "ToolNotFoundError",
     "ToolOutputError",
@@ -45,6 +48,8 @@ TOOL_ABORTED = "ABORTED"
 TOOL_ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
 #: Error code of a call whose body ran past its declared ``timeout_ms``.
 TOOL_TIMEOUT = "TOOL_TIMEOUT"
+#: Error code of a composite's sub-calls nested deeper than ``MAX_SUB_CALL_DEPTH``.
+SUB_CALL_DEPTH_EXCEEDED = "SUB_CALL_DEPTH_EXCEEDED"
 
 _UNPRINTABLE = "<unprintable thrown value>"
 
@@ -68,7 +73,8 @@ class HarnessError(Exception):
         return type(self).__name__
 
     def __str__(self) -> str:
-        return self.message
+        message: object = self.message
+        return message if type(message) is str else str(message)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
@@ -149,6 +155,23 @@ class ToolTimeoutError(HarnessError):
         self.timeout_ms = timeout_ms
         shown = int(timeout_ms) if float(timeout_ms).is_integer() else timeout_ms
         super().__init__(f'tool "{name}" timed out after {shown}ms', TOOL_TIMEOUT)
+
+
+class SubCallDepthError(HarnessError):
+    """A composite tool issued sub-calls deeper than ``MAX_SUB_CALL_DEPTH`` levels (a trio_harness
+    addition: every level nests a nursery and cancel scopes, and Trio fails on about 500 nested
+    nurseries, so the pool refuses long before that).
+
+    Args:
+        limit: The depth limit that was reached.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(
+            f"sub-calls nested deeper than {limit} levels (MAX_SUB_CALL_DEPTH)",
+            SUB_CALL_DEPTH_EXCEEDED,
+        )
 
 
 class UnreachableVariantError(RuntimeError):

@@ -17,6 +17,7 @@ from .machine import CallState, Op, StepCore, validate_cap
 from .steps import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    MAX_SUB_CALL_DEPTH,
     StepOutcome,
     SubCall,
     ToolCallBlock,
@@ -27,6 +28,7 @@ from .steps import (
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
+    "MAX_SUB_CALL_DEPTH",
     "CallState",
     "Op",
     "PoolRuntime",

@@ -29,8 +29,10 @@ from typing import Protocol, cast
 
 import attrs
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._errors import unreachable
+from .._json import NOT_JSON, snapshot_json_value
 from .._runtime import (
     Preparation,
     Scheduler,
@@ -66,10 +68,16 @@ class PoolRuntime(Protocol):
 
 
 class Recorder(Protocol):
-    """Where the driver reports what happened to each call (the session log, or a list)."""
+    """Where the driver reports what happened to each call (the session log, or a list).
+
+    ``started``, ``committed``, ``skipped`` and ``cut_short`` only record (no application code);
+    the driver runs them protected from ``KeyboardInterrupt`` together with its own bookkeeping.
+    ``delivered`` runs afterwards and may call back into the application.
+    """
 
     def started(self, index: int) -> None: ...
     def committed(self, index: int, result: ToolExecutionResult) -> None: ...
+    def delivered(self, index: int, result: ToolExecutionResult) -> None: ...
     def skipped(self, index: int) -> None: ...
     def cut_short(self, index: int) -> None: ...
 
@@ -150,6 +158,7 @@ class Driver:
                 self._seal()
             raise
 
+    @enable_ki_protection
     def _seal(self) -> None:
         started, unstarted = self._core.seal()
         recorder = self._recorder
@@ -175,9 +184,7 @@ class Driver:
                     _raise_sole(group)
                     raise
             elif op is OP_SKIP:
-                for skipped in range(index, core.count):
-                    self._recorder.skipped(skipped)
-                core.skipped()
+                self._skip(index)
             elif op is OP_RAISE:
                 failure = core.failure
                 assert isinstance(failure, BaseException)
@@ -201,7 +208,7 @@ class Driver:
                 core.abort()
             op, index = core.next_action()
             if op is OP_START:
-                self._recorder.started(index)
+                self._start(index)
                 try:
                     preparation = await scheduler.prepare(self._inputs[index])
                     kind = preparation.kind
@@ -257,8 +264,26 @@ class Driver:
         self._core.fail(error)
 
     def _classify(self, index: int) -> None:
+        input = self._inputs[index]
+        arguments = input.arguments
+        kind = type(arguments)
+        if kind is dict or kind is list:
+            # The classifier gets the parsed arguments as upstream does, but a copy of them: one
+            # that mutates what it is given must not change what the call then validates and
+            # runs with (the log keeps the raw text the model wrote).
+            copy = snapshot_json_value(arguments)
+            if copy is not NOT_JSON:
+                input = ToolExecutionInput(
+                    input.call_id,
+                    input.name,
+                    copy,
+                    input.abort,
+                    parent=input.parent,
+                    agent=input.agent,
+                    root_call_id=input.root_call_id,
+                )
         try:
-            mode = self._runtime.execution_mode(self._inputs[index])
+            mode = self._runtime.execution_mode(input)
         except Exception as exc:
             self._fail(exc)
             return
@@ -298,16 +323,41 @@ class Driver:
         self._unread += 1
         self._send.send_nowait(index)
 
-    def _record(self, index: int, result: ToolExecutionResult) -> None:
-        # Recording and the core's report happen with no checkpoint between them, so an outside
-        # cancellation never sees a recorded result the core still counts as uncommitted.
+    @enable_ki_protection
+    def _skip(self, first: int) -> None:
+        # The synthetic pairs of an abort and the core's report, as one protected unit.
+        for index in range(first, self._core.count):
+            self._recorder.skipped(index)
+        self._core.skipped()
+
+    @enable_ki_protection
+    def _start(self, index: int) -> None:
+        # Protected: a SIGINT between the log's append and the core's (and recorder's) bookkeeping
+        # would make the seal add a second ``tool/call`` for this call.
+        self._recorder.started(index)
+
+    @enable_ki_protection
+    def _commit(self, index: int, result: ToolExecutionResult) -> bool:
+        # Recording and the core's report happen with no checkpoint and no application code
+        # between them, and protected from KeyboardInterrupt, so neither an outside cancellation
+        # nor a SIGINT ever sees a recorded result the core still counts as uncommitted (the seal
+        # would then record a second result for the call).
         try:
             self._recorder.committed(index, result)
         except Exception as exc:
             self._core.committed_call(index)
             self._fail(exc)
-            return
+            return False
         self._core.committed_call(index)
+        return True
+
+    def _record(self, index: int, result: ToolExecutionResult) -> None:
+        if self._commit(index, result):
+            # Application callbacks (``accept_context``) run only once the commit is booked.
+            try:
+                self._recorder.delivered(index, result)
+            except Exception as exc:
+                self._fail(exc)
 
 
 def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:

@@ -7,6 +7,7 @@ the session log in model order; a composite's sub-calls are collected into a lis
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ import attrs
 import trio
 
 from .._arguments import parse_arguments
+from .._errors import SubCallDepthError
 from .._runtime import ToolExecution, ToolExecutionInput
 from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
@@ -23,6 +25,7 @@ from .machine import validate_cap
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
+    "MAX_SUB_CALL_DEPTH",
     "StepOutcome",
     "SubCall",
     "ToolCallBlock",
@@ -34,6 +37,10 @@ __all__ = [
 DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
 #: Default window of :func:`execute_sub_calls`.
 DEFAULT_MAX_PARALLEL_SUB_CALLS = 10
+#: How deep composite tools may nest sub-calls: a composite whose own call is this many levels
+#: deep gets ``SubCallDepthError`` from :func:`execute_sub_calls` (Trio itself fails at about 500
+#: nested nurseries; each level costs about two).
+MAX_SUB_CALL_DEPTH = 100
 
 
 @attrs.frozen
@@ -95,10 +102,20 @@ class _SessionRecorder:
         self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
         if result.concludes_turn:
             self.concluded = True
+
+    def delivered(self, index: int, result: ToolExecutionResult) -> None:
         accept = self._accept_context
         if accept is not None:
             for context in result.additional_contexts:
-                accept(context)
+                returned = accept(context)
+                if returned is not None and inspect.isawaitable(returned):
+                    close = getattr(returned, "close", None)
+                    if close is not None:
+                        close()  # never awaited: close it so no "never awaited" warning leaks
+                    raise TypeError(
+                        "accept_context must be a synchronous callable "
+                        f"(it returned {type(returned).__name__}); every context would be lost"
+                    )
 
     def skipped(self, index: int) -> None:
         self.started(index)
@@ -127,11 +144,19 @@ class _ListRecorder:
     def committed(self, index: int, result: ToolExecutionResult) -> None:
         self.results[index] = result
 
+    def delivered(self, index: int, result: ToolExecutionResult) -> None:
+        pass
+
     def skipped(self, index: int) -> None:
         self.results[index] = aborted_before_dispatch_result()
 
     def cut_short(self, index: int) -> None:
         pass  # the exception propagates; no results are returned
+
+
+def _check_abort(abort: object) -> None:
+    if abort is not None and not isinstance(abort, trio.Event):
+        raise TypeError(f"abort must be a trio.Event or None, got {type(abort).__name__}")
 
 
 async def execute_tool_calls(
@@ -168,6 +193,14 @@ async def execute_tool_calls(
         Exception: The first scheduler failure, after every in-flight body settled.
     """
     cap = validate_cap(max_parallel_tool_calls)
+    _check_abort(abort)
+    if accept_context is not None and (
+        not callable(accept_context) or inspect.iscoroutinefunction(accept_context)
+    ):
+        raise TypeError(
+            "accept_context must be a synchronous callable, got "
+            + ("an async function" if callable(accept_context) else type(accept_context).__name__)
+        )
     blocks = list(tool_calls)
     inputs = [
         ToolExecutionInput(
@@ -200,10 +233,18 @@ async def execute_sub_calls(
 
     Raises:
         ValueError: ``max_parallel_sub_calls`` is not a positive integer.
+        SubCallDepthError: ``ctx`` is already :data:`MAX_SUB_CALL_DEPTH` levels deep.
         Exception: The first scheduler failure, after every in-flight sub-call settled.
     """
     cap = validate_cap(max_parallel_sub_calls, "max_parallel_sub_calls must be a positive integer")
     parent = ctx.exec
+    depth = 1
+    ancestor = parent.parent
+    while ancestor is not None:
+        depth += 1
+        ancestor = ancestor.parent
+    if depth >= MAX_SUB_CALL_DEPTH:
+        raise SubCallDepthError(MAX_SUB_CALL_DEPTH)
     abort = ctx.abort
     inputs = [
         ToolExecutionInput(

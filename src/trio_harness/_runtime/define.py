@@ -42,6 +42,18 @@ def _require_callable(tool: str, option: str, value: object, *, optional: bool) 
         raise TypeError(f"defineTool({tool}): {option} must be {kind}, got {type(value).__name__}")
 
 
+def _is_sync_def(execute: object) -> bool:
+    """A plain ``def`` (not ``async def``, not a lambda): it can only return an awaitable by
+    accident, so it is refused at definition time. Lambdas, partials, bound methods of callable
+    objects and other callables are trusted to return an awaitable (checked per call)."""
+    function = getattr(execute, "__func__", execute)  # a bound method's function
+    return (
+        inspect.isfunction(function)
+        and function.__name__ != "<lambda>"
+        and not inspect.iscoroutinefunction(function)
+    )
+
+
 def _wrapping(original: Callable[..., Any]) -> Callable[[_F], _F]:
     """``functools.wraps`` that keeps the wrapper's own type (and tolerates nameless callables)."""
 
@@ -139,6 +151,12 @@ def define_tool(
             f"got {type(output).__name__}"
         )
     _require_callable(name, "execute", execute, optional=False)
+    if _is_sync_def(execute):
+        raise TypeError(
+            f"defineTool({name}): execute must be an async function, got the synchronous "
+            f"function {getattr(execute, '__qualname__', execute)!r} (write `async def`; a lambda, "
+            "functools.partial or callable object that returns an awaitable is accepted)"
+        )
     _require_callable(name, "output.render", output.render, optional=False)
     _require_callable(name, "output.presentation_meta", output.presentation_meta, optional=True)
     _require_callable(name, "is_concurrency_safe", is_concurrency_safe, optional=True)

@@ -213,15 +213,19 @@ class ToolScheduler:
         finalize_content = entry.definition.finalize_content if entry is not None else None
         failure: BaseException | None = None
         arguments: Any = UNSET
+        if abort is not None and not isinstance(abort, trio.Event):
+            # Checked before anything reads it (``is_set``); the call fails, nothing else does.
+            failure = TypeError(f"abort must be a trio.Event or None, got {type(abort).__name__}")
+            abort = None
         try:
             raw = input.arguments
         except Exception as error:
-            failure = error
+            failure = failure or error
         else:
             arguments = snapshot_json_value(raw)
             if arguments is NOT_JSON:
                 arguments = UNSET
-                failure = TypeError(_NOT_LOSSLESS_ARGS)
+                failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
         exec = ToolExecution(
             object(),
             call_id,
