@@ -256,7 +256,7 @@ class Session:
             if not line.strip():
                 continue
             try:
-                raw = loads_any_depth(line)
+                raw = loads_any_depth(line, js_key_order=False)
                 event = _structure_event(raw)
             except (ValueError, TypeError, KeyError, cattrs.BaseValidationError) as exc:
                 raise ValueError(f"session line {number}: {exc}") from None
