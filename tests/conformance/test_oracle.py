@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -419,4 +421,82 @@ def test_a_deep_validate_value_is_answered() -> None:
         + ',"value":{"a":'
         + value_text
         + '},"expected":{"violations":["\\"value.a\\" must be a string"]}}'
+    )
+
+
+def test_cli_input_dash_is_standard_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(b'{"op":"assert","schema":{"type":"null"}}\n\n'))
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["oracle", "--input", "-"]) == 0
+    assert capsys.readouterr() == (
+        '{"op":"assert","schema":{"type":"null"},"expected":{"ok":true}}\n'
+        '{"error":"malformed line: blank"}\n',
+        "",
+    )
+
+
+class _FailingOutput:
+    """A standard output whose writes fail (a full disk, a closed pipe)."""
+
+    def __init__(self, error: OSError) -> None:
+        self.error = error
+        self.buffer = self
+
+    def write(self, data: bytes) -> int:
+        raise self.error
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BrokenPipeError(32, "Broken pipe"), OSError(28, "No space left on device")],
+    ids=["EPIPE", "ENOSPC"],
+)
+def test_cli_write_failure_is_an_output_error_not_an_input_error(
+    error: OSError,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = tmp_path / "cases.jsonl"
+    source.write_text('{"op":"assert","schema":{}}\n' * 3, encoding="utf-8")
+    monkeypatch.setattr("sys.stdout", _FailingOutput(error))
+    assert main(["oracle", "--input", str(source)]) == 1
+    assert capsys.readouterr().err == (
+        f"python -m trio_harness oracle: cannot write standard output: {error}\n"
+    )
+
+
+def test_cli_a_closed_output_pipe_ends_the_oracle_quietly() -> None:
+    # The real thing: the reader of the oracle's standard output goes away mid-stream (as
+    # ``oracle | head -1`` does). The oracle says so once, as an output error, and exits 1: no
+    # traceback, no "Exception ignored" from the interpreter's final flush.
+    command = [sys.executable, "-m", "trio_harness", "oracle", "--input", "-"]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as oracle:
+        assert oracle.stdin is not None
+        assert oracle.stdout is not None
+        try:
+            oracle.stdin.write(b'{"op":"assert","schema":{}}\n')
+            oracle.stdin.flush()
+            assert (
+                oracle.stdout.readline() == b'{"op":"assert","schema":{},"expected":{"ok":true}}\n'
+            )
+            oracle.stdout.close()  # the reader goes away
+            oracle.stdin.write(b'{"op":"assert","schema":{}}\n' * 2)
+            oracle.stdin.close()
+            status = oracle.wait(timeout=60)
+            assert oracle.stderr is not None
+            err = oracle.stderr.read().decode()
+        finally:
+            if oracle.returncode is None:
+                oracle.kill()
+    assert (status, err) == (
+        1,
+        "python -m trio_harness oracle: cannot write standard output: [Errno 32] Broken pipe\n",
     )
