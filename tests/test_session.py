@@ -558,3 +558,16 @@ def test_fast_typed_checks_agree_with_the_field_table() -> None:
     for sample in samples:
         fast = _TYPED_OK[type(sample)](sample)
         assert fast == (_typed_problem(sample, type(sample)) is None), sample
+
+
+def test_custom_data_is_kept_as_appended() -> None:
+    # The log keeps a detached copy: mutating the caller's value afterwards (say, putting a nan
+    # in it) cannot change, or break, what the log holds.
+    data: dict[str, Any] = {"items": [1, {"a": "b"}]}
+    session = Session()
+    event = session.append("note", data)
+    data["items"].append(math.nan)
+    data["items"][1]["a"] = -0.0
+    data["new"] = {1, 2}
+    assert event.data == {"items": [1, {"a": "b"}]}
+    assert session.to_jsonl() == '{"seq":0,"type":"note","data":{"items":[1,{"a":"b"}]}}\n'

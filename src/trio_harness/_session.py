@@ -30,7 +30,7 @@ import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
 from ._arguments import loads_any_depth
-from ._json import MAX_SAFE_JSON_INT, is_json_value, js_json
+from ._json import MAX_SAFE_JSON_INT, NOT_JSON, is_json_value, js_json, snapshot_json_value
 from ._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
 
 __all__ = [
@@ -246,7 +246,9 @@ class Session:
             type: The event type. ``"tool/call"`` takes a :class:`ToolCallData` and
                 ``"tool/result"`` a :class:`ToolResultData` (and those two types only them);
                 any other type takes lossless JSON data.
-            data: The event's data, stored as given (not copied).
+            data: The event's data. Custom (JSON) data is kept as a detached copy, so later
+                changes to the caller's value do not reach the log; typed data is stored as
+                given (it is frozen).
             source_event_seqs: Seqs of the events this one answers.
 
         Raises:
@@ -266,8 +268,13 @@ class Session:
         elif kind is ToolResultData:
             if type != TOOL_RESULT or not _result_data_ok(data):
                 _refuse(type, data)
-        elif _type_of(type) is not str or type in _TYPED_DATA or not is_json_value(data):
-            _refuse(type, data)
+        else:
+            if _type_of(type) is not str or type in _TYPED_DATA:
+                _refuse(type, data)
+            kept = snapshot_json_value(data)  # checks and detaches in one pass
+            if kept is NOT_JSON:
+                _refuse(type, data)
+            data = kept
         sources = None if source_event_seqs is None else _sources(source_event_seqs)
         events = self._events
         event: SessionEvent = _new(SessionEvent)
