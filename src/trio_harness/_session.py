@@ -244,8 +244,8 @@ class Session:
 
         Args:
             type: The event type. ``"tool/call"`` takes a :class:`ToolCallData` and
-                ``"tool/result"`` a :class:`ToolResultData` (and those two types only them);
-                any other type takes lossless JSON data.
+                ``"tool/result"`` a :class:`ToolResultData`, and those two classes are the data
+                of those two types only; any other type takes lossless JSON data.
             data: The event's data. Custom (JSON) data is kept as a detached copy, so later
                 changes to the caller's value do not reach the log; typed data is stored as
                 given (it is frozen).
@@ -337,7 +337,8 @@ def _refuse(event_type: Any, data: Any) -> NoReturn:
         problem = _typed_problem(data, kind)
     else:
         problem = _json_problem(data)
-    assert problem is not None, "the fast check and the field table disagree"
+    if problem is None:  # pragma: no cover - pinned by test_fast_typed_checks_agree_...
+        raise AssertionError("Session.append: the fast check and the field table disagree")
     raise problem.error(f"Session.append: {problem.render('data')}")
 
 
@@ -415,7 +416,9 @@ def _entries(container: Any) -> Iterator[tuple[Any, Any]]:
     return iter(container.items()) if _type_of(container) is dict else enumerate(container)
 
 
-_CONTAINER: Final = _Problem(ValueError, "")  # marker: a container to walk into
+# Returned by ``_leaf_problem`` for a ``dict`` or ``list``: not a problem but a container to walk
+# into. Compared by identity only; never located or returned by ``_json_problem``.
+_CONTAINER: Final = _Problem(ValueError, "is a container")
 
 
 def _leaf_problem(value: Any, wire: bool) -> _Problem | None:
