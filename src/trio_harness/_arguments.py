@@ -232,9 +232,9 @@ def loads_any_depth(text: str, *, js_key_order: bool = True) -> object:
 
     The same value at every depth: ``NaN`` / ``Infinity`` literals are not JSON, ``-0`` is negative
     zero, integer literals of any length are read exactly (past ``int()``'s digit limit too, the
-    interpreter-wide limit untouched), only space, tab, LF and CR are whitespace. ``json.loads``
-    reads the text; text nested deeper than its recursion allows goes to the iterative parser, with
-    the same hooks.
+    interpreter-wide limit untouched), only space, tab, LF and CR are whitespace. ``json``'s (C)
+    scanner reads the text; text nested deeper than its recursion allows goes to the iterative
+    parser, with the same hooks.
 
     Args:
         text: The JSON text.
