@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trio_harness import parse_arguments
-from trio_harness._arguments import _iterative_parse
+from trio_harness._arguments import _exact_int, _iterative_parse, loads_any_depth
 
 
 def is_neg_zero(value: object) -> bool:
@@ -229,3 +230,77 @@ def test_parse_arguments_is_total_and_gives_raw_back_only_for_invalid_json(raw: 
         assert json.dumps(got, sort_keys=True) == json.dumps(reference, sort_keys=True)
     else:
         assert got is raw
+
+
+# ---------------------------------------------------------------------------------------------
+# loads_any_depth: the reader of logs and oracle lines (JSON.parse at every depth, raising)
+# ---------------------------------------------------------------------------------------------
+
+# Deeper than ``json``'s recursion allows, so the iterative parser answers.
+_DEEP = 3_000
+
+
+def _wrap(text: str, depth: int) -> str:
+    return "[" * depth + text + "]" * depth
+
+
+def _unwrap(value: Any, depth: int) -> Any:
+    for _ in range(depth):
+        (value,) = value
+    return value
+
+
+@pytest.mark.parametrize("depth", [0, 1, _DEEP])
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_loads_any_depth_rejects_nan_and_infinity_at_every_depth(literal: str, depth: int) -> None:
+    with pytest.raises(ValueError, match="invalid JSON"):
+        loads_any_depth(_wrap('{"a":' + literal + "}", depth))
+
+
+@pytest.mark.parametrize("depth", [0, 1, _DEEP])
+def test_loads_any_depth_reads_like_json_parse_at_every_depth(depth: int) -> None:
+    text = '{"b":1,"10":[-0,0,-0.0],"2":{"z":1,"0":2},"-1":3,"01":4}'
+    got = _unwrap(loads_any_depth(_wrap(text, depth)), depth)
+    assert list(got) == ["2", "10", "b", "-1", "01"]  # array indices first, ascending
+    assert list(got["2"]) == ["0", "z"]
+    assert [is_neg_zero(number) for number in got["10"]] == [True, False, True]
+
+
+@pytest.mark.parametrize("depth", [0, _DEEP])
+def test_loads_any_depth_can_keep_the_text_key_order_at_every_depth(depth: int) -> None:
+    text = '{"b":1,"10":2,"2":{"z":1,"0":2},"b":3}'
+    got = _unwrap(loads_any_depth(_wrap(text, depth), js_key_order=False), depth)
+    assert got == {"b": 3, "10": 2, "2": {"z": 1, "0": 2}}
+    assert list(got) == ["b", "10", "2"]
+    assert list(got["2"]) == ["z", "0"]
+
+
+@pytest.mark.parametrize("depth", [0, _DEEP])
+@pytest.mark.parametrize("digits", [4_300, 4_301, 50_000])
+def test_loads_any_depth_reads_integers_of_any_length(digits: int, depth: int) -> None:
+    limit = sys.get_int_max_str_digits()
+    number = "9" * digits
+    got = _unwrap(loads_any_depth(_wrap(f'[{number},-{number},1.5,"x"]', depth)), depth)
+    assert got == [10**digits - 1, -(10**digits - 1), 1.5, "x"]
+    assert type(got[0]) is int
+    assert sys.get_int_max_str_digits() == limit  # the interpreter-wide limit is untouched
+
+
+def test_digit_safe_conversion_agrees_with_int() -> None:
+    for text in ("0", "-0", "7", "-12", "1" + "0" * 639, "-" + "123456789" * 200, "9" * 1281):
+        assert _exact_int(text) == (-0.0 if text == "-0" else int(text))
+
+
+@settings(max_examples=40)  # each example parses 3,000 levels
+@given(text=_json_text)
+def test_loads_any_depth_gives_the_same_value_at_every_depth(text: str) -> None:
+    shallow = loads_any_depth(text)
+    deep = _unwrap(loads_any_depth(_wrap(text, _DEEP)), _DEEP)
+    assert repr(deep) == repr(shallow)  # tells -0.0 from 0, keeps key order
+    assert repr(shallow) == repr(parse_arguments(text))  # JSON.parse, as for model arguments
+
+
+@pytest.mark.parametrize("text", ["", " ", "\x0c", "\xa0{}", "{} \u2028", "[1,]", "01", "-"])
+def test_loads_any_depth_raises_on_what_is_not_json(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid JSON"):
+        loads_any_depth(text)

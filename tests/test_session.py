@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import attrs
@@ -22,6 +23,7 @@ from trio_harness import (
     aborted_before_dispatch_result,
     error_result,
 )
+from trio_harness._session import _TYPED_OK, _typed_problem
 
 
 def pair(session: Session, call_id: str, result: ToolExecutionResult) -> None:
@@ -200,3 +202,372 @@ def test_from_jsonl_reads_back_content_nested_deeper_than_json_recursion() -> No
 def test_from_jsonl_names_the_bad_line() -> None:
     with pytest.raises(ValueError, match="session line 2"):
         Session.from_jsonl('{"seq":0,"type":"note","data":{}}\n{"seq":1,"type":"note","data":[[\n')
+
+
+# ---------------------------------------------------------------------------------------------
+# The log accepts only what it can keep (issue 8, item 16)
+# ---------------------------------------------------------------------------------------------
+
+
+class _DictSubclass(dict[str, Any]):
+    pass
+
+
+class _StrSubclass(str):
+    pass
+
+
+def _cycle() -> dict[str, Any]:
+    inner: list[Any] = []
+    value = {"a": [inner]}
+    inner.append(value)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "message"),
+    [
+        ({"x": math.nan}, ValueError, "data.x is NaN, not a finite JSON number"),
+        ({"x": [1, math.inf]}, ValueError, r"data.x\[1\] is Infinity, not a finite JSON number"),
+        (-0.0, ValueError, "data is -0.0, which JSON cannot keep"),
+        ({"deep": {"z": -0.0}}, ValueError, "data.deep.z is -0.0, which JSON cannot keep"),
+        ({"big": 10**400}, ValueError, "data.big is an int beyond the double range"),
+        ({"s": {1, 2}}, TypeError, "data.s is not JSON: type set$"),
+        ({"o": object()}, TypeError, "data.o is not JSON: type object$"),
+        ({"t": (1, 2)}, TypeError, r"data.t is not JSON: type tuple \(use a list\)$"),
+        ({"x": [{1: "a"}]}, TypeError, r"data.x\[0\] has the key 1 \(int\); JSON keys are str"),
+        (
+            {"d": _DictSubclass()},
+            TypeError,
+            r"data.d is not JSON: type _DictSubclass \(only an exact dict is\)$",
+        ),
+        (
+            {"n": _StrSubclass("v")},
+            TypeError,
+            r"data.n is not JSON: type _StrSubclass \(only an exact str is\)$",
+        ),
+        ({"a b": {"c": math.nan}}, ValueError, r'data\["a b"\].c is NaN'),
+        (_cycle(), ValueError, r"data.a\[0\]\[0\] contains itself \(a cycle\)"),
+        (ErrorInfo("n", "c"), TypeError, "data is not JSON: type ErrorInfo$"),
+    ],
+)
+def test_append_rejects_custom_data_that_json_cannot_keep(
+    data: object, error: type[Exception], message: str
+) -> None:
+    session = Session()
+    session.append("note", {"ok": [1, 2.5, None, "x", {"y": True}]})
+    with pytest.raises(error, match="^Session.append: " + message):
+        session.append("note", data)
+    assert len(session.events) == 1  # nothing was logged
+    assert Session.from_jsonl(session.to_jsonl()).events == session.events
+
+
+def test_append_checks_the_event_type_and_its_sources() -> None:
+    session = Session()
+    with pytest.raises(TypeError, match=r"^Session.append: type must be a str, got int$"):
+        session.append(1, {})  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"^Session.append: source_event_seqs\[1\] must be an int, got bool$"
+    ):
+        session.append("note", {}, source_event_seqs=[0, True])
+    with pytest.raises(
+        TypeError, match=r"^Session.append: source_event_seqs\[0\] must be an int, got str$"
+    ):
+        session.append("note", {}, source_event_seqs="0")
+    assert session.events == []
+
+
+CALL = ToolCallData(0, 1, "c1", "read", "{}")
+RESULT = ToolResultData.from_result(0, 1, "c1", aborted_before_dispatch_result())
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "message"),
+    [
+        (
+            "tool/call",
+            ToolCallData(0, True, "c1", "read", "{}"),
+            "data.step must be an int, got bool",
+        ),  # type: ignore[arg-type]
+        (
+            "tool/call",
+            ToolCallData("0", 1, "c1", "read", "{}"),
+            "data.turn must be an int, got str",
+        ),  # type: ignore[arg-type]
+        ("tool/call", ToolCallData(0, 1, 7, "read", "{}"), "data.callId must be a str, got int"),  # type: ignore[arg-type]
+        (
+            "tool/call",
+            ToolCallData(0, 1, "c1", None, "{}"),
+            "data.name must be a str, got NoneType",
+        ),  # type: ignore[arg-type]
+        (
+            "tool/call",
+            ToolCallData(0, 1, "c1", "read", {}),
+            "data.arguments must be a str, got dict",
+        ),  # type: ignore[arg-type]
+        ("tool/call", {"turn": 0}, "tool/call data must be a ToolCallData, got dict"),
+        ("tool/result", CALL, "tool/result data must be a ToolResultData, got ToolCallData"),
+        ("note", CALL, "a ToolCallData is the data of tool/call events only, not of 'note'"),
+        ("note", RESULT, "a ToolResultData is the data of tool/result events only, not of 'note'"),
+        (
+            "tool/result",
+            ToolResultData.from_result(
+                0,
+                1,
+                "c1",
+                ToolExecutionResult(is_error=False, content=({"v": math.nan},), value=1),
+            ),
+            r"data.message.content\[0\].content\[0\].v is NaN",
+        ),
+        (
+            "tool/result",
+            ToolResultData.from_result(
+                0, 1, "c1", ToolExecutionResult(is_error=False, content=(), value=1, meta={1: 2})
+            ),
+            r"data.meta has the key 1 \(int\)",
+        ),
+        (
+            "tool/result",
+            attrs.evolve(RESULT, error=ErrorInfo("AbortError", 3)),  # type: ignore[arg-type]
+            "data.error.code must be a str, got int",
+        ),
+        (
+            "tool/result",
+            attrs.evolve(RESULT, turn=False),
+            "data.turn must be an int, got bool",
+        ),
+    ],
+)
+def test_append_rejects_typed_data_that_would_come_back_different(
+    kind: str, data: object, message: str
+) -> None:
+    session = Session()
+    error = ValueError if " is NaN" in message else TypeError
+    with pytest.raises(error, match="^Session.append: " + message):
+        session.append(kind, data)
+    assert session.events == []
+
+
+def _line(event: dict[str, Any]) -> str:
+    return json.dumps(event, separators=(",", ":"))
+
+
+GOOD_CALL = {"turn": 0, "step": 1, "callId": "c1", "name": "read", "arguments": "{}"}
+GOOD_RESULT = json.loads(
+    '{"turn":0,"step":1,"message":{"role":"user","source":{"kind":"tool","callId":"c1"},'
+    '"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"x"}],'
+    '"isError":true}]},"error":{"name":"AbortError","code":"ABORTED"}}'
+)
+
+
+def _result_with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    data = json.loads(json.dumps(GOOD_RESULT))
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    if value is KeyError:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        (
+            {"seq": 1, "type": "tool/call", "data": {**GOOD_CALL, "turn": "0"}},
+            "data.turn must be an integer, got string",
+        ),
+        (
+            {"seq": 1, "type": "tool/call", "data": {**GOOD_CALL, "step": 1.5}},
+            "data.step must be an integer, got number",
+        ),
+        (
+            {"seq": 1, "type": "tool/call", "data": {**GOOD_CALL, "step": True}},
+            "data.step must be an integer, got boolean",
+        ),
+        (
+            {"seq": 1, "type": "tool/call", "data": {**GOOD_CALL, "callId": 5}},
+            "data.callId must be a string, got number",
+        ),
+        (
+            {"seq": 1, "type": "tool/call", "data": {**GOOD_CALL, "extra": 1}},
+            'data has an unknown field "extra"',
+        ),
+        ({"seq": 1, "type": "tool/call", "data": {"turn": 0, "step": 1}}, "data.callId is missing"),
+        ({"seq": 1, "type": "tool/call", "data": []}, "data must be an object, got array"),
+        (
+            {
+                "seq": 0,
+                "type": "tool/result",
+                "data": _result_with(("message", "content", 0, "isError"), "yes"),
+            },
+            r"data.message.content\[0\].isError must be a boolean, got string",
+        ),
+        (
+            {"seq": 1, "type": "tool/result", "data": _result_with(("message", "content"), {})},
+            "data.message.content must be an array, got object",
+        ),
+        (
+            {
+                "seq": 0,
+                "type": "tool/result",
+                "data": _result_with(("message", "content", 0, "content", 0), "x"),
+            },
+            r"data.message.content\[0\].content\[0\] must be an object, got string",
+        ),
+        (
+            {
+                "seq": 0,
+                "type": "tool/result",
+                "data": _result_with(("message", "source", "callId"), KeyError),
+            },
+            "data.message.source.callId is missing",
+        ),
+        (
+            {"seq": 1, "type": "tool/result", "data": _result_with(("error",), None)},
+            "data.error must be an object, got null",
+        ),
+        (
+            {"seq": 1, "type": "tool/result", "data": _result_with(("error", "code"), [])},
+            "data.error.code must be a string, got array",
+        ),
+        ({"seq": "1", "type": "x", "data": {}}, "seq must be an integer, got string"),
+        ({"seq": 1, "type": None, "data": {}}, "type must be a string, got null"),
+        ({"seq": 1, "data": {}}, "type is missing"),
+        ({"seq": 1, "type": "x"}, "data is missing"),
+        ({"seq": 1, "type": "x", "data": {}, "id": 1}, 'the event has an unknown field "id"'),
+        (
+            {"seq": 1, "type": "x", "sourceEventSeqs": "ab", "data": {}},
+            "sourceEventSeqs must be an array, got string",
+        ),
+        (
+            {"seq": 1, "type": "x", "sourceEventSeqs": [0, 1.5], "data": {}},
+            r"sourceEventSeqs\[1\] must be an integer, got number",
+        ),
+        (
+            {"seq": 1, "type": "x", "sourceEventSeqs": None, "data": {}},
+            "sourceEventSeqs must be an array, got null",
+        ),
+    ],
+)
+def test_from_jsonl_errors_name_the_line_and_the_field(event: dict[str, Any], message: str) -> None:
+    text = _line({"seq": 0, "type": "note", "data": {}}) + "\n" + _line(event) + "\n"
+    with pytest.raises(ValueError, match="^session line 2: " + message + "$"):
+        Session.from_jsonl(text)
+
+
+@pytest.mark.parametrize(
+    ("data_text", "message"),
+    [
+        ('{"x":-0}', "data.x is -0, which JSON cannot keep"),
+        ('{"x":[1,' + "9" * 400 + "]}", r"data.x\[1\] is an integer beyond the double range"),
+        ('{"x":' + "9" * 5000 + "}", "data.x is an integer beyond the double range"),
+        ('{"x":NaN}', "not JSON"),
+    ],
+)
+def test_from_jsonl_rejects_numbers_append_would_reject(data_text: str, message: str) -> None:
+    text = '{"seq":0,"type":"note","data":' + data_text + "}\n"
+    with pytest.raises(ValueError, match="^session line 1: " + message):
+        Session.from_jsonl(text)
+
+
+@pytest.mark.parametrize(
+    "space", ["\x0c", "\xa0", "\u2028", "\x85"], ids=lambda c: f"U+{ord(c):04X}"
+)
+def test_from_jsonl_skips_only_json_blank_lines(space: str) -> None:
+    good = '{"seq":0,"type":"note","data":{}}'
+    assert len(Session.from_jsonl("\n \t\r\n" + good + "\n\n").events) == 1
+    with pytest.raises(ValueError, match=r"^session line 2: not JSON$"):
+        Session.from_jsonl(good + "\n" + space + "\n")
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3_000])
+def test_from_jsonl_keeps_key_order_at_every_depth(depth: int) -> None:
+    inner = {"b": 1, "10": 2, "a": {"z": 0, "2": 1}}
+    value: Any = inner
+    for _ in range(depth):
+        value = [value]
+    session = Session()
+    session.append("note", {"v": value, "1": "last"})
+    text = session.to_jsonl()
+    restored = Session.from_jsonl(text)
+    assert restored.to_jsonl() == text
+    got = restored.events[0].data
+    assert list(got) == ["v", "1"]
+    got = got["v"]
+    for _ in range(depth):
+        (got,) = got
+    assert list(got) == ["b", "10", "a"]
+    assert list(got["a"]) == ["z", "2"]
+
+
+# Wrong values for any field: each kind of field rejects all but its own.
+_STRANGERS: list[Any] = [
+    None,
+    True,
+    0,
+    1.5,
+    -0.0,
+    "s",
+    (),
+    [],
+    {},
+    {"k": math.nan},
+    ({},),
+    object(),
+]
+
+
+def _mutations(value: Any) -> list[Any]:
+    """``value`` with one field (at any depth, content items included) replaced by a stranger."""
+    found: list[Any] = []
+    for field in attrs.fields(type(value)):
+        current = getattr(value, field.name)
+        for stranger in _STRANGERS:
+            found.append(attrs.evolve(value, **{field.name: stranger}))
+        if attrs.has(type(current)):
+            found += [attrs.evolve(value, **{field.name: m}) for m in _mutations(current)]
+        elif type(current) is tuple:
+            for index, item in enumerate(current):
+                replaced = [*_mutations(item)] if attrs.has(type(item)) else _STRANGERS
+                for new in replaced:
+                    items = list(current)
+                    items[index] = new
+                    found.append(attrs.evolve(value, **{field.name: tuple(items)}))
+    return found
+
+
+def test_fast_typed_checks_agree_with_the_field_table() -> None:
+    # The append hot path checks typed data with unrolled code; errors are worded from the field
+    # table. The two must agree on every value, or append would raise an AssertionError.
+    result = ToolResultData.from_result(
+        0,
+        1,
+        "c1",
+        ToolExecutionResult(
+            is_error=True,
+            content=({"type": "text", "text": "x", "n": 1.5}, {"deep": [{"a": None}]}),
+            error=ToolError("boom", ErrorInfo("E", "CODE")),
+            meta={"m": [1]},
+        ),
+    )
+    samples = [CALL, RESULT, result, *_mutations(CALL), *_mutations(RESULT), *_mutations(result)]
+    assert len(samples) > 400
+    for sample in samples:
+        fast = _TYPED_OK[type(sample)](sample)
+        assert fast == (_typed_problem(sample, type(sample)) is None), sample
+
+
+def test_custom_data_is_kept_as_appended() -> None:
+    # The log keeps a detached copy: mutating the caller's value afterwards (say, putting a nan
+    # in it) cannot change, or break, what the log holds.
+    data: dict[str, Any] = {"items": [1, {"a": "b"}]}
+    session = Session()
+    event = session.append("note", data)
+    data["items"].append(math.nan)
+    data["items"][1]["a"] = -0.0
+    data["new"] = {1, 2}
+    assert event.data == {"items": [1, {"a": "b"}]}
+    assert session.to_jsonl() == '{"seq":0,"type":"note","data":{"items":[1,{"a":"b"}]}}\n'

@@ -1,33 +1,40 @@
-"""Command line: ``python -m trio_harness demo`` and ``python -m trio_harness oracle``.
+"""The command line: ``python -m trio_harness <command>`` (also installed as ``trio-harness``).
 
-The demo shows both mechanisms on one screen:
+Commands (each has its own ``--help``):
 
-1. a tool definition that rejects a bad model call with *all* its violations, and an author spec
-   that is rejected at definition time because it leaves the supported subset;
-2. one model step through the parallel pool: parallel reads, an exclusive write acting as a
-   barrier, and reads that finish out of order but are committed in model order.
+* ``demo`` shows both mechanisms on one screen: a tool definition that rejects a bad model call
+  with *all* its violations (and an author spec rejected at definition time), then one model step
+  through the parallel pool on Trio's ``MockClock`` (exact virtual times, no wall-clock time);
+* ``oracle`` answers conformance cases read as JSON Lines, one answer line per input line.
 
-The pool runs on Trio's ``MockClock``, so the virtual times printed are exact and the demo takes
-no wall-clock time.
-
-``oracle`` answers recorded cases (the ``tests/data/upstream-vectors.jsonl`` format) read from stdin
-or ``--input FILE``, one compact JavaScript-exact JSON line per case on stdout (see ``_oracle.py``).
+Adding a command is a few lines: write its ``run(args) -> int`` (and, if it takes options, an
+``arguments(parser)`` function), then append a :class:`Command` to :data:`COMMANDS`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, Final
 
+import attrs
 import trio
 import trio.testing
 
 import trio_harness as th
 from trio_harness._oracle import answer_lines
 from trio_harness.lowlevel import js_json
+
+#: Exit statuses (argparse itself exits 2 on a usage error).
+EXIT_OK: Final = 0
+EXIT_OUTPUT_FAILED: Final = 1
+EXIT_INPUT_FAILED: Final = 2
 
 
 def _render_text(args: Any, value: Any) -> list[dict[str, Any]]:
@@ -149,69 +156,211 @@ def demo_pool(out: list[str]) -> None:
     out.append(f"outcome: concluded={outcome.concluded} aborted={outcome.aborted}")
 
 
-def _line_writer() -> Any:
-    # Answers are UTF-8 whatever the locale says; flushed per line so a port can converse
-    # case by case through a pipe.
-    stream = sys.stdout
-    buffer = getattr(stream, "buffer", None)
-    stream.flush()
-
-    def write(line: str) -> None:
-        if buffer is None:
-            stream.write(line + "\n")
-            stream.flush()
-        else:
-            buffer.write(line.encode("utf-8") + b"\n")
-            buffer.flush()
-
-    return write
-
-
-def run_oracle(input_path: str | None) -> int:
-    """Answer every case of ``input_path`` (standard input if ``None``) on standard output.
-
-    Returns:
-        ``0``; ``2`` when the input cannot be read (reported on standard error).
-    """
-    write = _line_writer()
-    try:
-        if input_path is None:
-            source: Any = getattr(sys.stdin, "buffer", sys.stdin)
-            for line in answer_lines(source):
-                write(line)
-        else:
-            with open(input_path, "rb") as source:
-                for line in answer_lines(source):
-                    write(line)
-    except OSError as error:
-        where = input_path if input_path is not None else "standard input"
-        sys.stderr.write(f"python -m trio_harness oracle: cannot read {where}: {error}\n")
-        return 2
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m trio_harness``."""
-    parser = argparse.ArgumentParser(prog="python -m trio_harness", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="show validation and the parallel pool")
-    oracle = commands.add_parser(
-        "oracle",
-        help="answer recorded cases (JSON Lines) as trio_harness would",
-        description="Read cases in the upstream-vectors.jsonl format, one JSON object per line, "
-        "and write each back with `expected` replaced by trio_harness's own answer.",
-    )
-    oracle.add_argument(
-        "--input", metavar="FILE", help="read cases from FILE instead of standard input"
-    )
-    args = parser.parse_args(argv)
-    if args.command == "oracle":
-        return run_oracle(args.input)
+def run_demo(args: argparse.Namespace) -> int:
+    """``demo``: print both demonstrations."""
     out: list[str] = []
     demo_validation(out)
     demo_pool(out)
     sys.stdout.write("\n".join(out) + "\n")
-    return 0
+    return EXIT_OK
+
+
+class _OutputFailed(Exception):
+    """Standard output could not be written (kept apart from errors reading the input)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _line_writer() -> Callable[[str], None]:
+    # Answers are UTF-8 whatever the locale says; flushed per line so a port can converse
+    # case by case through a pipe.
+    stream = sys.stdout
+    buffer = getattr(stream, "buffer", None)
+    try:
+        stream.flush()
+    except OSError as error:
+        raise _OutputFailed(error) from error
+
+    def write(line: str) -> None:
+        try:
+            if buffer is None:
+                stream.write(line + "\n")
+                stream.flush()
+            else:
+                buffer.write(line.encode("utf-8") + b"\n")
+                buffer.flush()
+        except OSError as error:
+            raise _OutputFailed(error) from error
+
+    return write
+
+
+@contextlib.contextmanager
+def _open_input(path: str) -> Iterator[IO[bytes] | IO[str]]:
+    if path == "-":
+        yield getattr(sys.stdin, "buffer", sys.stdin)
+    else:
+        with open(path, "rb") as source:
+            yield source
+
+
+def _complain(message: str) -> None:
+    with contextlib.suppress(OSError):  # standard error may be gone too
+        sys.stderr.write(f"{_prog()} oracle: {message}\n")
+        sys.stderr.flush()
+
+
+def _discard_pending_output() -> None:
+    """Point the process's standard output at ``os.devnull`` after a failed write.
+
+    The unwritten bytes stay in ``sys.stdout``'s buffer; the interpreter's final flush would fail
+    again and print "Exception ignored ..." (and exit 120). Only the real standard output is
+    redirected: a replaced ``sys.stdout`` (a test's capture) is left alone.
+    """
+    stdout = sys.__stdout__
+    if stdout is None or sys.stdout is not stdout:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+        os.close(devnull)
+
+
+def run_oracle(input_path: str | None = "-") -> int:
+    """Answer every case of ``input_path`` (``"-"`` or ``None``: standard input) on standard output.
+
+    Returns:
+        :data:`EXIT_OK`; :data:`EXIT_OUTPUT_FAILED` when standard output cannot be written (a
+        closed pipe, a full disk); :data:`EXIT_INPUT_FAILED` when the input cannot be read. The
+        reason goes to standard error, once.
+    """
+    path = "-" if input_path is None else input_path
+    try:
+        write = _line_writer()
+        with _open_input(path) as source:
+            for line in answer_lines(source):
+                write(line)
+    except _OutputFailed as failure:
+        _complain(f"cannot write standard output: {failure.error}")
+        _discard_pending_output()
+        return EXIT_OUTPUT_FAILED
+    except OSError as error:
+        _complain(f"cannot read {'standard input' if path == '-' else path}: {error}")
+        return EXIT_INPUT_FAILED
+    return EXIT_OK
+
+
+def _oracle_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input",
+        metavar="FILE",
+        default="-",
+        help="read cases from FILE; '-' (the default) reads standard input",
+    )
+
+
+def _run_oracle(args: argparse.Namespace) -> int:
+    return run_oracle(args.input)
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+@attrs.frozen
+class Command:
+    """One subcommand of the command line.
+
+    Attributes:
+        name: What the user types (``python -m trio_harness <name>``).
+        summary: One line for the command list of the top-level ``--help``.
+        description: What ``<name> --help`` says the command does.
+        run: Runs the command with the parsed arguments; returns the exit status.
+        arguments: Adds the command's options to its parser.
+        epilog: Text after the options in ``<name> --help`` (exit statuses, examples).
+    """
+
+    name: str
+    summary: str
+    description: str
+    run: Callable[[argparse.Namespace], int]
+    arguments: Callable[[argparse.ArgumentParser], None] = _no_arguments
+    epilog: str | None = None
+
+
+#: The subcommands, in the order the top-level help lists them.
+COMMANDS: list[Command] = [
+    Command(
+        name="demo",
+        summary="show argument validation and the parallel tool-call pool on one screen",
+        description="Define a tool and call it badly (every violation is reported, by path), "
+        "reject an author spec that leaves the supported schema subset, then run one model step "
+        "through the parallel pool (cap 2) on a virtual clock: parallel reads finishing out of "
+        "order, an exclusive write acting as a barrier, and the session log in model order.",
+        run=run_demo,
+    ),
+    Command(
+        name="oracle",
+        summary="answer conformance cases (JSON Lines) as trio_harness would",
+        description="Read conformance cases, one JSON object per line, in the format of the "
+        'recorded upstream vectors ("op", its inputs and optionally "expected"), and write '
+        'exactly one line per input line: the case with "expected" replaced by trio_harness\'s '
+        'answer, or {"error": "..."} for a line that cannot be answered (blank, not JSON, not '
+        "UTF-8, unknown op, missing input). Lines are read as JavaScript's JSON.parse reads "
+        "them; answers are compact, JavaScript-exact JSON, flushed line by line so a port can "
+        "converse through a pipe.",
+        run=_run_oracle,
+        arguments=_oracle_arguments,
+        epilog="exit status:\n"
+        "  0  every line was answered\n"
+        "  1  standard output could not be written (e.g. the reader closed the pipe)\n"
+        "  2  usage error, or the input could not be read",
+    ),
+]
+
+
+def _prog() -> str:
+    # ``trio-harness`` when run through the installed script, else the ``-m`` form.
+    return "trio-harness" if Path(sys.argv[0]).name == "trio-harness" else "python -m trio_harness"
+
+
+_HELP_WIDTH: Final = 78
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser: ``--version`` and one subparser per :data:`COMMANDS` entry."""
+    prog = _prog()
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="trio_harness: tool-argument validation and the parallel tool-call pool, "
+        "on Trio.",
+        epilog=f"Run '{prog} COMMAND --help' for a command's own help.",
+    )
+    parser.add_argument("--version", action="version", version=f"trio_harness {th.__version__}")
+    commands = parser.add_subparsers(
+        title="commands", dest="command", metavar="COMMAND", required=True
+    )
+    for command in COMMANDS:
+        sub = commands.add_parser(
+            command.name,
+            help=command.summary,
+            # Wrapped here, so that the epilog's layout (a table of exit statuses) is kept.
+            description=textwrap.fill(command.description, _HELP_WIDTH),
+            epilog=command.epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.arguments(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m trio_harness`` and ``trio-harness``; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    status: int = args.run(args)
+    return status
 
 
 if __name__ == "__main__":

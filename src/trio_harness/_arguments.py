@@ -15,10 +15,16 @@ Upstream parses with ``JSON.parse`` and hands unparseable text to the tool uncha
 
 Integers are otherwise kept exact (JavaScript rounds beyond 2**53): a documented porting difference.
 The extra work (hooks) is paid only when a cheap pre-check says the text could need it.
+
+:func:`loads_any_depth` is the same reader for text that must be JSON (log lines, oracle cases): it
+raises instead of handing the text back, and reads integer literals of any length exactly (a
+digit-safe conversion; the interpreter-wide digit limit is never changed). Every rule holds at every
+nesting depth: ``json`` and the iterative parser get the same hooks.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -57,6 +63,33 @@ def _parse_int(text: str) -> int | float:
         return float(text)
 
 
+# ``int()`` converts up to 640 digits whatever the interpreter's limit (its smallest allowed
+# value, ``sys.int_info.str_digits_check_threshold``).
+_SAFE_DIGITS: Final = 640
+
+
+def _join_digits(digits: str) -> int:
+    """The value of a run of ASCII digits of any length, without ``int()``'s digit limit."""
+    if len(digits) <= _SAFE_DIGITS:
+        return int(digits)
+    low = len(digits) // 2  # recursion depth is log2(len / 640): about 20 for a gigabyte
+    scale: int = 10**low
+    return _join_digits(digits[:-low]) * scale + _join_digits(digits[-low:])
+
+
+def _exact_int(text: str) -> int | float:
+    """An integer literal's exact value at any length (``-0`` is negative zero, as in JavaScript)."""
+    if text == "-0":
+        return -0.0
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    if text[0] == "-":
+        return -_join_digits(text[1:])
+    return _join_digits(text)
+
+
 def _is_index_key(key: str) -> bool:
     return _INDEX_KEY.fullmatch(key) is not None and int(key) <= _MAX_ARRAY_INDEX
 
@@ -75,22 +108,24 @@ def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return ordered
 
 
-def _scanner(*, int_hook: bool, key_order: bool) -> Callable[[str, int], tuple[object, int]]:
+_IntHook = Callable[[str], int | float]
+_ObjectHook = Callable[[list[tuple[str, Any]]], dict[str, Any]]
+
+
+@functools.cache
+def _scanner(
+    int_hook: _IntHook | None, object_hook: _ObjectHook | None
+) -> Callable[[str, int], tuple[object, int]]:
     # ``scan_once`` is the (C) value scanner behind ``JSONDecoder.decode``, minus its per-call
-    # overhead; it clears its key memo after every call, so a shared instance is safe.
+    # overhead; it clears its key memo after every call, so a shared instance is safe. At most
+    # six (hook, hook) pairs exist, so the cache stays tiny.
     decoder = json.JSONDecoder(
-        parse_constant=_reject_constant,
-        parse_int=_parse_int if int_hook else None,
-        object_pairs_hook=_js_object if key_order else None,
+        parse_constant=_reject_constant, parse_int=int_hook, object_pairs_hook=object_hook
     )
     scan: Callable[[str, int], tuple[object, int]] = decoder.scan_once  # type: ignore[attr-defined]
     return scan
 
 
-# Prebuilt scanners, indexed by (needs the int hook, needs the key-order hook).
-_SCANNERS: Final = {
-    (i, k): _scanner(int_hook=i, key_order=k) for i in (False, True) for k in (False, True)
-}
 _WHITESPACE: Final = re.compile(r"[ \t\n\r]*")
 _WHITESPACE_CHARS: Final = frozenset(" \t\n\r")
 # Two-stage pre-checks: a fast C substring/regex test, then the precise pattern.
@@ -98,16 +133,38 @@ _MAYBE_DIGIT_KEY: Final = re.compile(r'"[0-9\\]')
 _NEGATIVE_ZERO: Final = re.compile(r"-0(?![.0-9eE])")
 
 
-def _scan(raw: str, int_hook: bool, key_order: bool) -> object:
-    """One strict ``JSON.parse``-like pass; returns ``raw`` itself for invalid text."""
-    start = _WHITESPACE.match(raw).end() if raw[0] in _WHITESPACE_CHARS else 0  # type: ignore[union-attr]
+def _needs_key_order(text: str) -> bool:
+    return _MAYBE_DIGIT_KEY.search(text) is not None and _MAYBE_INDEX_KEY.search(text) is not None
+
+
+def _has_negative_zero(text: str) -> bool:
+    return "-0" in text and _NEGATIVE_ZERO.search(text) is not None
+
+
+def _decode(text: str, int_hook: _IntHook | None, object_hook: _ObjectHook | None) -> object:
+    """One strict ``JSON.parse``-like pass over non-empty ``text``.
+
+    Raises:
+        _Invalid: ``text`` is not JSON.
+        ValueError: an integer literal past ``int()``'s digit limit (and no ``int_hook``).
+        RecursionError: ``text`` nests deeper than ``json`` can go.
+    """
+    start = _WHITESPACE.match(text).end() if text[0] in _WHITESPACE_CHARS else 0  # type: ignore[union-attr]
     try:
-        value, end = _SCANNERS[int_hook, key_order](raw, start)
+        value, end = _scanner(int_hook, object_hook)(text, start)
     except (StopIteration, json.JSONDecodeError, _InvalidConstant):
-        return raw
-    if end != len(raw) and _WHITESPACE.match(raw, end).end() != len(raw):  # type: ignore[union-attr]
-        return raw
+        raise _Invalid from None
+    if end != len(text) and _WHITESPACE.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        raise _Invalid
     return value
+
+
+def _scan(raw: str, int_hook: bool, key_order: bool) -> object:
+    """:func:`_decode` with ``parse_arguments``'s hooks; returns ``raw`` itself for invalid text."""
+    try:
+        return _decode(raw, _parse_int if int_hook else None, _js_object if key_order else None)
+    except _Invalid:
+        return raw
 
 
 def parse_arguments(raw: str) -> object:
@@ -131,10 +188,8 @@ def parse_arguments(raw: str) -> object:
             raise TypeError(f"parse_arguments() expects a str, got {type(raw).__name__}")
     if raw == "":
         return {}
-    int_hook = "-0" in raw and _NEGATIVE_ZERO.search(raw) is not None
-    key_order = (
-        _MAYBE_DIGIT_KEY.search(raw) is not None and _MAYBE_INDEX_KEY.search(raw) is not None
-    )
+    int_hook = _has_negative_zero(raw)
+    key_order = _needs_key_order(raw)
     try:
         return _scan(raw, int_hook, key_order)
     except RecursionError:
@@ -172,31 +227,57 @@ def _parse_deep(raw: str) -> object:
         return raw
 
 
-def loads_any_depth(text: str) -> object:
-    """Strict JSON text to a value at any nesting depth (for reading logs back).
+def loads_any_depth(text: str, *, js_key_order: bool = True) -> object:
+    """Read JSON text as JavaScript's ``JSON.parse`` does, at any nesting depth (logs, oracle cases).
 
-    ``json.loads`` first; text nested deeper than its recursion allows goes to the iterative
-    parser (which orders keys as JavaScript does; equality is unaffected).
+    The same value at every depth: ``NaN`` / ``Infinity`` literals are not JSON, ``-0`` is negative
+    zero, integer literals of any length are read exactly (past ``int()``'s digit limit too, the
+    interpreter-wide limit untouched), only space, tab, LF and CR are whitespace. ``json``'s (C)
+    scanner reads the text; text nested deeper than its recursion allows goes to the iterative
+    parser, with the same hooks.
+
+    Args:
+        text: The JSON text.
+        js_key_order: Order object keys as JavaScript does (array-index keys first, ascending,
+            then insertion order), as ``parse_arguments`` does. ``False`` keeps the text's order
+            (a duplicate key keeps its first position and its last value either way).
 
     Raises:
-        ValueError: ``text`` is not JSON.
+        ValueError: ``text`` is not JSON (``"invalid JSON"``).
     """
+    if not text:
+        raise ValueError("invalid JSON")
+    object_hook = _js_object if js_key_order and _needs_key_order(text) else None
+    int_hook = _exact_int if _has_negative_zero(text) else None
     try:
-        return json.loads(text)
-    except RecursionError:
-        pass
-    try:
-        return _iterative_parse(text)
-    except _Invalid:
+        try:
+            return _decode(text, int_hook, object_hook)
+        except RecursionError:
+            pass
+        except ValueError:
+            # An integer literal past ``int()``'s digit limit: read it digit-safely.
+            try:
+                return _decode(text, _exact_int, object_hook)
+            except RecursionError:
+                pass
+        return _iterative_parse(
+            text, to_int=_exact_int, make_object=_js_object if js_key_order else dict
+        )
+    except (_Invalid, json.JSONDecodeError):
         raise ValueError("invalid JSON") from None
 
 
-def _iterative_parse(text: str) -> object:
-    """A JSON parser with an explicit stack, agreeing with ``parse_arguments``'s ``json`` path.
+def _iterative_parse(
+    text: str,
+    *,
+    to_int: _IntHook = _parse_int,
+    make_object: _ObjectHook = _js_object,
+) -> object:
+    """A JSON parser with an explicit stack, agreeing with the ``json`` path given the same hooks.
 
     Each open container is a stack frame ``[container, pending_key]`` where ``container`` is a list
-    (array) or a list of ``(key, value)`` pairs (object, turned into a JavaScript-ordered dict on
-    close).
+    (array) or a list of ``(key, value)`` pairs (object, turned into a dict by ``make_object`` on
+    close). ``to_int`` reads integer literals. The defaults are ``parse_arguments``'s.
     """
     ws: Callable[[str, int], re.Match[str] | None] = _WHITESPACE.match
     number = _NUMBER.match
@@ -238,7 +319,7 @@ def _iterative_parse(text: str) -> object:
             if fraction or exponent:
                 value = float(integer + (fraction or "") + (exponent or ""))
             else:
-                value = _parse_int(integer)
+                value = to_int(integer)
             pos = match.end()
         # A complete value: attach it to the open container(s), closing those that end here.
         while True:
@@ -264,7 +345,7 @@ def _iterative_parse(text: str) -> object:
                 raise _Invalid
             pos += 1
             stack.pop()
-            value = _js_object(frame[1]) if frame[0] else frame[1]
+            value = make_object(frame[1]) if frame[0] else frame[1]
 
 
 def _read_key(text: str, pos: int, frame: list[Any]) -> int:

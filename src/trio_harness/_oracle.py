@@ -18,11 +18,12 @@ any op that raises                ``{"throws": {"name", "message", "code"?, "vio
 Numbers JSON cannot carry are tagged both ways: ``{"$nan": true}``, ``{"$inf": 1}`` /
 ``{"$inf": -1}``, ``{"$negzero": true}``. ``{"$undefined": true}`` (JavaScript ``undefined``) has no
 Python counterpart: a case with it in an input is answered ``{"skipped": ...}``. A line that cannot
-be answered at all (not JSON, not an object, no or unknown ``op``, a missing input) becomes
-``{"error": "<what>"}``. Output is compact, JavaScript-exact JSON (:func:`js_json`), keys in input
-order, so a port can diff it byte for byte.
+be answered at all (blank, not JSON, not UTF-8, not an object, no or unknown ``op``, a missing
+input) becomes ``{"error": "<what>"}``: every input line gets exactly one output line. Lines are
+read as JavaScript's ``JSON.parse`` reads them (keys in JavaScript order, array indices first), and
+output is compact, JavaScript-exact JSON (:func:`js_json`), so a port can diff it byte for byte.
 
-Every walk is iterative: inputs and answers of any depth work.
+Every walk is iterative: inputs and answers of any depth work, under the same rules.
 """
 
 from __future__ import annotations
@@ -294,25 +295,39 @@ def answer_case(case: object) -> dict[str, object]:
     return encode_tags(decoded)  # type: ignore[return-value]
 
 
-def answer_line(line: str) -> str | None:
-    """Answer one line of the case format: compact JavaScript-exact JSON, ``None`` for a blank line.
+#: JSON's whitespace (``JSON.parse``): nothing else is blank, whatever ``str.strip`` thinks.
+_JSON_WHITESPACE: Final = " \t\n\r"
 
-    A line that is not JSON is answered ``{"error": "malformed line: not JSON"}``. Never raises.
+MALFORMED_BLANK: Final = "malformed line: blank"
+MALFORMED_NOT_JSON: Final = "malformed line: not JSON"
+MALFORMED_NOT_UTF8: Final = "malformed line: not UTF-8"
+
+
+def answer_line(line: str) -> str:
+    """Answer one line of the case format: compact JavaScript-exact JSON. Never raises.
+
+    The line is read as ``JSON.parse`` reads it, at any depth: ``NaN`` / ``Infinity`` literals are
+    not JSON, ``-0`` is negative zero, integers of any length are read, object keys take
+    JavaScript's order (array indices first). A line that is empty or only JSON whitespace (space,
+    tab, LF, CR) is answered ``{"error": "malformed line: blank"}``; any other line that is not
+    JSON, including one of only other whitespace (``\\x0c``, ``\\xa0``, ``\\u2028``, ...), is
+    answered ``{"error": "malformed line: not JSON"}``.
     """
-    if not line.strip():
-        return None
+    if not line.strip(_JSON_WHITESPACE):
+        return js_json({"error": MALFORMED_BLANK})
     try:
         case = loads_any_depth(line)
     except ValueError:
-        return js_json({"error": "malformed line: not JSON"})
+        return js_json({"error": MALFORMED_NOT_JSON})
     return js_json(answer_case(case))
 
 
 def answer_lines(lines: Iterable[bytes | str]) -> Iterator[str]:
-    """Answer a stream of case lines (bytes are read as UTF-8), lazily, one output line each.
+    """Answer a stream of case lines (bytes are read as UTF-8), lazily: exactly one answer per line.
 
-    Blank lines are passed over; a line that is not UTF-8 is answered with an ``error`` line.
-    Errors reading ``lines`` themselves propagate.
+    A port waits for one answer per line it sends, so every line is answered, blank or not (see
+    :func:`answer_line`); a line that is not UTF-8 is answered with an ``error`` line. A UTF-8
+    byte-order mark opening the stream is skipped. Errors reading ``lines`` themselves propagate.
     """
     first = True
     for raw in lines:
@@ -322,11 +337,9 @@ def answer_lines(lines: Iterable[bytes | str]) -> Iterator[str]:
                 line = raw.decode("utf-8-sig" if first else "utf-8")
             except UnicodeDecodeError:
                 first = False
-                yield js_json({"error": "malformed line: not UTF-8"})
+                yield js_json({"error": MALFORMED_NOT_UTF8})
                 continue
         else:
             line = raw.removeprefix("\ufeff") if first else raw
         first = False
-        answered = answer_line(line)
-        if answered is not None:
-            yield answered
+        yield answer_line(line)

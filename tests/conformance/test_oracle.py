@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -215,22 +217,103 @@ def test_a_case_that_cannot_be_answered_is_an_error_line(case: object, error: st
     assert answer_case(case) == {"error": error}
 
 
-def test_malformed_lines_are_error_lines_and_blank_lines_are_passed_over() -> None:
+def test_every_line_gets_exactly_one_answer() -> None:
+    # A port converses line by line: a line without an answer would leave it waiting forever.
     assert answer_line("{not json") == '{"error":"malformed line: not JSON"}'
-    assert answer_line("   \n") is None
+    assert answer_line("   \n") == '{"error":"malformed line: blank"}'
     lines = [
         b"\xef\xbb\xbf" + b'{"op":"assert","schema":{"type":"null"}}\n',  # byte-order mark
         b"\n",
         b'{"op": "nope"}\r\n',
         b"\xff\xfe\n",
+        b" \t\r\n",
         b'{"op":"validate","schema":{"type":"string"},"value":"\xc3\xa9"}\n',
+        b"",
     ]
     assert list(answer_lines(lines)) == [
         '{"op":"assert","schema":{"type":"null"},"expected":{"ok":true}}',
+        '{"error":"malformed line: blank"}',
         '{"error":"unknown op \\"nope\\""}',
         '{"error":"malformed line: not UTF-8"}',
+        '{"error":"malformed line: blank"}',
         '{"op":"validate","schema":{"type":"string"},"value":"é","expected":{"violations":[]}}',
+        '{"error":"malformed line: blank"}',
     ]
+
+
+# Whitespace to Python's ``str.strip`` and ``str.split``, never to JSON (space, tab, LF, CR only).
+NON_JSON_WHITESPACE = ["\x0c", "\x0b", "\xa0", "\u2028", "\u2029", "\x85", "\u3000", "\ufeff"]
+
+
+@pytest.mark.parametrize("space", NON_JSON_WHITESPACE, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_line_of_non_json_whitespace_is_answered_not_json(space: str) -> None:
+    expected = '{"error":"malformed line: not JSON"}'
+    assert answer_line(space + "\n") == expected
+    assert answer_line(" " + space + " ") == expected
+    assert answer_line(space + '{"op":"assert","schema":{}}') == expected
+    lines = ["\n", (space + "\n").encode("utf-8"), space, "{}"]
+    assert list(answer_lines(lines)) == [
+        '{"error":"malformed line: blank"}',
+        expected,
+        expected,
+        '{"error":"case has no \\"op\\""}',
+    ]
+
+
+def _wrap(text: str, depth: int) -> str:
+    return "[" * depth + text + "]" * depth
+
+
+def _validate_line(depth: int, schema: dict[str, Any], value_text: str) -> str:
+    """A ``validate`` case: ``schema`` as the items of ``depth`` nested arrays, ``value_text``
+    inside ``depth`` arrays. Returns the line, which is also the answer's text up to ``expected``."""
+    for _ in range(depth):
+        schema = {"type": "array", "items": schema}
+    return '{"op":"validate","schema":' + js_json(schema) + ',"value":' + _wrap(value_text, depth)
+
+
+DEPTHS = [0, 1, 2_000]
+CLOSED = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_literals_are_not_json_at_any_depth(literal: str, depth: int) -> None:
+    # JSON.parse rejects them everywhere; the tags {"$nan": true} / {"$inf": ±1} are the way in.
+    line = _validate_line(depth, CLOSED, '{"a":' + literal + "}") + "}"
+    assert answer_line(line) == '{"error":"malformed line: not JSON"}'
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_key_order_and_violation_order_do_not_depend_on_depth(depth: int) -> None:
+    line = _validate_line(depth, CLOSED, '{"b":1,"10":2,"a":3,"2":4}')
+    echoed = _validate_line(depth, CLOSED, '{"2":4,"10":2,"b":1,"a":3}')  # array indices first
+    path = '\\"value' + "[0]" * depth
+    violations = ",".join(
+        f'"{path}.{key}\\" is not a declared property (additionalProperties: false)"'
+        for key in ("2", "10", "b", "a")
+    )
+    assert answer_line(line + "}") == echoed + ',"expected":{"violations":[' + violations + "]}}"
+
+
+@pytest.mark.parametrize("depth", DEPTHS)
+def test_negative_zero_literal_is_negative_zero_at_any_depth(depth: int) -> None:
+    line = _validate_line(depth, {"type": "integer"}, "-0")
+    echoed = _validate_line(depth, {"type": "integer"}, '{"$negzero":true}')
+    violation = '"\\"value' + "[0]" * depth + '\\" must be an integer"'
+    assert answer_line(line + "}") == echoed + ',"expected":{"violations":[' + violation + "]}}"
+
+
+@pytest.mark.parametrize("depth", [0, 2_000])
+@pytest.mark.parametrize("digits", [4_300, 4_301, 20_000])
+def test_integer_literals_past_the_digit_limit_are_read(digits: int, depth: int) -> None:
+    # JSON.parse reads any integer literal (as a double: Infinity here), so the case is answered:
+    # not a finite number, as JavaScript says of Infinity; the echo renders it as JSON.stringify
+    # renders Infinity.
+    line = _validate_line(depth, {"type": "number"}, "9" * digits)
+    echoed = _validate_line(depth, {"type": "number"}, "null")
+    violation = '"\\"value' + "[0]" * depth + '\\" must be a finite JSON number"'
+    assert answer_line(line + "}") == echoed + ',"expected":{"violations":[' + violation + "]}}"
 
 
 def test_cli_answers_the_whole_recorded_file(
@@ -266,6 +349,7 @@ def test_cli_mixed_good_and_bad_lines_exit_zero(
     assert out.splitlines() == [
         '{"op":"parseArguments","raw":"{\\"b\\":1,\\"1\\":2}","expected":{"value":{"1":2,"b":1}}}',
         '{"error":"malformed line: not JSON"}',
+        '{"error":"malformed line: blank"}',
         '{"op":"compileValue","spec":{"type":"strin"},"expected":{"throws":'
         '{"name":"JsonSchemaError","message":"unsupported JSON schema: schema.type must be '
         'string/number/integer/boolean/null/array/object/json, or use oneOf",'
@@ -337,4 +421,82 @@ def test_a_deep_validate_value_is_answered() -> None:
         + ',"value":{"a":'
         + value_text
         + '},"expected":{"violations":["\\"value.a\\" must be a string"]}}'
+    )
+
+
+def test_cli_input_dash_is_standard_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(b'{"op":"assert","schema":{"type":"null"}}\n\n'))
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert main(["oracle", "--input", "-"]) == 0
+    assert capsys.readouterr() == (
+        '{"op":"assert","schema":{"type":"null"},"expected":{"ok":true}}\n'
+        '{"error":"malformed line: blank"}\n',
+        "",
+    )
+
+
+class _FailingOutput:
+    """A standard output whose writes fail (a full disk, a closed pipe)."""
+
+    def __init__(self, error: OSError) -> None:
+        self.error = error
+        self.buffer = self
+
+    def write(self, data: bytes) -> int:
+        raise self.error
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "error",
+    [BrokenPipeError(32, "Broken pipe"), OSError(28, "No space left on device")],
+    ids=["EPIPE", "ENOSPC"],
+)
+def test_cli_write_failure_is_an_output_error_not_an_input_error(
+    error: OSError,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = tmp_path / "cases.jsonl"
+    source.write_text('{"op":"assert","schema":{}}\n' * 3, encoding="utf-8")
+    monkeypatch.setattr("sys.stdout", _FailingOutput(error))
+    assert main(["oracle", "--input", str(source)]) == 1
+    assert capsys.readouterr().err == (
+        f"python -m trio_harness oracle: cannot write standard output: {error}\n"
+    )
+
+
+def test_cli_a_closed_output_pipe_ends_the_oracle_quietly() -> None:
+    # The real thing: the reader of the oracle's standard output goes away mid-stream (as
+    # ``oracle | head -1`` does). The oracle says so once, as an output error, and exits 1: no
+    # traceback, no "Exception ignored" from the interpreter's final flush.
+    command = [sys.executable, "-m", "trio_harness", "oracle", "--input", "-"]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as oracle:
+        assert oracle.stdin is not None
+        assert oracle.stdout is not None
+        try:
+            oracle.stdin.write(b'{"op":"assert","schema":{}}\n')
+            oracle.stdin.flush()
+            assert (
+                oracle.stdout.readline() == b'{"op":"assert","schema":{},"expected":{"ok":true}}\n'
+            )
+            oracle.stdout.close()  # the reader goes away
+            oracle.stdin.write(b'{"op":"assert","schema":{}}\n' * 2)
+            oracle.stdin.close()
+            status = oracle.wait(timeout=60)
+            assert oracle.stderr is not None
+            err = oracle.stderr.read().decode()
+        finally:
+            if oracle.returncode is None:
+                oracle.kill()
+    assert (status, err) == (
+        1,
+        "python -m trio_harness oracle: cannot write standard output: [Errno 32] Broken pipe\n",
     )

@@ -222,6 +222,96 @@ async def test_invalid_caps_are_rejected(pool_backend: PoolBackend, cap: Any) ->
     assert started == []
 
 
+def _recording_tool(pool_backend: PoolBackend) -> list[str]:
+    started: list[str] = []
+
+    async def body(args: Any, ctx: Any) -> str:
+        started.append(ctx.call_id)
+        return "ok"
+
+    pool_backend.add_tool("x", body)
+    return started
+
+
+@pytest.mark.parametrize(
+    ("calls", "message"),
+    [
+        (
+            [ToolCallBlock("c1", "x", "{}"), ToolCallBlock(2, "x", "{}")],  # type: ignore[arg-type]
+            r"tool_calls\[1\]\.id must be a str, got int",
+        ),
+        ([ToolCallBlock("c1", None, "{}")], r"tool_calls\[0\]\.name must be a str, got NoneType"),  # type: ignore[arg-type]
+        (
+            [ToolCallBlock("c1", "x", {"a": 1})],
+            r"tool_calls\[0\]\.arguments must be a str, got dict",
+        ),  # type: ignore[arg-type]
+        ([ToolCallBlock("c1", "x", b"{}")], r"tool_calls\[0\]\.arguments must be a str, got bytes"),  # type: ignore[arg-type]
+        (
+            [ToolCallBlock("c1", "x", "{}"), {"id": "c2", "name": "x", "arguments": "{}"}],
+            r"tool_calls\[1\] must be a ToolCallBlock \(id, name, arguments\), got dict",
+        ),
+    ],
+)
+async def test_mistyped_call_blocks_are_rejected_before_anything_is_logged(
+    pool_backend: PoolBackend, calls: list[Any], message: str
+) -> None:
+    started = _recording_tool(pool_backend)
+    session = Session()
+    with pytest.raises(TypeError, match=f"^execute_tool_calls: {message}$"):
+        await execute_tool_calls(pool_backend.runtime, session, calls)
+    assert session.events == []
+    assert started == []
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "name"),
+    [
+        ("turn", True, "bool"),
+        ("turn", "1", "str"),
+        ("step", 1.0, "float"),
+        ("step", None, "NoneType"),
+    ],
+)
+async def test_mistyped_turn_and_step_are_rejected_before_anything_is_logged(
+    pool_backend: PoolBackend, option: str, value: Any, name: str
+) -> None:
+    started = _recording_tool(pool_backend)
+    session = Session()
+    with pytest.raises(
+        TypeError, match=f"^execute_tool_calls: {option} must be an int, got {name}$"
+    ):
+        await execute_tool_calls(pool_backend.runtime, session, xs(2), **{option: value})
+    assert session.events == []
+    assert started == []
+
+
+class _Text(str):
+    pass
+
+
+class _Number(int):
+    pass
+
+
+async def test_str_and_int_subclasses_are_logged_as_plain_values(pool_backend: PoolBackend) -> None:
+    started = _recording_tool(pool_backend)
+    session = Session()
+    calls = [ToolCallBlock(_Text("c1"), _Text("x"), _Text('{"id":"1"}'))]
+    await execute_tool_calls(pool_backend.runtime, session, calls, turn=_Number(3), step=_Number(4))
+    assert started == ["c1"]
+    assert type(started[0]) is str
+    call = session.events[0].data
+    assert [type(v) for v in (call.turn, call.step, call.call_id, call.name, call.arguments)] == [
+        int,
+        int,
+        str,
+        str,
+        str,
+    ]
+    assert (call.turn, call.step, call.call_id) == (3, 4, "c1")
+    assert Session.from_jsonl(session.to_jsonl()).events == session.events
+
+
 async def test_default_cap_is_ten(pool_backend: PoolBackend) -> None:
     # upstream #206
     assert DEFAULT_MAX_PARALLEL_TOOL_CALLS == 10

@@ -190,6 +190,9 @@ async def execute_tool_calls(
 
     Raises:
         ValueError: ``max_parallel_tool_calls`` is not a positive integer.
+        TypeError: ``turn`` or ``step`` is not an ``int`` (a ``bool`` is not), or a call's
+            ``id``, ``name`` or ``arguments`` is not a ``str``; nothing is logged. (``str`` and
+            ``int`` subclasses are logged as their plain values.)
         Exception: The first scheduler failure, after every in-flight body settled.
     """
     cap = validate_cap(max_parallel_tool_calls)
@@ -201,7 +204,8 @@ async def execute_tool_calls(
             "accept_context must be a synchronous callable, got "
             + ("an async function" if callable(accept_context) else type(accept_context).__name__)
         )
-    blocks = list(tool_calls)
+    turn, step = _plain_int("turn", turn), _plain_int("step", step)
+    blocks = _plain_blocks(tool_calls)
     inputs = [
         ToolExecutionInput(
             block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
@@ -211,6 +215,49 @@ async def execute_tool_calls(
     recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
     aborted = await Driver(runtime, inputs, cap, abort, recorder).run()
     return StepOutcome(concluded=recorder.concluded, aborted=aborted)
+
+
+def _plain_int(option: str, value: int) -> int:
+    if type(value) is int:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__index__(value)
+    raise TypeError(f"execute_tool_calls: {option} must be an int, got {type(value).__name__}")
+
+
+def _plain_blocks(tool_calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
+    """The calls as exact ``ToolCallBlock`` values holding exact ``str`` fields (what the log keeps)."""
+    blocks = list(tool_calls)
+    for index, block in enumerate(blocks):
+        if not (
+            type(block) is ToolCallBlock
+            and type(block.id) is str
+            and type(block.name) is str
+            and type(block.arguments) is str
+        ):
+            blocks[index] = _plain_block(index, block)
+    return blocks
+
+
+def _plain_block(index: int, block: object) -> ToolCallBlock:
+    fields: list[str] = []
+    for name in ("id", "name", "arguments"):
+        value = getattr(block, name, _MISSING)
+        if value is _MISSING:
+            raise TypeError(
+                f"execute_tool_calls: tool_calls[{index}] must be a ToolCallBlock (id, name, "
+                f"arguments), got {type(block).__name__}"
+            )
+        if not isinstance(value, str):
+            raise TypeError(
+                f"execute_tool_calls: tool_calls[{index}].{name} must be a str, "
+                f"got {type(value).__name__}"
+            )
+        fields.append(str.__str__(value))
+    return ToolCallBlock(*fields)
+
+
+_MISSING: Any = object()
 
 
 async def execute_sub_calls(
