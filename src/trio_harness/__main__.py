@@ -1,4 +1,4 @@
-"""Command line: ``python -m trio_harness demo`` and ``python -m trio_harness oracle``.
+"""Command line: ``python -m trio_harness demo``, ``oracle``, ``conformance`` and ``check-log``.
 
 The demo shows both mechanisms on one screen:
 
@@ -10,8 +10,10 @@ The demo shows both mechanisms on one screen:
 The pool runs on Trio's ``MockClock``, so the virtual times printed are exact and the demo takes
 no wall-clock time.
 
-``oracle`` answers recorded cases (the ``tests/data/upstream-vectors.jsonl`` format) read from stdin
-or ``--input FILE``, one compact JavaScript-exact JSON line per case on stdout (see ``_oracle.py``).
+``oracle`` answers recorded cases (the ``spec/upstream-vectors.jsonl`` format) and scheduling
+scenarios (``{"op": "schedule"}``, ``spec/FORMAT.md``) read from stdin or ``--input FILE``, one
+compact JavaScript-exact JSON line per case on stdout (see ``_oracle.py`` and ``_conformance``).
+``conformance generate|run`` and ``check-log`` are the conformance kit (``spec/PROTOCOL.md``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from trio_harness._oracle import answer_lines
+from trio_harness._conformance.cli import add_commands as add_conformance_commands
+from trio_harness._conformance.cli import run_command as run_conformance_command
+from trio_harness._conformance.oracle import answer_request_lines as answer_lines
 from trio_harness.lowlevel import js_json
 
 
@@ -197,16 +201,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("demo", help="show validation and the parallel pool")
     oracle = commands.add_parser(
         "oracle",
-        help="answer recorded cases (JSON Lines) as trio_harness would",
-        description="Read cases in the upstream-vectors.jsonl format, one JSON object per line, "
-        "and write each back with `expected` replaced by trio_harness's own answer.",
+        help="answer recorded cases and scheduling scenarios (JSON Lines) as trio_harness would",
+        description="Read cases in the upstream-vectors.jsonl format or scheduling scenarios "
+        '({"op": "schedule"}), one JSON object per line, and write each back with `expected` '
+        "replaced by trio_harness's own answer.",
     )
     oracle.add_argument(
         "--input", metavar="FILE", help="read cases from FILE instead of standard input"
     )
+    add_conformance_commands(commands)
     args = parser.parse_args(argv)
     if args.command == "oracle":
         return run_oracle(args.input)
+    if args.command in ("conformance", "check-log"):
+        return run_conformance_command(args)
     out: list[str] = []
     demo_validation(out)
     demo_pool(out)

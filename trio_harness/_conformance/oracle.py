@@ -1,0 +1,69 @@
+"""One oracle for everything: validation ops and scheduling scenarios, one JSON line each.
+
+``{"op": "schedule", "scenario": {...}}`` lines are answered by
+:func:`~trio_harness._conformance.scenario.answer_scenario` (the real pool under ``MockClock``);
+every other line goes to the validation oracle (:func:`trio_harness.answer_case`) unchanged, so
+the answers of the validation ops are exactly what they were before scheduling was added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import trio_harness as th
+
+from .._arguments import loads_any_depth
+from .scenario import answer_scenario
+
+__all__ = ["SCHEDULE_OP", "answer_request", "answer_request_line", "answer_request_lines"]
+
+#: The op of a scheduling scenario line.
+SCHEDULE_OP: Final = "schedule"
+
+
+def answer_request(case: object) -> dict[str, Any]:
+    """Answer one decoded case line: a scheduling scenario or a validation op.
+
+    Returns:
+        The case with ``expected`` filled in, or ``{"error": "<what>"}``. Never raises.
+    """
+    if type(case) is dict and case.get("op") == SCHEDULE_OP:
+        try:
+            return answer_scenario(case)
+        except Exception as error:  # pragma: no cover - answer_scenario contains its failures
+            return {"error": f"cannot answer: {type(error).__name__}: {error}"}
+    return th.answer_case(case)
+
+
+def answer_request_line(line: str) -> str | None:
+    """Answer one line: compact JavaScript-exact JSON, ``None`` for a blank line. Never raises."""
+    if not line.strip():
+        return None
+    try:
+        case = loads_any_depth(line)
+    except ValueError:
+        return th.js_json({"error": "malformed line: not JSON"})
+    return th.js_json(answer_request(case))
+
+
+def answer_request_lines(lines: Iterable[bytes | str]) -> Iterator[str]:
+    """Answer a stream of lines (bytes are read as UTF-8), lazily, one output line per case.
+
+    Blank lines are passed over; a line that is not UTF-8 gets an ``error`` answer.
+    """
+    first = True
+    for raw in lines:
+        if isinstance(raw, bytes):
+            try:
+                line = raw.decode("utf-8-sig" if first else "utf-8")
+            except UnicodeDecodeError:
+                first = False
+                yield th.js_json({"error": "malformed line: not UTF-8"})
+                continue
+        else:
+            line = raw.removeprefix("\ufeff") if first else raw
+        first = False
+        answered = answer_request_line(line)
+        if answered is not None:
+            yield answered
