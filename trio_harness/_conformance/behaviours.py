@@ -491,6 +491,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "calls are planned in model order from the raw blocks",
         lambda v: len(v.s.calls) >= 2 and bool(v.results),
     ),
+    _B(
+        "f.2 empty-step",
+        "a step without calls logs nothing and ends at once",
+        lambda v: not v.s.calls and v.outcome.get("endedAt") == 0 and not v.a["events"],
+    ),
     _B("f.2 exclusive-barrier", "an exclusive call runs alone between parallel groups", _barrier),
     _B(
         "f.2 conclude-does-not-stop",

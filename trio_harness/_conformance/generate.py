@@ -314,6 +314,20 @@ def _edge_cases() -> Iterator[tuple[str, dict[str, Any]]]:
             "schedulerFailure": {"call": "c2", "phase": "dispatch", "ms": 30000},
         },
     )
+    # f.5: the failure is raised only after the in-flight bodies settled; nothing more commits.
+    yield (
+        "failure-waits-for-in-flight",
+        {
+            "tools": [read],
+            "calls": [
+                {"id": "c0", "name": "read", "arguments": '{"path": "a"}', "body": {"ms": 100}},
+                {"id": "c1", "name": "read", "arguments": '{"path": "b"}', "body": {"ms": 300}},
+                {"id": "c2", "name": "read", "arguments": '{"path": "c"}', "body": {"ms": 10}},
+            ],
+            "cap": 3,
+            "schedulerFailure": {"call": "c2", "phase": "dispatch", "ms": 50},
+        },
+    )
     # A concluding result does not stop later calls (f.2).
     yield (
         "conclude-then-continue",
