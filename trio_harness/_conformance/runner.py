@@ -150,7 +150,7 @@ def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
                 case = loads_any_depth(line)
                 if type(case) is not dict or "expected" not in case:
                     raise ValueError(f"{path}:{number}: not a case with an expected answer")
-                case_id = case["id"] if area == "scheduling" else f"{prefix}/{number:04d}"
+                case_id = f"{prefix}/{case['id']}" if area == "scheduling" else f"{prefix}/{number:04d}"
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
                     continue
                 expected = case.pop("expected")
@@ -625,7 +625,7 @@ def main_run(
     timeout: float,
     suite: str | None,
     json_path: str | None,
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
 ) -> int:
     """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage)."""
     try:
@@ -639,7 +639,7 @@ def main_run(
         sys.stderr.write("python -m trio_harness conformance run: no case matches --only\n")
         return 2
     report = run_cases(cases, port=port, jobs=jobs, timeout=timeout)
-    print_report(report, out)
+    print_report(report, sys.stdout if out is None else out)
     if json_path is not None:
         Path(json_path).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
     return EXIT_CODES[report.verdict]
