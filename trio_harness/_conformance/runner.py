@@ -55,6 +55,8 @@ SPEC_FILES: Final = (
 
 Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
 _SEVERITY: Final[dict[str, int]] = {"pass": 0, "fail": 1, "malformed": 2, "crash": 3, "hang": 4}
+#: Extra seconds the first answer of a port process may take (the port starting up).
+STARTUP_GRACE: Final = 10.0
 #: Exit status per verdict.
 EXIT_CODES: Final[dict[str, int]] = {"pass": 0, "fail": 1, "crash": 3, "hang": 4, "malformed": 5}
 
@@ -387,6 +389,7 @@ class _Port:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.requests: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=20)
+        self.answered = 0
         self.threads = [
             threading.Thread(target=self._read, daemon=True),
             threading.Thread(target=self._write, daemon=True),
@@ -431,12 +434,12 @@ class _Port:
 
     def ask(self, request: dict[str, Any]) -> Any:
         self.requests.put(th.js_json(request).encode("utf-8") + b"\n")
+        timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
         try:
-            line = self.lines.get(timeout=self.timeout)
+            line = self.lines.get(timeout=timeout)
         except queue.Empty:
-            raise PortError(
-                "hang", f"no answer within {self.timeout:g} s{self._stderr_tail()}"
-            ) from None
+            raise PortError("hang", f"no answer within {timeout:g} s{self._stderr_tail()}") from None
+        self.answered += 1
         if line is None:
             try:
                 code = self.process.wait(timeout=2)
