@@ -109,7 +109,12 @@ def _call(seq: int, call_id: str, step: int = 0) -> dict[str, Any]:
 
 
 def _result(
-    seq: int, call_id: str, cites: int, text: str = "ok", error: dict[str, str] | None = None, step: int = 0
+    seq: int,
+    call_id: str,
+    cites: int,
+    text: str = "ok",
+    error: dict[str, str] | None = None,
+    step: int = 0,
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "turn": 0,
@@ -152,8 +157,20 @@ def test_a_hand_written_valid_log_with_skipped_pairs() -> None:
 
 
 BROKEN: list[tuple[str, list[dict[str, Any]], int, str, str]] = [
-    ("cites a later seq", [_result(0, "a", 1), _call(1, "a")], 0, "cites-call", "cites seq 1, which is a later event"),
-    ("cites nothing", [_call(0, "a"), {**_result(1, "a", 0), "sourceEventSeqs": []}], 1, "cites-call", "exactly one call seq"),
+    (
+        "cites a later seq",
+        [_result(0, "a", 1), _call(1, "a")],
+        0,
+        "cites-call",
+        "cites seq 1, which is a later event",
+    ),
+    (
+        "cites nothing",
+        [_call(0, "a"), {**_result(1, "a", 0), "sourceEventSeqs": []}],
+        1,
+        "cites-call",
+        "exactly one call seq",
+    ),
     (
         "cites another call",
         [_call(0, "a"), _call(1, "b"), _result(2, "a", 0), _result(3, "b", 0)],
@@ -184,32 +201,57 @@ BROKEN: list[tuple[str, list[dict[str, Any]], int, str, str]] = [
     ),
     (
         "skipped pair with the wrong text",
-        [_call(0, "a"), _result(1, "a", 0, SKIPPED_TEXT, SKIPPED), _call(2, "b"), _result(3, "b", 2, "Error: tool call aborted", SKIPPED)],
+        [
+            _call(0, "a"),
+            _result(1, "a", 0, SKIPPED_TEXT, SKIPPED),
+            _call(2, "b"),
+            _result(3, "b", 2, "Error: tool call aborted", SKIPPED),
+        ],
         3,
         "abort-shape",
         "must show 'Error: tool call aborted before dispatch'",
     ),
     (
         "abort result without AbortError",
-        [_call(0, "a"), _result(1, "a", 0, "Error: tool call aborted", {"name": "Error", "code": "ABORTED"})],
+        [
+            _call(0, "a"),
+            _result(1, "a", 0, "Error: tool call aborted", {"name": "Error", "code": "ABORTED"}),
+        ],
         1,
         "abort-shape",
         "must carry name AbortError",
     ),
     (
         "a call runs after skipping began",
-        [_call(0, "a"), _result(1, "a", 0, SKIPPED_TEXT, SKIPPED), _call(2, "b"), _result(3, "b", 2)],
+        [
+            _call(0, "a"),
+            _result(1, "a", 0, SKIPPED_TEXT, SKIPPED),
+            _call(2, "b"),
+            _result(3, "b", 2),
+        ],
         3,
         "abort-shape",
         "is not a skipped pair, but skipping began at seq 0",
     ),
-    ("unpaired", [_call(0, "a"), _call(1, "b"), _result(2, "a", 0)], 1, "unpaired", "call b has no result"),
+    (
+        "unpaired",
+        [_call(0, "a"), _call(1, "b"), _result(2, "a", 0)],
+        1,
+        "unpaired",
+        "call b has no result",
+    ),
     ("seq gap", [_call(0, "a"), _result(2, "a", 0)], 2, "seq", "seq 2 where 1 was due"),
 ]
 
 
-@pytest.mark.parametrize(("log", "seq", "rule", "text"), [entry[1:] for entry in BROKEN], ids=[entry[0] for entry in BROKEN])
-def test_each_broken_log_is_caught(log: list[dict[str, Any]], seq: int, rule: str, text: str) -> None:
+@pytest.mark.parametrize(
+    ("log", "seq", "rule", "text"),
+    [entry[1:] for entry in BROKEN],
+    ids=[entry[0] for entry in BROKEN],
+)
+def test_each_broken_log_is_caught(
+    log: list[dict[str, Any]], seq: int, rule: str, text: str
+) -> None:
     violations = check_log(log)
     [primary] = [v for v in violations if (v.seq, v.rule) == (seq, rule)]
     assert text in primary.message
@@ -245,7 +287,10 @@ def test_the_cli_reports_violations_and_malformed_input(
 ) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text(
-        "".join(json.dumps(event) + "\n" for event in [_call(0, "a"), _call(1, "b"), _result(2, "b", 1), _result(3, "a", 0)]),
+        "".join(
+            json.dumps(event) + "\n"
+            for event in [_call(0, "a"), _call(1, "b"), _result(2, "b", 1), _result(3, "a", 0)]
+        ),
         encoding="utf-8",
     )
     status, out, _ = cli(capsys, "check-log", str(broken))
@@ -259,4 +304,5 @@ def test_the_cli_reports_violations_and_malformed_input(
     assert err == f'python -m trio_harness check-log: {garbage}: line 1: event has no "type"\n'
     status, _, err = cli(capsys, "check-log", str(tmp_path / "missing.jsonl"))
     assert status == 2
-    assert "cannot read" in err and "Traceback" not in err
+    assert "cannot read" in err
+    assert "Traceback" not in err

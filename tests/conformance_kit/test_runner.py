@@ -21,7 +21,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return status, out
 
 
-def test_the_whole_kit_passes_against_trio_harness_in_process(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_whole_kit_passes_against_trio_harness_in_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     status, out = run(capsys)
     assert status == 0
     assert "PASS validation               4068 passed, 0 failed" in out
@@ -45,7 +47,7 @@ def test_the_whole_kit_passes_through_a_forwarding_port(
 
 def test_the_oracle_itself_is_a_port(capsys: pytest.CaptureFixture[str]) -> None:
     oracle = f"{sys.executable} -m trio_harness oracle"
-    status, out = run(capsys, "--port", oracle, "--jobs", "2", "--only", "scheduling/edge/*")
+    status, out = run(capsys, "--port", oracle, "--jobs", "2", "--only", "scheduling/edge/c*")
     assert status == 0, out
 
 
@@ -100,31 +102,41 @@ def test_each_wrong_port_is_caught_at_the_right_call(
     text: str,
 ) -> None:
     report = tmp_path / "report.json"
-    status, out = run(capsys, "--port", port(name), "--only", only, "--json", str(report))
+    status, out = run(
+        capsys,
+        "--port",
+        port(name),
+        "--only",
+        "scheduling/edge/*",
+        "--only",
+        "validation/upstream/000*",
+        "--json",
+        str(report),
+    )
     assert status == 1
     assert f"FAIL {case} (call {call})" in out
     assert text in out
     assert "result: FAIL (answers differ)" in out
     data = json.loads(report.read_text(encoding="utf-8"))
     assert data["verdict"] == "fail"
-    [failure] = data["failures"]
-    assert (failure["id"], failure["call"], failure["kind"]) == (case, call, "fail")
+    assert data["areas"]["validation"] == {"passed": 9, "failed": 0, "skipped": 0, "notRun": 0}
+    [failure] = [failure for failure in data["failures"] if failure["id"] == case]
+    assert (failure["call"], failure["kind"]) == (call, "fail")
+    assert all(failure["area"] == "scheduling" for failure in data["failures"])
 
 
-@pytest.mark.parametrize("name", [entry[0] for entry in WRONG_PORTS])
-def test_each_wrong_port_fails_the_scheduling_area_but_passes_validation(name: str) -> None:
-    cases = load_cases(SPEC, ["scheduling/edge/*", "scheduling/abort/00*", "scheduling/failure/0*", "validation/upstream/000*"])
-    report = run_cases(cases, port=port(name), timeout=30)
-    assert report.verdict == "fail"
-    assert report.failed.get("validation", 0) == 0
-    assert report.failed["scheduling"] >= 1
-    assert all(failure.area == "scheduling" for failure in report.failures)
-
-
-def test_validation_reporting_only_the_first_violation_is_caught(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_validation_reporting_only_the_first_violation_is_caught(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     report = tmp_path / "report.json"
     status, out = run(
-        capsys, "--port", port("first_violation_only"), "--only", "validation/upstream/00*", "--json", str(report)
+        capsys,
+        "--port",
+        port("first_violation_only"),
+        "--only",
+        "validation/upstream/00*",
+        "--json",
+        str(report),
     )
     assert status == 1
     data = json.loads(report.read_text(encoding="utf-8"))
@@ -140,9 +152,19 @@ def test_validation_reporting_only_the_first_violation_is_caught(capsys: pytest.
     assert "FAIL validation/upstream/" in out
 
 
-def test_a_crashing_port_is_reported_as_a_crash(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_crashing_port_is_reported_as_a_crash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     report = tmp_path / "report.json"
-    status, out = run(capsys, "--port", port("crashes"), "--only", "validation/upstream/001*", "--json", str(report))
+    status, out = run(
+        capsys,
+        "--port",
+        port("crashes"),
+        "--only",
+        "validation/upstream/001*",
+        "--json",
+        str(report),
+    )
     assert status == 3
     assert "crash at validation/upstream/0012: the port exited with status 3" in out
     assert "stderr: port: internal error, giving up" in out
@@ -154,21 +176,31 @@ def test_a_crashing_port_is_reported_as_a_crash(capsys: pytest.CaptureFixture[st
 
 def test_a_hanging_port_is_reported_as_a_hang(capsys: pytest.CaptureFixture[str]) -> None:
     # The only test that waits in real time: the per-case timeout of a real subprocess.
-    status, out = run(capsys, "--port", port("hangs"), "--only", "validation/upstream/001*", "--timeout", "0.5")
+    status, out = run(
+        capsys, "--port", port("hangs"), "--only", "validation/upstream/001*", "--timeout", "0.5"
+    )
     assert status == 4
     assert "hang at validation/upstream/0011: no answer within 0.5 s" in out
     assert "result: HANG (no answer within the timeout)" in out
 
 
-def test_a_port_printing_garbage_is_reported_as_malformed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_port_printing_garbage_is_reported_as_malformed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     status, out = run(capsys, "--port", port("garbage"), "--only", "scheduling/edge/*")
     assert status == 5
-    assert 'malformed at scheduling/edge/cap-zero: not a JSON line: "INFO starting up the port' in out
+    assert (
+        'malformed at scheduling/edge/cap-zero: not a JSON line: "INFO starting up the port' in out
+    )
     assert "result: MALFORMED OUTPUT (not an answer line)" in out
 
 
-def test_a_port_that_cannot_start_is_a_crash(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    status, out = run(capsys, "--port", str(tmp_path / "no-such-port"), "--only", "scheduling/edge/*")
+def test_a_port_that_cannot_start_is_a_crash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out = run(
+        capsys, "--port", str(tmp_path / "no-such-port"), "--only", "scheduling/edge/*"
+    )
     assert status == 3
     assert "crash: cannot start" in out
 
@@ -193,16 +225,22 @@ def test_a_rejected_cap_compares_the_rejection_not_the_message() -> None:
     [case] = load_cases(SPEC, ["scheduling/edge/cap-zero"])
 
     def upstream_spelling(request: dict[str, Any]) -> dict[str, Any]:
-        return {**request, "expected": {**case.expected, "outcome": {"rejectedCap": "maxParallelToolCalls must be a positive integer"}}}
+        return {
+            **request,
+            "expected": {
+                **case.expected,
+                "outcome": {"rejectedCap": "maxParallelToolCalls must be a positive integer"},
+            },
+        }
 
     assert run_cases([case], answer=upstream_spelling).verdict == "pass"
 
 
 def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    status, out, err = cli(capsys, "conformance", "run", *SPEC_ARG, "--only", "nothing/*")
+    status, _, err = cli(capsys, "conformance", "run", *SPEC_ARG, "--only", "nothing/*")
     assert status == 2
     assert "no case matches --only" in err
-    status, out, err = cli(capsys, "conformance", "run", "--spec", str(tmp_path))
+    status, _, err = cli(capsys, "conformance", "run", "--spec", str(tmp_path))
     assert status == 2
     assert "no conformance kit files in" in err
     assert cli(capsys, "conformance", "run", *SPEC_ARG, "--jobs", "0")[0] == 2
@@ -211,7 +249,9 @@ def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 @pytest.mark.skipif(not (SHARED / "json-schema-test-suite").is_dir(), reason=SHARED_REASON)
 def test_the_official_suite_cases_inside_the_subset(capsys: pytest.CaptureFixture[str]) -> None:
     suite = str(SHARED / "json-schema-test-suite")
-    status, out = run(capsys, "--json-schema-test-suite", suite, "--only", "json-schema-test-suite/*")
+    status, out = run(
+        capsys, "--json-schema-test-suite", suite, "--only", "json-schema-test-suite/*"
+    )
     assert status == 0
     assert "json-schema-test-suite   68 passed, 0 failed" in out
     status, out = run(

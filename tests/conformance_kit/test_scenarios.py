@@ -28,7 +28,11 @@ def answer(scenario: dict[str, Any]) -> dict[str, Any]:
 def test_commits_follow_model_order_in_a_rolling_window() -> None:
     # upstream-behavior.md f.4: cap 2, four parallel calls, c1 released first.
     got = answer(
-        {"tools": [READ], "calls": [call(f"c{i}", ms=ms) for i, ms in enumerate((50, 20, 70, 10))], "cap": 2}
+        {
+            "tools": [READ],
+            "calls": [call(f"c{i}", ms=ms) for i, ms in enumerate((50, 20, 70, 10))],
+            "cap": 2,
+        }
     )
     assert summary(got) == [
         "call c0",
@@ -52,7 +56,12 @@ def test_an_exclusive_call_is_a_barrier() -> None:
     got = answer(
         {
             "tools": [READ, WRITE],
-            "calls": [call("c0", ms=30), call("c1", ms=10), call("c2", "write", ms=5), call("c3", ms=1)],
+            "calls": [
+                call("c0", ms=30),
+                call("c1", ms=10),
+                call("c2", "write", ms=5),
+                call("c3", ms=1),
+            ],
         }
     )
     assert times(got, "bodyStarted") == {"c0": 0, "c1": 0, "c2": 30, "c3": 35}
@@ -61,7 +70,9 @@ def test_an_exclusive_call_is_a_barrier() -> None:
 
 @pytest.mark.parametrize("kind", ["never", "absent", "truthy", "raises"])
 def test_only_an_exact_true_classifier_runs_calls_together(kind: str) -> None:
-    got = answer({"tools": [tool("t", kind)], "calls": [call("c0", "t", ms=10), call("c1", "t", ms=10)]})
+    got = answer(
+        {"tools": [tool("t", kind)], "calls": [call("c0", "t", ms=10), call("c1", "t", ms=10)]}
+    )
     assert times(got, "bodyStarted") == {"c0": 0, "c1": 10}
 
 
@@ -85,7 +96,11 @@ def test_a_registry_change_at_commit_is_seen_by_the_next_classification() -> Non
     got = answer(
         {
             "tools": [tool("first", "never"), READ],
-            "calls": [call("c0", "first", ms=5, onCommit=[flip]), call("c1", ms=10), call("c2", ms=10)],
+            "calls": [
+                call("c0", "first", ms=5, onCommit=[flip]),
+                call("c1", ms=10),
+                call("c2", ms=10),
+            ],
         }
     )
     assert times(got, "bodyStarted") == {"c0": 0, "c1": 5, "c2": 15}
@@ -95,7 +110,10 @@ def test_a_tool_removed_at_commit_is_unknown_to_later_calls() -> None:
     got = answer(
         {
             "tools": [WRITE, READ],
-            "calls": [call("c0", "write", ms=5, onCommit=[{"op": "remove", "tool": "read"}]), call("c1", ms=1)],
+            "calls": [
+                call("c0", "write", ms=5, onCommit=[{"op": "remove", "tool": "read"}]),
+                call("c1", ms=1),
+            ],
         }
     )
     assert summary(got)[-1] == "result c1 UNKNOWN_TOOL"
@@ -141,7 +159,10 @@ def test_an_already_aborted_step_records_only_synthetic_pairs() -> None:
 
 def test_a_hanging_body_ends_at_the_tool_timeout() -> None:
     got = answer(
-        {"tools": [tool("slow", timeoutMs=250)], "calls": [call("c0", "slow", body={"hangs": True})]}
+        {
+            "tools": [tool("slow", timeoutMs=250)],
+            "calls": [call("c0", "slow", body={"hangs": True})],
+        }
     )
     assert summary(got) == ["call c0", "result c0 TOOL_TIMEOUT"]
     assert times(got, "settled") == {"c0": 250}
@@ -206,10 +227,7 @@ def test_hooks_approval_and_contexts() -> None:
             ],
         }
     )
-    texts = {
-        entry: text
-        for entry, text in (line.split(" ", 2)[1:] for line in summary(got) if line.startswith("result"))
-    }
+    texts = dict(line.split(" ", 2)[1:] for line in summary(got) if line.startswith("result"))
     assert texts == {
         "c0": "Error: no",
         "c1": 'Error: the user rejected tool "read"',
@@ -220,7 +238,15 @@ def test_hooks_approval_and_contexts() -> None:
         "c6": "wrapped",
     }
     # Prepare is sequential: c1 waits for c0's 5 ms hook, c2 for c1's 7 ms approval.
-    assert times(got, "called") == {"c0": 0, "c1": 5, "c2": 12, "c3": 12, "c4": 12, "c5": 12, "c6": 12}
+    assert times(got, "called") == {
+        "c0": 0,
+        "c1": 5,
+        "c2": 12,
+        "c3": 12,
+        "c4": 12,
+        "c5": 12,
+        "c6": 12,
+    }
     assert [context["id"] for context in got["contexts"]] == ["c4-ctx0", "c4-ctx1"]
     assert got["contexts"][0] == {
         "id": "c4-ctx0",
@@ -246,7 +272,8 @@ def test_invalid_arguments_fail_with_every_violation() -> None:
     results = [line for line in summary(got) if line.startswith("result")]
     assert results == ["result c0 INVALID_ARGS", "result c1 INVALID_ARGS", "result c2 INVALID_ARGS"]
     message = got["events"][1]["data"]["message"]["content"][0]["content"][0]["text"]
-    assert '"n" must be an integer' in message and 'missing required property "path"' in message
+    assert '"n" must be an integer' in message
+    assert 'missing required property "path"' in message
 
 
 def test_tied_timers_are_reported_and_the_oracle_says_so() -> None:
@@ -276,20 +303,41 @@ def test_the_same_scenario_always_gets_the_same_answer() -> None:
         ({"calls": [{"id": "a"}]}, "scenario.calls[0].name must be a string"),
         ({"calls": [call("a"), call("a")]}, "call ids must be unique"),
         ({"tools": [READ, READ], "calls": []}, "tool names must be unique"),
-        ({"tools": [tool("t", "sometimes")], "calls": []}, "scenario.tools[0].parallel must be one of"),
-        ({"calls": [call("a", body={"ms": -1})]}, "scenario.calls[0].body.ms must be a finite number >= 0"),
+        (
+            {"tools": [tool("t", "sometimes")], "calls": []},
+            "scenario.tools[0].parallel must be one of",
+        ),
+        (
+            {"calls": [call("a", body={"ms": -1})]},
+            "scenario.calls[0].body.ms must be a finite number >= 0",
+        ),
         ({"calls": [call("a", body={"throws": "x", "returns": 1})]}, "has more than one outcome"),
         ({"calls": [call("a", body={"hangs": True})]}, "a hanging body needs"),
-        ({"calls": [call("a", pre={"decision": "deny"})]}, "scenario.calls[0].pre.reason is required"),
+        (
+            {"calls": [call("a", pre={"decision": "deny"})]},
+            "scenario.calls[0].pre.reason is required",
+        ),
         ({"calls": [call("a", pre={"approval": "rejected"})]}, "belongs to an ask decision"),
-        ({"calls": [call("a", post={"decision": "maybe"})]}, "scenario.calls[0].post.decision must be"),
-        ({"calls": [call("a", onCommit=[{"op": "flip"}])]}, "scenario.calls[0].onCommit[0].op must be"),
-        ({"calls": [call("a")], "schedulerFailure": {"call": "b", "phase": "prepare"}}, "names no call"),
+        (
+            {"calls": [call("a", post={"decision": "maybe"})]},
+            "scenario.calls[0].post.decision must be",
+        ),
+        (
+            {"calls": [call("a", onCommit=[{"op": "flip"}])]},
+            "scenario.calls[0].onCommit[0].op must be",
+        ),
+        (
+            {"calls": [call("a")], "schedulerFailure": {"call": "b", "phase": "prepare"}},
+            "names no call",
+        ),
         (
             {"calls": [call("a")], "schedulerFailure": {"call": "a", "phase": "commit", "ms": 5}},
             "must be 0 for the commit phase",
         ),
-        ({"tools": [tool("t", timeoutMs=0)], "calls": []}, "timeoutMs must be a positive finite number"),
+        (
+            {"tools": [tool("t", timeoutMs=0)], "calls": []},
+            "timeoutMs must be a positive finite number",
+        ),
     ],
 )
 def test_a_scenario_outside_the_format_is_rejected_by_name(scenario: object, message: str) -> None:
@@ -301,6 +349,12 @@ def test_a_scenario_outside_the_format_is_rejected_by_name(scenario: object, mes
 def test_the_oracle_answers_a_bad_scenario_with_one_error_line() -> None:
     line = answer_request_line('{"op": "schedule", "scenario": {"calls": 3}}')
     assert line == '{"error":"invalid scenario: scenario.calls must be a list"}'
-    line = answer_request_line('{"op": "schedule", "scenario": {"tools": [{"name": "t", "parameters": {"x": {"type": "text"}}}], "calls": []}}')
-    assert line is not None and line.startswith('{"error":"invalid scenario: JsonSchemaError')
-    assert answer_request_line('{"op": "schedule"}') == '{"error":"op \\"schedule\\" needs \\"scenario\\""}'
+    line = answer_request_line(
+        '{"op": "schedule", "scenario": {"tools": [{"name": "t", "parameters": {"x": {"type": "text"}}}], "calls": []}}'
+    )
+    assert line is not None
+    assert line.startswith('{"error":"invalid scenario: JsonSchemaError')
+    assert (
+        answer_request_line('{"op": "schedule"}')
+        == '{"error":"op \\"schedule\\" needs \\"scenario\\""}'
+    )

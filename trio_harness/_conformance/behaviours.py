@@ -137,7 +137,9 @@ def _barrier(view: _View) -> bool:
         if (
             any(view.static_parallel(i) for i in range(index))
             and any(view.static_parallel(i) for i in range(index + 1, len(calls)))
-            and all(t["settled"] is not None and t["settled"] <= mine["bodyStarted"] for t in before)
+            and all(
+                t["settled"] is not None and t["settled"] <= mine["bodyStarted"] for t in before
+            )
             and all(t["called"] is None or t["called"] >= mine["committed"] for t in after)
             and view.overlap() >= 2
         ):
@@ -380,7 +382,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "a step aborted before it starts records only synthetic pairs",
         lambda v: v.s.abort_at_ms == 0 and v.aborted() and bool(v.s.calls),
     ),
-    _B("e.4 pre-execute-deny", "a pre-execute deny is a failure with the reason", lambda v: v.pre("deny")),
+    _B(
+        "e.4 pre-execute-deny",
+        "a pre-execute deny is a failure with the reason",
+        lambda v: v.pre("deny"),
+    ),
     _B(
         "e.4 pre-execute-raise",
         "a raising pre-execute hook is an error result, not a failure of the step",
@@ -469,8 +475,16 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "post-execute accept with replacement content",
         _post(lambda p: p.decision == "accept" and p.content is not None),
     ),
-    _B("e.6 block", "post-execute block turns the result into a failure", _post(lambda p: p.decision == "block")),
-    _B("e.6 post-raise", "a raising post-execute hook gives an error result", _post(lambda p: p.decision == "raise")),
+    _B(
+        "e.6 block",
+        "post-execute block turns the result into a failure",
+        _post(lambda p: p.decision == "block"),
+    ),
+    _B(
+        "e.6 post-raise",
+        "a raising post-execute hook gives an error result",
+        _post(lambda p: p.decision == "raise"),
+    ),
     _B(
         "e.6 contexts",
         "post-execute decisions carry additional contexts",
@@ -511,7 +525,9 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
     _B(
         "f.3 serial-cap-1",
         "cap 1 runs the calls one after the other",
-        lambda v: v.s.cap == 1 and sum(1 for t in v.times.values() if t["bodyStarted"] is not None) >= 2,
+        lambda v: (
+            v.s.cap == 1 and sum(1 for t in v.times.values() if t["bodyStarted"] is not None) >= 2
+        ),
     ),
     _B("f.3 default-cap", "without a cap the window is 10", _default_cap),
     _B(
@@ -562,8 +578,13 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
     _B(
         "f.5 abort-drains",
         "an abort drains started calls and commits them in order",
-        lambda v: v.aborted()
-        and any(t["bodyStarted"] is not None and t["committed"] is not None for t in v.times.values()),
+        lambda v: (
+            v.aborted()
+            and any(
+                t["bodyStarted"] is not None and t["committed"] is not None
+                for t in v.times.values()
+            )
+        ),
     ),
     _B("f.5 failure-in-prepare", "a scheduler failure while preparing", _failure("prepare")),
     _B("f.5 failure-in-dispatch", "a scheduler failure while dispatching", _failure("dispatch")),
@@ -597,7 +618,8 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "g non-object-arguments",
         "JSON arguments that are not an object fail the parameter check",
         lambda v: any(
-            c.arguments[:1] in ("[", '"', "1", "n", "t") and v.results.get(c.id, {}).get("code") == "INVALID_ARGS"
+            c.arguments[:1] in ("[", '"', "1", "n", "t")
+            and v.results.get(c.id, {}).get("code") == "INVALID_ARGS"
             for c in v.s.calls
         ),
     ),

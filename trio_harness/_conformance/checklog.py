@@ -107,9 +107,7 @@ def _result(seq: int, event: dict[str, Any], line: int) -> _Result:
         call_id = block["toolCallId"]
         source_id = message["source"]["callId"]
         content = block["content"]
-        texts = tuple(
-            part.get("text", "") if type(part) is dict else "" for part in content
-        )
+        texts = tuple(part.get("text", "") if type(part) is dict else "" for part in content)
     except (KeyError, TypeError, IndexError):
         raise LogFormatError(
             line, "tool/result data must carry message.content[0] with toolCallId and content"
@@ -320,4 +318,3 @@ def main_check_log(path: str, allow_unpaired: bool, out: Any, err: Any) -> int:
         return 1
     out.write(f"{path}: ok\n")
     return 0
-

@@ -80,7 +80,13 @@ def add_commands(commands: Any) -> None:
 
 
 def _generate(spec: str, check: bool) -> int:
-    from .generate import COVERAGE_FILE, SCHEDULING_FILE, coverage_markdown, generate_lines, write_kit
+    from .generate import (
+        COVERAGE_FILE,
+        SCHEDULING_FILE,
+        coverage_markdown,
+        generate_lines,
+        write_kit,
+    )
 
     spec_dir = Path(spec)
     if not check:
@@ -114,7 +120,9 @@ def run_command(args: argparse.Namespace) -> int:
     from .runner import main_run
 
     if args.jobs < 1 or args.timeout <= 0:
-        sys.stderr.write("python -m trio_harness conformance run: --jobs and --timeout must be > 0\n")
+        sys.stderr.write(
+            "python -m trio_harness conformance run: --jobs and --timeout must be > 0\n"
+        )
         return 2
     return main_run(
         args.spec,

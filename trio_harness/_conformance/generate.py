@@ -54,7 +54,9 @@ _TOOLS: Final[dict[str, dict[str, Any]]] = {
 
 def _arguments(rng: random.Random, tool: str, bad: float) -> str:
     if rng.random() < bad:
-        return rng.choice(['{"path": 1}', "{}", "not json", "", "[1]", '{"path": "a", "parallel": 1}'])
+        return rng.choice(
+            ['{"path": 1}', "{}", "not json", "", "[1]", '{"path": "a", "parallel": 1}']
+        )
     if tool == "maybe":
         flag = rng.choice(["true", "false", "true"])
         return f'{{"path": "m", "parallel": {flag}}}'
@@ -182,7 +184,11 @@ def _classify(rng: random.Random) -> dict[str, Any]:
 def _hooks(rng: random.Random) -> dict[str, Any]:
     draw = _Draw(rng)
     calls = draw.calls(rng.randint(2, 7), ["read", "read", "write", "maybe"], hooks=0.7)
-    scenario: dict[str, Any] = {"tools": draw.tools(), "calls": calls, "cap": rng.choice([1, 2, 3, 4])}
+    scenario: dict[str, Any] = {
+        "tools": draw.tools(),
+        "calls": calls,
+        "cap": rng.choice([1, 2, 3, 4]),
+    }
     if rng.random() < 0.15:
         scenario["approval"] = False
     return scenario
@@ -271,7 +277,12 @@ def _edge_cases() -> Iterator[tuple[str, dict[str, Any]]]:
         {
             "tools": [read],
             "calls": [
-                {"id": f"c{i}", "name": "read", "arguments": '{"path": "p"}', "body": {"ms": 100 + i}}
+                {
+                    "id": f"c{i}",
+                    "name": "read",
+                    "arguments": '{"path": "p"}',
+                    "body": {"ms": 100 + i},
+                }
                 for i in range(12)
             ],
         },

@@ -14,6 +14,7 @@ port that crashes, hangs or prints garbage is stopped; its remaining cases count
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
@@ -152,7 +153,9 @@ def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
                 case = loads_any_depth(line)
                 if type(case) is not dict or "expected" not in case:
                     raise ValueError(f"{path}:{number}: not a case with an expected answer")
-                case_id = f"{prefix}/{case['id']}" if area == "scheduling" else f"{prefix}/{number:04d}"
+                case_id = (
+                    f"{prefix}/{case['id']}" if area == "scheduling" else f"{prefix}/{number:04d}"
+                )
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
                     continue
                 expected = case.pop("expected")
@@ -197,7 +200,12 @@ def load_json_schema_test_suite(suite_dir: Path, only: Sequence[str] = ()) -> li
                 case_id = f"json-schema-test-suite/{path.stem}/{group_index}/{test_index}"
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
                     continue
-                request = {"op": "validate", "schema": schema, "value": test["data"], "path": "value"}
+                request = {
+                    "op": "validate",
+                    "schema": schema,
+                    "value": test["data"],
+                    "path": "value",
+                }
                 expected = th.answer_case(dict(request))["expected"]
                 cases.append(Case(case_id, "json-schema-test-suite", request, expected))
     return cases
@@ -256,7 +264,7 @@ def describe_event(event: Any) -> str:
         return _short(event)
     kind = event.get("type")
     head = f"#{event.get('seq')} {kind} {_event_call(event)}"
-    data = event.get("data") if type(event.get("data")) is dict else {}
+    data: dict[str, Any] = event["data"] if type(event.get("data")) is dict else {}
     if kind == "tool/call":
         return f"{head} {data.get('name')} {_short(data.get('arguments'), 60)}"
     if kind == "tool/result":
@@ -340,11 +348,17 @@ def _allows_skip(case: Case) -> bool:
 def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
     """Compare one answer (the decoded line a port returned) with the case's expectation."""
     if type(answer) is not dict:
-        return Failure(case.id, case.area, "malformed", None, f"answer is not an object: {_short(answer)}")
+        return Failure(
+            case.id, case.area, "malformed", None, f"answer is not an object: {_short(answer)}"
+        )
     if "expected" not in answer:
         if "error" in answer:
-            return Failure(case.id, case.area, "error", None, f"port answered error: {_short(answer['error'])}")
-        return Failure(case.id, case.area, "malformed", None, f"answer has no expected: {_short(answer)}")
+            return Failure(
+                case.id, case.area, "error", None, f"port answered error: {_short(answer['error'])}"
+            )
+        return Failure(
+            case.id, case.area, "malformed", None, f"answer has no expected: {_short(answer)}"
+        )
     got = answer["expected"]
     if type(got) is dict and set(got) == {"skipped"}:
         if _allows_skip(case):
@@ -417,10 +431,8 @@ class _Port:
                 stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
                 return
-        try:
+        with contextlib.suppress(OSError):
             stdin.close()
-        except OSError:
-            pass
 
     def _drain_stderr(self) -> None:
         stderr = self.process.stderr
@@ -438,7 +450,9 @@ class _Port:
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
-            raise PortError("hang", f"no answer within {timeout:g} s{self._stderr_tail()}") from None
+            raise PortError(
+                "hang", f"no answer within {timeout:g} s{self._stderr_tail()}"
+            ) from None
         self.answered += 1
         if line is None:
             try:
@@ -467,10 +481,8 @@ class _Port:
             thread.join(timeout=2)
         for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -519,7 +531,9 @@ def _run_port(
             except PortError as error:
                 with lock:
                     report.problems.append(f"{error.verdict} at {case.id}: {error}")
-                    report.failures.append(Failure(case.id, case.area, error.verdict, None, str(error)))
+                    report.failures.append(
+                        Failure(case.id, case.area, error.verdict, None, str(error))
+                    )
                     _tally(report, case.area, "failed")
                     _worsen(report, error.verdict)
                     for rest in cases[position + 1 :]:
@@ -546,7 +560,7 @@ def run_cases(
     port: str | None = None,
     jobs: int = 1,
     timeout: float = 10.0,
-    answer: Callable[[dict[str, Any]], Any] = answer_request,
+    answer: Callable[[Any], Any] = answer_request,
 ) -> Report:
     """Run ``cases`` against ``port`` (a command line) or, when ``None``, against ``answer``.
 
@@ -591,7 +605,9 @@ def print_report(report: Report, out: TextIO, *, max_failures: int = 20) -> None
     """The human summary: per area pass/fail, then each failure with its first difference."""
     target = report.port if report.port is not None else "trio_harness (in-process)"
     out.write(f"conformance run against {target}\n")
-    areas = sorted(set(report.passed) | set(report.failed) | set(report.skipped) | set(report.not_run))
+    areas = sorted(
+        set(report.passed) | set(report.failed) | set(report.skipped) | set(report.not_run)
+    )
     for area in areas:
         parts = [f"{report.passed.get(area, 0)} passed", f"{report.failed.get(area, 0)} failed"]
         if report.skipped.get(area):
@@ -646,4 +662,3 @@ def main_run(
     if json_path is not None:
         Path(json_path).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
     return EXIT_CODES[report.verdict]
-

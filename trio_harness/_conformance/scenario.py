@@ -186,9 +186,14 @@ def _str(value: object, where: str) -> str:
 
 
 def _ms(value: object, where: str) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value) or value < 0:  # type: ignore[arg-type]
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value < 0
+    ):
         raise ScenarioError(f"{where} must be a finite number >= 0")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _opt_ms(source: dict[str, Any], key: str, where: str) -> float:
@@ -308,7 +313,7 @@ def _post(value: object, where: str) -> PostSpec:
     return PostSpec(
         _opt_ms(raw, "ms", where),
         decision,
-        value=raw["value"] if "value" in raw else th.UNSET,
+        value=raw.get("value", th.UNSET),
         content=content,
         feedback=_str(raw.get("feedback", ""), f"{where}.feedback"),
         contexts=tuple(contexts),
@@ -370,9 +375,7 @@ def parse_scenario(value: object) -> Scenario:
         ScenarioError: The object does not follow ``spec/FORMAT.md``; the message names the field.
     """
     raw = _obj(value, "scenario")
-    _keys(
-        raw, "scenario", ("tools", "calls", "cap", "abortAtMs", "schedulerFailure", "approval")
-    )
+    _keys(raw, "scenario", ("tools", "calls", "cap", "abortAtMs", "schedulerFailure", "approval"))
     tools_raw = raw.get("tools", [])
     calls_raw = raw.get("calls")
     if type(tools_raw) is not list:
