@@ -109,7 +109,7 @@ def test_each_wrong_port_is_caught_at_the_right_call(
         "--only",
         "scheduling/edge/*",
         "--only",
-        "validation/upstream/000*",
+        "validation/upstream/*/000*",
         "--json",
         str(report),
     )
@@ -134,13 +134,13 @@ def test_validation_reporting_only_the_first_violation_is_caught(
         "--port",
         port("first_violation_only"),
         "--only",
-        "validation/upstream/00*",
+        "validation/upstream/*/00*",
         "--json",
         str(report),
     )
     assert status == 1
     data = json.loads(report.read_text(encoding="utf-8"))
-    expected = {case.id: case.expected for case in load_cases(SPEC, ["validation/upstream/00*"])}
+    expected = {case.id: case.expected for case in load_cases(SPEC, ["validation/upstream/*/00*"])}
     several = sorted(
         case_id for case_id, answer in expected.items() if len(answer.get("violations") or []) > 1
     )
@@ -161,12 +161,12 @@ def test_a_crashing_port_is_reported_as_a_crash(
         "--port",
         port("crashes"),
         "--only",
-        "validation/upstream/001*",
+        "validation/upstream/*/001*",
         "--json",
         str(report),
     )
     assert status == 3
-    assert "crash at validation/upstream/0012: the port exited with status 3" in out
+    assert "crash at validation/upstream/validate/0012: the port exited with status 3" in out
     assert "stderr: port: internal error, giving up" in out
     assert "result: CRASH (the port exited)" in out
     data = json.loads(report.read_text(encoding="utf-8"))
@@ -177,10 +177,10 @@ def test_a_crashing_port_is_reported_as_a_crash(
 def test_a_hanging_port_is_reported_as_a_hang(capsys: pytest.CaptureFixture[str]) -> None:
     # The only test that waits in real time: the per-case timeout of a real subprocess.
     status, out = run(
-        capsys, "--port", port("hangs"), "--only", "validation/upstream/001*", "--timeout", "0.5"
+        capsys, "--port", port("hangs"), "--only", "validation/upstream/*/001*", "--timeout", "0.5"
     )
     assert status == 4
-    assert "hang at validation/upstream/0011: no answer within 0.5 s" in out
+    assert "hang at validation/upstream/validate/0011: no answer within 0.5 s" in out
     assert "result: HANG (no answer within the timeout)" in out
 
 
@@ -206,7 +206,7 @@ def test_a_port_that_cannot_start_is_a_crash(
 
 
 def test_error_answers_and_unallowed_skips_are_failures() -> None:
-    [case] = load_cases(SPEC, ["validation/upstream/0001"])
+    [case] = load_cases(SPEC, ["validation/upstream/*/0001"])
     errors = run_cases([case], answer=lambda request: {"error": "unsupported op"})
     assert errors.verdict == "fail"
     assert errors.failures[0].kind == "error"

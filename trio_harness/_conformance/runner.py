@@ -153,9 +153,10 @@ def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
                 case = loads_any_depth(line)
                 if type(case) is not dict or "expected" not in case:
                     raise ValueError(f"{path}:{number}: not a case with an expected answer")
-                case_id = (
-                    f"{prefix}/{case['id']}" if area == "scheduling" else f"{prefix}/{number:04d}"
-                )
+                if area == "scheduling":
+                    case_id = f"{prefix}/{case['id']}"
+                else:
+                    case_id = f"{prefix}/{case.get('op')}/{number:04d}"
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
                     continue
                 expected = case.pop("expected")
