@@ -28,9 +28,9 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from trio_harness._conformance.cli import add_commands as add_conformance_commands
-from trio_harness._conformance.cli import run_command as run_conformance_command
-from trio_harness._conformance.oracle import answer_request_lines as answer_lines
+from trio_harness._conformance import add_commands as add_conformance_commands
+from trio_harness._conformance import answer_request_lines as answer_lines
+from trio_harness._conformance import run_command as run_conformance_command
 from trio_harness.lowlevel import js_json
 
 

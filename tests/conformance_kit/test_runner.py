@@ -27,7 +27,8 @@ def test_the_whole_kit_passes_against_trio_harness_in_process(
     status, out = run(capsys)
     assert status == 0
     assert "PASS validation               4068 passed, 0 failed" in out
-    scheduling = sum(1 for line in (SPEC / "scheduling-vectors.jsonl").open() if line.strip())
+    text = (SPEC / "scheduling-vectors.jsonl").read_text(encoding="utf-8")
+    scheduling = sum(1 for line in text.splitlines() if line.strip())
     assert f"{scheduling} passed, 0 failed" in out
     assert "result: PASS" in out
 

@@ -31,9 +31,10 @@ from typing import Any, Final, Literal, TextIO
 
 import attrs
 
-import trio_harness as th
-
 from .._arguments import loads_any_depth
+from .._json import js_json
+from .._oracle import answer_case
+from .._validation import assert_supported_json_schema
 from .oracle import answer_request
 
 __all__ = [
@@ -194,7 +195,7 @@ def load_json_schema_test_suite(suite_dir: Path, only: Sequence[str] = ()) -> li
             if isinstance(schema, dict):
                 schema = {key: value for key, value in schema.items() if key != "$schema"}
             try:
-                th.assert_supported_json_schema(schema)
+                assert_supported_json_schema(schema)
             except Exception:
                 continue
             for test_index, test in enumerate(group.get("tests", [])):
@@ -207,7 +208,7 @@ def load_json_schema_test_suite(suite_dir: Path, only: Sequence[str] = ()) -> li
                     "value": test["data"],
                     "path": "value",
                 }
-                expected = th.answer_case(dict(request))["expected"]
+                expected = answer_case(dict(request))["expected"]
                 cases.append(Case(case_id, "json-schema-test-suite", request, expected))
     return cases
 
@@ -218,7 +219,7 @@ def load_json_schema_test_suite(suite_dir: Path, only: Sequence[str] = ()) -> li
 
 
 def _canon(value: Any) -> str:
-    return th.js_json(value)
+    return js_json(value)
 
 
 def _short(value: Any, limit: int = 160) -> str:
@@ -446,7 +447,7 @@ class _Port:
         return ("; stderr: " + " | ".join(tail)) if tail else ""
 
     def ask(self, request: dict[str, Any]) -> Any:
-        self.requests.put(th.js_json(request).encode("utf-8") + b"\n")
+        self.requests.put(js_json(request).encode("utf-8") + b"\n")
         timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
         try:
             line = self.lines.get(timeout=timeout)
@@ -577,7 +578,7 @@ def run_cases(
     if port is None:
         for case in cases:
             # Requests travel as JSON text, as they would to a port.
-            request = loads_any_depth(th.js_json(case.request))
+            request = loads_any_depth(js_json(case.request))
             _record(report, case, judge(case, answer(request)))
     else:
         lock = threading.Lock()

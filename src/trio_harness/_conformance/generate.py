@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-import trio_harness as th
-
+from .._json import js_json
 from .behaviours import BEHAVIOURS, behaviours_of
 from .scenario import ScenarioAnswer, parse_scenario, run_scenario
 
@@ -442,7 +441,7 @@ def generate_lines() -> list[str]:
             "scenario": scenario,
             "expected": result.answer,
         }
-        lines.append(th.js_json(case))
+        lines.append(js_json(case))
     return lines
 
 

@@ -23,7 +23,26 @@ import attrs
 import trio
 import trio.testing
 
-import trio_harness as th
+from .._errors import HarnessError
+from .._json import js_json
+from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, ToolCallBlock, execute_tool_calls
+from .._runtime import (
+    Accept,
+    ApprovalRequest,
+    Ask,
+    Block,
+    Deny,
+    DispatchOutcome,
+    PostToolDecision,
+    Preparation,
+    PreToolDecision,
+    Scheduler,
+    ToolExecutionInput,
+    ToolRuntime,
+    define_tool,
+)
+from .._session import Session, SessionEvent
+from .._values import UNSET, ToolDefinition, ToolExecutionResult, ToolOutput
 
 __all__ = [
     "AGENT",
@@ -108,7 +127,7 @@ class PostSpec:
 
     ms: float = 0
     decision: Literal["accept", "block", "raise"] = "accept"
-    value: Any = th.UNSET
+    value: Any = UNSET
     content: str | None = None
     feedback: str = ""
     message: str = ""
@@ -256,7 +275,7 @@ def _body(value: object, where: str) -> BodySpec:
         if raw["hangs"] is not True or "ms" in raw:
             raise ScenarioError(f"{where}.hangs must be true, without ms")
         return BodySpec(0, "hangs")
-    return BodySpec(ms, "returns", value=raw.get("returns", th.UNSET), conclude_turn=conclude)
+    return BodySpec(ms, "returns", value=raw.get("returns", UNSET), conclude_turn=conclude)
 
 
 def _pre(value: object, where: str) -> PreSpec:
@@ -313,7 +332,7 @@ def _post(value: object, where: str) -> PostSpec:
     return PostSpec(
         _opt_ms(raw, "ms", where),
         decision,
-        value=raw.get("value", th.UNSET),
+        value=raw.get("value", UNSET),
         content=content,
         feedback=_str(raw.get("feedback", ""), f"{where}.feedback"),
         contexts=tuple(contexts),
@@ -422,7 +441,7 @@ def parse_scenario(value: object) -> Scenario:
     return Scenario(
         tools=tools,
         calls=calls,
-        cap=raw.get("cap", th.DEFAULT_MAX_PARALLEL_TOOL_CALLS),
+        cap=raw.get("cap", DEFAULT_MAX_PARALLEL_TOOL_CALLS),
         abort_at_ms=abort_at,
         failure=failure,
         approval_service=approval,
@@ -448,7 +467,7 @@ class ScenarioAnswer:
     ties: tuple[int, ...]
 
 
-class _TimedSession(th.Session):
+class _TimedSession(Session):
     """A session that remembers the virtual time of every append."""
 
     def __init__(self, clock_start: float) -> None:
@@ -458,7 +477,7 @@ class _TimedSession(th.Session):
 
     def append(
         self, type: str, data: Any, *, source_event_seqs: Sequence[int] | None = None
-    ) -> th.SessionEvent:
+    ) -> SessionEvent:
         self.times.append(_now(self.start))
         return super().append(type, data, source_event_seqs=source_event_seqs)
 
@@ -473,7 +492,7 @@ async def _pause(ms: float) -> None:
 
 
 def _render(args: Any, value: Any) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": value if type(value) is str else th.js_json(value)}]
+    return [{"type": "text", "text": value if type(value) is str else js_json(value)}]
 
 
 class _Run:
@@ -491,7 +510,7 @@ class _Run:
         self.cancelled: list[int] = []
         self.failed_at: int | None = None
         self.contexts: list[Any] = []
-        self.runtime = th.ToolRuntime(approval=self if scenario.approval_service else None)
+        self.runtime = ToolRuntime(approval=self if scenario.approval_service else None)
         for tool in scenario.tools:
             self.runtime.register(self._define(tool))
         self._install_hooks()
@@ -529,7 +548,7 @@ class _Run:
 
         return classify
 
-    def _define(self, tool: ToolSpec) -> th.ToolDefinition:
+    def _define(self, tool: ToolSpec) -> ToolDefinition:
         self.modes[tool.name] = tool.parallel
 
         async def body(args: Any, ctx: Any) -> Any:
@@ -549,16 +568,16 @@ class _Run:
             if spec.outcome == "throws":
                 raise RuntimeError(spec.message)
             if spec.outcome == "harnessError":
-                raise th.HarnessError(spec.message, spec.code)
+                raise HarnessError(spec.message, spec.code)
             if spec.conclude_turn:
                 ctx.conclude_turn()
-            return ctx.call_id if spec.value is th.UNSET else spec.value
+            return ctx.call_id if spec.value is UNSET else spec.value
 
-        return th.define_tool(
+        return define_tool(
             name=tool.name,
             description=f"conformance tool {tool.name}",
             parameters=tool.parameters,
-            output=th.ToolOutput(schema=tool.output, render=_render),
+            output=ToolOutput(schema=tool.output, render=_render),
             execute=body,
             is_concurrency_safe=self._classifier(tool.name),
             timeout_ms=tool.timeout_ms,
@@ -590,22 +609,22 @@ class _Run:
             self.runtime.add_post_execute(self._post_execute)
 
     async def _pre_execute(
-        self, exec: Any, next: Callable[[], Awaitable[th.PreToolDecision]]
-    ) -> th.PreToolDecision:
+        self, exec: Any, next: Callable[[], Awaitable[PreToolDecision]]
+    ) -> PreToolDecision:
         spec = self.calls[exec.call_id].pre
         if spec is None:
             return await next()
         await self.timer(spec.ms)
         if spec.decision == "deny":
             assert spec.reason is not None
-            return th.Deny(spec.reason)
+            return Deny(spec.reason)
         if spec.decision == "ask":
-            return th.Ask(spec.reason)
+            return Ask(spec.reason)
         if spec.decision == "raise":
             raise RuntimeError(spec.reason)
         return await next()
 
-    async def request(self, request: th.ApprovalRequest) -> str:
+    async def request(self, request: ApprovalRequest) -> str:
         """The approval service: answer as the asking call's script says."""
         spec = self.calls[request.call_id].pre
         assert spec is not None
@@ -616,8 +635,8 @@ class _Run:
         return self.calls[exec.call_id].guard
 
     async def _wrap(
-        self, exec: Any, next: Callable[[], Awaitable[th.ToolExecutionResult]]
-    ) -> th.ToolExecutionResult:
+        self, exec: Any, next: Callable[[], Awaitable[ToolExecutionResult]]
+    ) -> ToolExecutionResult:
         spec = self.calls[exec.call_id].wrapper
         if spec is None:
             return await next()
@@ -625,7 +644,7 @@ class _Run:
         if spec.kind == "raise":
             raise RuntimeError(spec.message)
         if spec.kind == "returns":
-            result = th.ToolExecutionResult(is_error=False, content=(), value=spec.value)
+            result = ToolExecutionResult(is_error=False, content=(), value=spec.value)
         else:
             result = await next()
         await self.timer(spec.after_ms)
@@ -634,9 +653,9 @@ class _Run:
     async def _post_execute(
         self,
         exec: Any,
-        result: th.ToolExecutionResult,
-        next: Callable[[], Awaitable[th.PostToolDecision]],
-    ) -> th.PostToolDecision:
+        result: ToolExecutionResult,
+        next: Callable[[], Awaitable[PostToolDecision]],
+    ) -> PostToolDecision:
         spec = self.calls[exec.call_id].post
         if spec is None:
             return await next()
@@ -649,18 +668,18 @@ class _Run:
             raise RuntimeError(spec.message)
         if spec.decision == "block":
             feedback = [{"type": "text", "text": spec.feedback}] if spec.feedback else []
-            return th.Block(feedback, additional_contexts=contexts)
-        content: Any = th.UNSET
+            return Block(feedback, additional_contexts=contexts)
+        content: Any = UNSET
         if spec.content is not None:
             content = [{"type": "text", "text": spec.content}]
-        return th.Accept(value=spec.value, content=content, additional_contexts=contexts)
+        return Accept(value=spec.value, content=content, additional_contexts=contexts)
 
 
 class _Probe:
     """Wraps ``runtime.scheduler``: records phase times, injects the scripted failure and
     applies the registry changes of a call when it commits."""
 
-    def __init__(self, run: _Run, inner: th.Scheduler) -> None:
+    def __init__(self, run: _Run, inner: Scheduler) -> None:
         self._run = run
         self._inner = inner
         failure = run.scenario.failure
@@ -677,7 +696,7 @@ class _Probe:
         self._run.failed_at = self._run.now()
         raise RuntimeError(failure.message)
 
-    async def prepare(self, input: th.ToolExecutionInput) -> th.Preparation:
+    async def prepare(self, input: ToolExecutionInput) -> Preparation:
         failure = self._fails(input.call_id, "prepare")
         if failure is not None:
             await self._raise(failure)
@@ -685,7 +704,7 @@ class _Probe:
         self._run.prepared[input.call_id] = self._run.now()
         return preparation
 
-    async def dispatch(self, exec: Any) -> th.DispatchOutcome:
+    async def dispatch(self, exec: Any) -> DispatchOutcome:
         failure = self._fails(exec.call_id, "dispatch")
         if failure is not None:
             await self._raise(failure)
@@ -699,7 +718,7 @@ class _Probe:
             for change in call.on_commit:
                 self._run.apply(change)
 
-    async def finalize(self, exec: Any, result: th.ToolExecutionResult) -> th.ToolExecutionResult:
+    async def finalize(self, exec: Any, result: ToolExecutionResult) -> ToolExecutionResult:
         failure = self._fails(exec.call_id, "commit")
         if failure is not None:
             self._run.failed_at = self._run.now()
@@ -708,7 +727,7 @@ class _Probe:
         self._committed(exec)
         return final
 
-    def finish(self, exec: Any, result: th.ToolExecutionResult) -> th.ToolExecutionResult:
+    def finish(self, exec: Any, result: ToolExecutionResult) -> ToolExecutionResult:
         failure = self._fails(exec.call_id, "commit")
         if failure is not None:
             self._run.failed_at = self._run.now()
@@ -741,7 +760,7 @@ def _times(run: _Run, session: _TimedSession) -> list[dict[str, Any]]:
 
 async def _step(run: _Run, session: _TimedSession, abort: trio.Event) -> dict[str, Any]:
     scenario = run.scenario
-    blocks = [th.ToolCallBlock(call.id, call.name, call.arguments) for call in scenario.calls]
+    blocks = [ToolCallBlock(call.id, call.name, call.arguments) for call in scenario.calls]
     abort_at = scenario.abort_at_ms
     outcome: dict[str, Any]
     with trio.move_on_after(VIRTUAL_LIMIT_MS / 1000) as limit:
@@ -757,7 +776,7 @@ async def _step(run: _Run, session: _TimedSession, abort: trio.Event) -> dict[st
 
                     nursery.start_soon(abort_later)
             try:
-                step = await th.execute_tool_calls(
+                step = await execute_tool_calls(
                     run.runtime,
                     session,
                     blocks,

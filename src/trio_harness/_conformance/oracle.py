@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
-import trio_harness as th
-
 from .._arguments import loads_any_depth
+from .._json import js_json
+from .._oracle import answer_case
 from .scenario import answer_scenario
 
 __all__ = ["SCHEDULE_OP", "answer_request", "answer_request_line", "answer_request_lines"]
@@ -33,7 +33,7 @@ def answer_request(case: object) -> dict[str, Any]:
             return answer_scenario(case)
         except Exception as error:  # pragma: no cover - answer_scenario contains its failures
             return {"error": f"cannot answer: {type(error).__name__}: {error}"}
-    return th.answer_case(case)
+    return answer_case(case)
 
 
 def answer_request_line(line: str) -> str | None:
@@ -43,8 +43,8 @@ def answer_request_line(line: str) -> str | None:
     try:
         case = loads_any_depth(line)
     except ValueError:
-        return th.js_json({"error": "malformed line: not JSON"})
-    return th.js_json(answer_request(case))
+        return js_json({"error": "malformed line: not JSON"})
+    return js_json(answer_request(case))
 
 
 def answer_request_lines(lines: Iterable[bytes | str]) -> Iterator[str]:
@@ -59,7 +59,7 @@ def answer_request_lines(lines: Iterable[bytes | str]) -> Iterator[str]:
                 line = raw.decode("utf-8-sig" if first else "utf-8")
             except UnicodeDecodeError:
                 first = False
-                yield th.js_json({"error": "malformed line: not UTF-8"})
+                yield js_json({"error": "malformed line: not UTF-8"})
                 continue
         else:
             line = raw.removeprefix("\ufeff") if first else raw

@@ -15,8 +15,7 @@ from typing import Any, Final
 
 import attrs
 
-import trio_harness as th
-
+from .._values import UNSET
 from .scenario import Scenario
 
 __all__ = ["BEHAVIOURS", "Behaviour", "behaviours_of"]
@@ -468,7 +467,7 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
     _B(
         "e.6 accept-value",
         "post-execute accept with a replacement value",
-        _post(lambda p: p.decision == "accept" and p.value is not th.UNSET),
+        _post(lambda p: p.decision == "accept" and p.value is not UNSET),
     ),
     _B(
         "e.6 accept-content",
