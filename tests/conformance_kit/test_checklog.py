@@ -12,7 +12,8 @@ import trio
 
 import trio_harness as th
 from tests.conformance_kit.support import cli, kit_cases
-from trio_harness._conformance import LogFormatError, check_log, check_log_text
+from trio_harness._conformance import LogFormatError, check_log_text
+from trio_harness.lowlevel import check_log
 
 
 def test_every_log_in_the_kit_is_valid() -> None:

@@ -21,6 +21,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return status, out
 
 
+@pytest.mark.slow
 def test_the_whole_kit_passes_against_trio_harness_in_process(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -33,6 +34,7 @@ def test_the_whole_kit_passes_against_trio_harness_in_process(
     assert "result: PASS" in out
 
 
+@pytest.mark.slow
 def test_the_whole_kit_passes_through_a_forwarding_port(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

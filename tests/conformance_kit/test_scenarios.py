@@ -12,8 +12,8 @@ from trio_harness._conformance import (
     answer_request_line,
     answer_scenario,
     parse_scenario,
-    run_scenario,
 )
+from trio_harness.lowlevel import run_scenario
 
 READ = tool("read")
 WRITE = tool("write", "never")
