@@ -10,7 +10,8 @@ against the layers written down in ``trio_harness/__init__.py`` and ``docs/expla
 5. ``_runtime/``                              abort → execution → hooks → define → registry →
                                               results → pipeline → tool_runtime
 6. ``_pool/``                                 machine → driver → steps
-7. ``_oracle``
+7. ``_oracle``, then ``_conformance/``        scenario → behaviours → checklog → oracle →
+                                              generate → runner → cli
 8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
 
 A module may import only from earlier layers (and, inside a package, from earlier modules of the
@@ -61,6 +62,14 @@ ORDER: list[tuple[str, float]] = [
     ("_pool.steps", 6.2),
     ("_pool", 6.9),
     ("_oracle", 7.0),
+    ("_conformance.scenario", 7.10),
+    ("_conformance.behaviours", 7.11),
+    ("_conformance.checklog", 7.12),
+    ("_conformance.oracle", 7.13),
+    ("_conformance.generate", 7.14),
+    ("_conformance.runner", 7.15),
+    ("_conformance.cli", 7.16),
+    ("_conformance", 7.19),
     ("lowlevel", 7.5),
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),
@@ -75,6 +84,7 @@ TRIO_ALLOWED = {
     "_runtime.hooks",
     "_pool.driver",
     "_pool.steps",
+    "_conformance.scenario",
     "__main__",
 }
 

@@ -5,7 +5,9 @@ Commands (each has its own ``--help``):
 * ``demo`` shows both mechanisms on one screen: a tool definition that rejects a bad model call
   with *all* its violations (and an author spec rejected at definition time), then one model step
   through the parallel pool on Trio's ``MockClock`` (exact virtual times, no wall-clock time);
-* ``oracle`` answers conformance cases read as JSON Lines, one answer line per input line.
+* ``oracle`` answers conformance cases read as JSON Lines, one answer line per input line:
+  the recorded validation ops and scheduling scenarios (``{"op": "schedule"}``, ``spec/FORMAT.md``);
+* ``conformance generate|run`` and ``check-log`` are the conformance kit (``spec/PROTOCOL.md``).
 
 Adding a command is a few lines: write its ``run(args) -> int`` (and, if it takes options, an
 ``arguments(parser)`` function), then append a :class:`Command` to :data:`COMMANDS`.
@@ -28,7 +30,9 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from trio_harness._oracle import answer_lines
+from trio_harness._conformance import add_commands as add_conformance_commands
+from trio_harness._conformance import answer_request_lines as answer_lines
+from trio_harness._conformance import run_command as run_conformance_command
 from trio_harness.lowlevel import js_json
 
 #: Exit statuses (argparse itself exits 2 on a usage error).
@@ -303,9 +307,10 @@ COMMANDS: list[Command] = [
     ),
     Command(
         name="oracle",
-        summary="answer conformance cases (JSON Lines) as trio_harness would",
+        summary="answer conformance cases and scheduling scenarios (JSON Lines) as trio_harness would",
         description="Read conformance cases, one JSON object per line, in the format of the "
-        'recorded upstream vectors ("op", its inputs and optionally "expected"), and write '
+        'recorded upstream vectors ("op", its inputs and optionally "expected") or scheduling '
+        'scenarios ({"op": "schedule"}, spec/FORMAT.md), and write '
         'exactly one line per input line: the case with "expected" replaced by trio_harness\'s '
         'answer, or {"error": "..."} for a line that cannot be answered (blank, not JSON, not '
         "UTF-8, unknown op, missing input). Lines are read as JavaScript's JSON.parse reads "
@@ -353,14 +358,15 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.arguments(sub)
         sub.set_defaults(run=command.run)
+    add_conformance_commands(commands)  # ``conformance`` and ``check-log``
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m trio_harness`` and ``trio-harness``; returns the exit status."""
     args = build_parser().parse_args(argv)
-    status: int = args.run(args)
-    return status
+    run: Callable[[argparse.Namespace], int] = getattr(args, "run", run_conformance_command)
+    return run(args)
 
 
 if __name__ == "__main__":

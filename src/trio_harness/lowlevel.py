@@ -10,11 +10,14 @@ Trio) exposes the parts below the application surface:
   :class:`Runtime`, :class:`Policy`), for wrapping ``runtime.scheduler`` or building a runtime;
 * the compiled validator (:func:`compile_validator`) and the lossless-JSON helpers
   (:func:`snapshot_json_value`, :data:`NOT_JSON`, :func:`is_json_number`, :func:`js_json`);
-* the conformance oracle's single-case answer (:func:`answer_case`).
+* the conformance oracle's single-case answer (:func:`answer_case`), a scheduling scenario run
+  through the real pool (:func:`run_scenario`, :class:`ScenarioAnswer`) and the session-log
+  checker (:func:`check_log`, :class:`LogViolation`) of the conformance kit.
 """
 
 from __future__ import annotations
 
+from ._conformance import LogViolation, ScenarioAnswer, check_log, run_scenario
 from ._json import NOT_JSON, is_json_integer, is_json_number, js_json, snapshot_json_value
 from ._oracle import answer_case
 from ._pool import CallState, Op, PoolRuntime, StepCore, validate_cap
@@ -33,20 +36,24 @@ __all__ = [
     "NOT_JSON",
     "CallState",
     "DispatchOutcome",
+    "LogViolation",
     "Op",
     "Policy",
     "PoolRuntime",
     "Preparation",
     "Runtime",
+    "ScenarioAnswer",
     "Scheduler",
     "StepCore",
     "ToolScheduler",
     "Validator",
     "answer_case",
+    "check_log",
     "compile_validator",
     "is_json_integer",
     "is_json_number",
     "js_json",
+    "run_scenario",
     "snapshot_json_value",
     "validate_cap",
 ]

@@ -1,0 +1,320 @@
+"""``python -m trio_harness check-log FILE.jsonl``: check a session log for the pool's invariants.
+
+Any port's log can be checked: one event per line in the wire form of the API (``seq``, ``type``,
+``data``, ``sourceEventSeqs``). Events other than ``tool/call`` and ``tool/result`` are only
+checked for their ``seq``. The rules, each reported with the ``seq`` of the offending event:
+
+``seq``
+    seqs are 0, 1, 2, … in file order.
+``cites-call``
+    every ``tool/result`` cites exactly one earlier ``tool/call`` of the same call id, turn and step.
+``one-result``
+    no call gets two results.
+``model-order``
+    within a step, results are committed in the order of their calls.
+``abort-shape``
+    an ``ABORTED`` / ``ABORTED_BEFORE_DISPATCH`` result is an error named ``AbortError``; once a
+    step records a skipped pair (a call directly followed by its ``ABORTED_BEFORE_DISPATCH``
+    result, with every earlier call of the step answered) every later call of that step is a
+    synthetic pair too, showing exactly ``Error: tool call aborted before dispatch``.
+``unpaired``
+    at the end of each step every call has its result. A step that ended in a scheduler failure
+    legitimately leaves started calls unpaired: ``allow_unpaired`` accepts those.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Final
+
+import attrs
+
+__all__ = ["LogFormatError", "LogViolation", "check_log", "check_log_text"]
+
+_ABORT_TEXT: Final = {
+    "ABORTED": "tool call aborted",
+    "ABORTED_BEFORE_DISPATCH": "tool call aborted before dispatch",
+}
+
+
+class LogFormatError(ValueError):
+    """A line of the log is not a session event; ``line`` is its 1-based number."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@attrs.frozen
+class LogViolation:
+    """One broken invariant: the event's ``seq``, the rule's name and what is wrong."""
+
+    seq: int
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"seq {self.seq}: [{self.rule}] {self.message}"
+
+
+@attrs.frozen
+class _Call:
+    seq: int
+    call_id: str
+    turn: Any
+    step: Any
+
+
+@attrs.frozen
+class _Result:
+    seq: int
+    call_id: str
+    turn: Any
+    step: Any
+    cites: tuple[Any, ...] | None
+    is_error: Any
+    texts: tuple[str, ...]
+    error: Any
+
+
+def _parse_event(raw: Any, line: int) -> tuple[int, str, Any]:
+    if type(raw) is not dict:
+        raise LogFormatError(line, "an event must be a JSON object")
+    for key in ("seq", "type", "data"):
+        if key not in raw:
+            raise LogFormatError(line, f'event has no "{key}"')
+    seq = raw["seq"]
+    if type(seq) is not int:
+        raise LogFormatError(line, '"seq" must be an integer')
+    if type(raw["type"]) is not str:
+        raise LogFormatError(line, '"type" must be a string')
+    return seq, raw["type"], raw
+
+
+def _call(seq: int, event: dict[str, Any], line: int) -> _Call:
+    data = event["data"]
+    if type(data) is not dict or type(data.get("callId")) is not str:
+        raise LogFormatError(line, "tool/call data must be an object with a string callId")
+    return _Call(seq, data["callId"], data.get("turn"), data.get("step"))
+
+
+def _result(seq: int, event: dict[str, Any], line: int) -> _Result:
+    data = event["data"]
+    try:
+        message = data["message"]
+        block = message["content"][0]
+        call_id = block["toolCallId"]
+        source_id = message["source"]["callId"]
+        content = block["content"]
+        texts = tuple(part.get("text", "") if type(part) is dict else "" for part in content)
+    except (KeyError, TypeError, IndexError):
+        raise LogFormatError(
+            line, "tool/result data must carry message.content[0] with toolCallId and content"
+        ) from None
+    if type(call_id) is not str or source_id != call_id:
+        raise LogFormatError(line, "tool/result message.source.callId and toolCallId must agree")
+    cites = event.get("sourceEventSeqs")
+    return _Result(
+        seq,
+        call_id,
+        data.get("turn"),
+        data.get("step"),
+        tuple(cites) if type(cites) is list else None,
+        block.get("isError"),
+        texts,
+        data.get("error"),
+    )
+
+
+def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[LogViolation]:
+    """Check decoded session events (wire form) for the pool's invariants.
+
+    Args:
+        events: The events in log order (each a decoded JSON object).
+        allow_unpaired: Accept calls left without a result (steps that raised a scheduler
+            failure leave them).
+
+    Returns:
+        Every violation, in log order (``[]`` for a valid log).
+
+    Raises:
+        LogFormatError: An event is not a session event (its 1-based position is named).
+    """
+    violations: list[LogViolation] = []
+    calls: dict[int, _Call] = {}
+    answered: dict[int, int] = {}
+    # Per (turn, step): the last cited call seq, whether skipping started, calls in order.
+    last_cited: dict[tuple[Any, Any], int] = {}
+    skipping: dict[tuple[Any, Any], int] = {}
+    step_calls: dict[tuple[Any, Any], list[_Call]] = {}
+    previous: tuple[str, int, _Call | None] | None = None
+    expected_seq = 0
+    for line, raw in enumerate(events, 1):
+        seq, kind, event = _parse_event(raw, line)
+        if seq != expected_seq:
+            violations.append(LogViolation(seq, "seq", f"seq {seq} where {expected_seq} was due"))
+        expected_seq = seq + 1
+        if kind == "tool/call":
+            call = _call(seq, event, line)
+            key = (call.turn, call.step)
+            calls[seq] = call
+            step_calls.setdefault(key, []).append(call)
+            previous = ("call", seq, call)
+            continue
+        if kind != "tool/result":
+            previous = (kind, seq, None)
+            continue
+        result = _result(seq, event, line)
+        key = (result.turn, result.step)
+        cites = result.cites
+        cited: _Call | None = None
+        if cites is None or len(cites) != 1 or type(cites[0]) is not int:
+            violations.append(
+                LogViolation(seq, "cites-call", "a result must cite exactly one call seq")
+            )
+        else:
+            cited = calls.get(cites[0])
+            if cited is None:
+                where = "a later event" if cites[0] >= seq else "no tool/call"
+                violations.append(
+                    LogViolation(seq, "cites-call", f"cites seq {cites[0]}, which is {where}")
+                )
+            elif cited.call_id != result.call_id:
+                violations.append(
+                    LogViolation(
+                        seq,
+                        "cites-call",
+                        f"result of {result.call_id} cites the call of {cited.call_id} (seq {cited.seq})",
+                    )
+                )
+                cited = None
+            elif (cited.turn, cited.step) != key:
+                violations.append(
+                    LogViolation(seq, "cites-call", "result and its call belong to different steps")
+                )
+        if cited is not None:
+            if cited.seq in answered:
+                violations.append(
+                    LogViolation(
+                        seq,
+                        "one-result",
+                        f"second result for call {cited.call_id} (seq {cited.seq}); "
+                        f"the first is seq {answered[cited.seq]}",
+                    )
+                )
+            else:
+                answered[cited.seq] = seq
+                last = last_cited.get(key, -1)
+                if cited.seq < last:
+                    violations.append(
+                        LogViolation(
+                            seq,
+                            "model-order",
+                            f"result of {result.call_id} (call seq {cited.seq}) committed after "
+                            f"the result of a later call (call seq {last})",
+                        )
+                    )
+                last_cited[key] = max(last, cited.seq)
+        code = result.error.get("code") if type(result.error) is dict else None
+        skipped_pair = (
+            code == "ABORTED_BEFORE_DISPATCH"
+            and previous is not None
+            and previous[0] == "call"
+            and cited is not None
+            and previous[1] == cited.seq
+        )
+        violations.extend(_abort_shape(result, synthetic=key in skipping and skipped_pair))
+        if key in skipping and not skipped_pair:
+            violations.append(
+                LogViolation(
+                    seq,
+                    "abort-shape",
+                    f"result of {result.call_id} is not a skipped pair, but skipping began at "
+                    f"seq {skipping[key]}",
+                )
+            )
+        if skipped_pair and key not in skipping and cited is not None:
+            # A skipped pair starts skipping only if nothing of the step is still unanswered
+            # before it (otherwise it is an ordinary pre-aborted call inside a group).
+            pending = [c for c in step_calls.get(key, []) if c.seq not in answered]
+            if not pending:
+                skipping[key] = cited.seq
+        previous = ("result", seq, None)
+    if not allow_unpaired:
+        for call_seq, call in calls.items():
+            if call_seq not in answered:
+                violations.append(
+                    LogViolation(
+                        call_seq,
+                        "unpaired",
+                        f"call {call.call_id} has no result by the end of its step "
+                        "(legitimate only after a scheduler failure)",
+                    )
+                )
+    violations.sort(key=lambda violation: violation.seq)
+    return violations
+
+
+def _abort_shape(result: _Result, *, synthetic: bool) -> list[LogViolation]:
+    # A post-execute hook may replace the content of a cancellation result; only synthetic
+    # pairs (which bypass the registry) are pinned to the exact text.
+    error = result.error
+    if type(error) is not dict:
+        return []
+    code = error.get("code")
+    if code not in _ABORT_TEXT:
+        return []
+    problems = []
+    if error.get("name") != "AbortError":
+        problems.append(f"{code} result must carry name AbortError, got {error.get('name')!r}")
+    if result.is_error is not True:
+        problems.append(f"{code} result must be an error")
+    want = "Error: " + _ABORT_TEXT[code]
+    if synthetic and result.texts != (want,):
+        problems.append(f"{code} result must show {want!r}, got {list(result.texts)!r}")
+    return [LogViolation(result.seq, "abort-shape", problem) for problem in problems]
+
+
+def check_log_text(text: str, *, allow_unpaired: bool = False) -> list[LogViolation]:
+    """:func:`check_log` over JSON Lines text (blank lines are passed over).
+
+    Raises:
+        LogFormatError: A line is not JSON or not a session event (the line number is named).
+    """
+    events = []
+    numbers = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            raise LogFormatError(number, "not JSON") from None
+        numbers.append(number)
+    try:
+        return check_log(events, allow_unpaired=allow_unpaired)
+    except LogFormatError as error:
+        raise LogFormatError(numbers[error.line - 1], str(error).split(": ", 1)[1]) from None
+
+
+def main_check_log(path: str, allow_unpaired: bool, out: Any, err: Any) -> int:
+    """``check-log``: 0 valid, 1 violations (each printed), 2 unreadable or malformed input."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            text = source.read()
+    except (OSError, UnicodeDecodeError) as error:
+        err.write(f"python -m trio_harness check-log: cannot read {path}: {error}\n")
+        return 2
+    try:
+        violations = check_log_text(text, allow_unpaired=allow_unpaired)
+    except LogFormatError as error:
+        err.write(f"python -m trio_harness check-log: {path}: {error}\n")
+        return 2
+    for violation in violations:
+        out.write(f"{path}: {violation}\n")
+    if violations:
+        out.write(f"{len(violations)} violation(s)\n")
+        return 1
+    out.write(f"{path}: ok\n")
+    return 0

@@ -1,0 +1,135 @@
+"""The kit's command-line subcommands, attached to ``python -m trio_harness``.
+
+``conformance generate``, ``conformance run`` and ``check-log`` are defined here so that
+``__main__`` only hands them their sub-parser and their parsed arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_commands", "run_command"]
+
+_RUN_HELP = (
+    "Check a port (or, without --port, trio_harness itself) against the conformance kit: "
+    "validation answers, scheduling scenarios and optionally the official JSON-Schema-Test-Suite. "
+    "Exit status: 0 pass, 1 answers differ, 2 bad usage, 3 the port crashed, 4 the port hung, "
+    "5 the port wrote something that is not an answer line."
+)
+
+
+def add_commands(commands: Any) -> None:
+    """Add ``conformance`` (``generate``, ``run``) and ``check-log`` to the sub-parsers."""
+    conformance = commands.add_parser(
+        "conformance", help="generate the conformance kit, or run a port against it"
+    )
+    actions = conformance.add_subparsers(dest="action", required=True)
+    generate = actions.add_parser(
+        "generate",
+        help="write the scheduling vectors and COVERAGE.md from the reference",
+        description="Regenerate spec/scheduling-vectors.jsonl and spec/COVERAGE.md.",
+    )
+    generate.add_argument("--spec", default="spec", metavar="DIR", help="kit directory (spec)")
+    generate.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if the files on disk differ from a fresh generation",
+    )
+    run = actions.add_parser("run", help="run a port against the kit", description=_RUN_HELP)
+    run.add_argument("--spec", default="spec", metavar="DIR", help="kit directory (spec)")
+    run.add_argument(
+        "--port", metavar="CMD", help="the port's command line (JSON lines on stdin/stdout)"
+    )
+    run.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only cases whose id matches GLOB (repeatable), e.g. 'scheduling/abort/*'",
+    )
+    run.add_argument("--jobs", type=int, default=1, metavar="N", help="port processes (1)")
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="per-case answer timeout before the port is declared hung (10)",
+    )
+    run.add_argument(
+        "--json-schema-test-suite",
+        metavar="DIR",
+        help="also run the official suite's draft 2020-12 cases that fall inside the subset",
+    )
+    run.add_argument("--json", metavar="FILE", help="write a machine-readable report to FILE")
+    check = commands.add_parser(
+        "check-log",
+        help="check a session log (JSON Lines) for the pool's invariants",
+        description="Check a session log written by any port: results cite their calls, one "
+        "result per call, model order, synthetic abort pairs, no call left unpaired. Exit "
+        "status: 0 valid, 1 violations, 2 unreadable or malformed input.",
+    )
+    check.add_argument("file", metavar="FILE.jsonl")
+    check.add_argument(
+        "--allow-unpaired",
+        action="store_true",
+        help="accept calls without a result (steps that raised a scheduler failure)",
+    )
+
+
+def _generate(spec: str, check: bool) -> int:
+    from .generate import (
+        COVERAGE_FILE,
+        SCHEDULING_FILE,
+        coverage_markdown,
+        generate_lines,
+        write_kit,
+    )
+
+    spec_dir = Path(spec)
+    if not check:
+        files = write_kit(spec_dir)
+        count = len(files[SCHEDULING_FILE].splitlines())
+        sys.stdout.write(f"wrote {count} scenarios to {spec_dir / SCHEDULING_FILE}\n")
+        return 0
+    lines = generate_lines()
+    fresh = {
+        SCHEDULING_FILE: "".join(line + "\n" for line in lines),
+        COVERAGE_FILE: coverage_markdown(lines),
+    }
+    stale = []
+    for name, text in fresh.items():
+        path = spec_dir / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(name)
+    for name in stale:
+        sys.stdout.write(f"{spec_dir / name} differs from a fresh generation\n")
+    return 1 if stale else 0
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a subcommand added by :func:`add_commands`; returns the exit status."""
+    if args.command == "check-log":
+        from .checklog import main_check_log
+
+        return main_check_log(args.file, args.allow_unpaired, sys.stdout, sys.stderr)
+    if args.action == "generate":
+        return _generate(args.spec, args.check)
+    from .runner import main_run
+
+    if args.jobs < 1 or args.timeout <= 0:
+        sys.stderr.write(
+            "python -m trio_harness conformance run: --jobs and --timeout must be > 0\n"
+        )
+        return 2
+    return main_run(
+        args.spec,
+        args.port,
+        args.only,
+        args.jobs,
+        args.timeout,
+        args.json_schema_test_suite,
+        args.json,
+    )

@@ -1,0 +1,666 @@
+"""``python -m trio_harness conformance run``: check a port (or trio_harness itself) against the kit.
+
+The kit is the ``spec/`` directory: recorded validation answers (``upstream-vectors.jsonl``,
+``json-schema-test-suite-subset.jsonl``) and scheduling scenarios (``scheduling-vectors.jsonl``).
+Without ``--port`` the cases are answered in-process by the reference oracle. With ``--port CMD``
+the runner starts CMD (``--jobs`` copies), sends each case as one JSON line on its standard input
+without ``expected``, and reads one JSON line back per case (``spec/PROTOCOL.md``).
+
+Verdicts: ``pass``; ``fail`` (an answer differs: the report names the case, the call the first
+difference is about, and shows it); ``crash`` (the port exited or closed its output); ``hang`` (no
+answer within the per-case timeout); ``malformed`` (a line that is not a JSON object answer). A
+port that crashes, hangs or prints garbage is stopped; its remaining cases count as not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+import queue
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal, TextIO
+
+import attrs
+
+from .._arguments import loads_any_depth
+from .._json import js_json
+from .._oracle import answer_case
+from .._validation import assert_supported_json_schema
+from .oracle import answer_request
+
+__all__ = [
+    "SPEC_FILES",
+    "Case",
+    "Failure",
+    "Report",
+    "load_cases",
+    "load_json_schema_test_suite",
+    "print_report",
+    "run_cases",
+]
+
+#: Kit files and the area their cases belong to.
+SPEC_FILES: Final = (
+    ("validation", "upstream-vectors.jsonl", "validation/upstream"),
+    ("validation", "json-schema-test-suite-subset.jsonl", "validation/suite-subset"),
+    ("scheduling", "scheduling-vectors.jsonl", "scheduling"),
+)
+
+Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
+_SEVERITY: Final[dict[str, int]] = {"pass": 0, "fail": 1, "malformed": 2, "crash": 3, "hang": 4}
+#: Extra seconds the first answer of a port process may take (the port starting up).
+STARTUP_GRACE: Final = 10.0
+#: Exit status per verdict.
+EXIT_CODES: Final[dict[str, int]] = {"pass": 0, "fail": 1, "crash": 3, "hang": 4, "malformed": 5}
+
+
+@attrs.frozen
+class Case:
+    """One case of the kit: what is sent, and the answer expected back."""
+
+    id: str
+    area: str
+    request: dict[str, Any]
+    expected: Any
+
+
+@attrs.frozen
+class Failure:
+    """One case that did not pass.
+
+    Attributes:
+        id: The case id.
+        area: ``validation``, ``scheduling`` or ``json-schema-test-suite``.
+        kind: ``fail`` (answer differs), ``error`` (the port answered ``{"error": ...}``),
+            ``skipped`` (a skip the case does not allow), ``crash``, ``hang`` or ``malformed``.
+        call: The call id the first difference is about (scheduling), else ``None``.
+        diff: A readable description of the first difference.
+    """
+
+    id: str
+    area: str
+    kind: str
+    call: str | None
+    diff: str
+
+
+@attrs.define
+class Report:
+    """The outcome of a run."""
+
+    port: str | None
+    verdict: Verdict = "pass"
+    passed: dict[str, int] = attrs.field(factory=dict)
+    failed: dict[str, int] = attrs.field(factory=dict)
+    skipped: dict[str, int] = attrs.field(factory=dict)
+    not_run: dict[str, int] = attrs.field(factory=dict)
+    failures: list[Failure] = attrs.field(factory=list)
+    problems: list[str] = attrs.field(factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable report (``--json``)."""
+        areas = sorted(set(self.passed) | set(self.failed) | set(self.skipped) | set(self.not_run))
+        return {
+            "port": self.port,
+            "verdict": self.verdict,
+            "seconds": round(self.seconds, 3),
+            "areas": {
+                area: {
+                    "passed": self.passed.get(area, 0),
+                    "failed": self.failed.get(area, 0),
+                    "skipped": self.skipped.get(area, 0),
+                    "notRun": self.not_run.get(area, 0),
+                }
+                for area in areas
+            },
+            "problems": list(self.problems),
+            "failures": [attrs.asdict(failure) for failure in self.failures],
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+
+def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
+    """Read the kit's case files (those present) from ``spec_dir``, filtered by ``only`` globs.
+
+    Raises:
+        FileNotFoundError: No kit file is present in ``spec_dir``.
+        ValueError: A kit line is not a JSON object with ``expected``.
+    """
+    cases: list[Case] = []
+    found = False
+    for area, name, prefix in SPEC_FILES:
+        path = spec_dir / name
+        if not path.is_file():
+            continue
+        found = True
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                case = loads_any_depth(line)
+                if type(case) is not dict or "expected" not in case:
+                    raise ValueError(f"{path}:{number}: not a case with an expected answer")
+                if area == "scheduling":
+                    case_id = f"{prefix}/{case['id']}"
+                else:
+                    case_id = f"{prefix}/{case.get('op')}/{number:04d}"
+                if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
+                    continue
+                expected = case.pop("expected")
+                if area == "scheduling":
+                    case.pop("tags", None)
+                cases.append(Case(case_id, area, case, expected))
+    if not found:
+        raise FileNotFoundError(f"no conformance kit files in {spec_dir}")
+    return cases
+
+
+def load_json_schema_test_suite(suite_dir: Path, only: Sequence[str] = ()) -> list[Case]:
+    """Cases of the official JSON-Schema-Test-Suite (draft 2020-12) that fall inside the subset.
+
+    ``suite_dir`` is a checkout of the suite (or its ``tests/draft2020-12`` folder). A test group
+    is in the subset when its schema, without ``$schema``, passes
+    :func:`trio_harness.assert_supported_json_schema`; each of its tests becomes a ``validate``
+    case whose expected answer is the reference's (which agrees with the suite's verdicts on
+    every such case).
+
+    Raises:
+        FileNotFoundError: ``suite_dir`` holds no draft 2020-12 test files.
+    """
+    folder = suite_dir / "tests" / "draft2020-12"
+    if not folder.is_dir():
+        folder = suite_dir
+    files = sorted(path for path in folder.glob("*.json") if path.is_file())
+    if not files:
+        raise FileNotFoundError(f"no JSON-Schema-Test-Suite files in {suite_dir}")
+    cases = []
+    for path in files:
+        groups = json.loads(path.read_text(encoding="utf-8"))
+        for group_index, group in enumerate(groups):
+            schema = group.get("schema")
+            if isinstance(schema, dict):
+                schema = {key: value for key, value in schema.items() if key != "$schema"}
+            try:
+                assert_supported_json_schema(schema)
+            except Exception:
+                continue
+            for test_index, test in enumerate(group.get("tests", [])):
+                case_id = f"json-schema-test-suite/{path.stem}/{group_index}/{test_index}"
+                if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
+                    continue
+                request = {
+                    "op": "validate",
+                    "schema": schema,
+                    "value": test["data"],
+                    "path": "value",
+                }
+                expected = answer_case(dict(request))["expected"]
+                cases.append(Case(case_id, "json-schema-test-suite", request, expected))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing
+# ---------------------------------------------------------------------------------------------
+
+
+def _canon(value: Any) -> str:
+    return js_json(value)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = _canon(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_difference(expected: Any, actual: Any, path: str = "") -> str:
+    """The path of the first difference between two JSON values and both sides there."""
+    if type(expected) is dict and type(actual) is dict:
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            if key not in actual:
+                return f"{path}.{key}: missing (expected {_short(expected[key])})"
+            if key not in expected:
+                return f"{path}.{key}: unexpected {_short(actual[key])}"
+            if _canon(expected[key]) != _canon(actual[key]):
+                return _first_difference(expected[key], actual[key], f"{path}.{key}")
+    if type(expected) is list and type(actual) is list:
+        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+            if _canon(left) != _canon(right):
+                return _first_difference(left, right, f"{path}[{index}]")
+        if len(expected) != len(actual):
+            return f"{path}: {len(expected)} items expected, got {len(actual)}"
+    return f"{path or '.'}: expected {_short(expected)}, got {_short(actual)}"
+
+
+def _event_call(event: Any) -> str | None:
+    if type(event) is not dict:
+        return None
+    data = event.get("data")
+    if type(data) is not dict:
+        return None
+    if "callId" in data:
+        return str(data["callId"])
+    try:
+        return str(data["message"]["source"]["callId"])
+    except (KeyError, TypeError):
+        return None
+
+
+def describe_event(event: Any) -> str:
+    """One line for a session event: ``#3 tool/result c1 (cites #1) error ABORTED "Error: …"``."""
+    if type(event) is not dict:
+        return _short(event)
+    kind = event.get("type")
+    head = f"#{event.get('seq')} {kind} {_event_call(event)}"
+    data: dict[str, Any] = event["data"] if type(event.get("data")) is dict else {}
+    if kind == "tool/call":
+        return f"{head} {data.get('name')} {_short(data.get('arguments'), 60)}"
+    if kind == "tool/result":
+        try:
+            block = data["message"]["content"][0]
+            texts = " ".join(part.get("text", "") for part in block["content"])
+            status = "error" if block["isError"] else "ok"
+        except (KeyError, TypeError, IndexError):
+            return f"{head} {_short(data)}"
+        code = (data.get("error") or {}).get("code")
+        cites = event.get("sourceEventSeqs")
+        return f"{head} (cites {cites}) {status}{' ' + code if code else ''} {json.dumps(texts)}"
+    return f"{head} {_short(data)}"
+
+
+def _outcome_matches(expected: Any, actual: Any) -> bool:
+    if type(expected) is dict and "rejectedCap" in expected:
+        # The message is the implementation's own (upstream: "maxParallelToolCalls must be a
+        # positive integer"); only the rejection is compared.
+        return type(actual) is dict and set(actual) == {"rejectedCap"}
+    return _canon(expected) == _canon(actual)
+
+
+def compare_scheduling(expected: dict[str, Any], actual: Any) -> tuple[str | None, str] | None:
+    """``None`` when the answers agree, else ``(call id or None, readable first difference)``.
+
+    Order: session events, then per-call times, then contexts, then the outcome.
+    """
+    if type(actual) is not dict:
+        return None, f"answer must be an object, got {_short(actual)}"
+    exp_events = expected.get("events", [])
+    act_events = actual.get("events")
+    if type(act_events) is not list:
+        return None, f"answer has no events list: {_short(actual)}"
+    for index in range(max(len(exp_events), len(act_events))):
+        left = exp_events[index] if index < len(exp_events) else None
+        right = act_events[index] if index < len(act_events) else None
+        if _canon(left) == _canon(right):
+            continue
+        call = _event_call(right) or _event_call(left)
+        lines = [
+            f"first differing event is #{index} (call {call}):",
+            f"  expected: {describe_event(left) if left is not None else '(no more events)'}",
+            f"  got:      {describe_event(right) if right is not None else '(no more events)'}",
+        ]
+        if left is not None and right is not None:
+            lines.append("  at " + _first_difference(left, right))
+        return call, "\n".join(lines)
+    exp_calls = expected.get("calls", [])
+    act_calls = actual.get("calls")
+    if type(act_calls) is not list:
+        return None, "answer has no calls list"
+    by_id = {entry.get("id"): entry for entry in act_calls if type(entry) is dict}
+    for entry in exp_calls:
+        mine = by_id.get(entry["id"])
+        if mine is None:
+            return entry["id"], f"call {entry['id']}: missing from the answer's calls"
+        for field in ("called", "prepared", "bodyStarted", "settled", "committed"):
+            if _canon(entry.get(field)) != _canon(mine.get(field)):
+                return (
+                    entry["id"],
+                    f"call {entry['id']}: {field} expected {_canon(entry.get(field))} ms, "
+                    f"got {_canon(mine.get(field))}",
+                )
+    if _canon(expected.get("contexts", [])) != _canon(actual.get("contexts")):
+        return None, "contexts differ at " + _first_difference(
+            expected.get("contexts", []), actual.get("contexts")
+        )
+    if not _outcome_matches(expected.get("outcome"), actual.get("outcome")):
+        return None, "outcome differs at " + _first_difference(
+            expected.get("outcome"), actual.get("outcome")
+        )
+    return None
+
+
+def _allows_skip(case: Case) -> bool:
+    # JavaScript ``undefined`` has no counterpart in most languages: a port may skip such cases.
+    return case.area == "validation" and '"$undefined"' in _canon(case.request)
+
+
+def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
+    """Compare one answer (the decoded line a port returned) with the case's expectation."""
+    if type(answer) is not dict:
+        return Failure(
+            case.id, case.area, "malformed", None, f"answer is not an object: {_short(answer)}"
+        )
+    if "expected" not in answer:
+        if "error" in answer:
+            return Failure(
+                case.id, case.area, "error", None, f"port answered error: {_short(answer['error'])}"
+            )
+        return Failure(
+            case.id, case.area, "malformed", None, f"answer has no expected: {_short(answer)}"
+        )
+    got = answer["expected"]
+    if type(got) is dict and set(got) == {"skipped"}:
+        if _allows_skip(case):
+            return "skipped"
+        return Failure(case.id, case.area, "skipped", None, f"skipped: {_short(got['skipped'])}")
+    if case.area == "scheduling":
+        difference = compare_scheduling(case.expected, got)
+        if difference is None:
+            return "pass"
+        call, text = difference
+        return Failure(case.id, case.area, "fail", call, text)
+    if _canon(case.expected) == _canon(got):
+        return "pass"
+    return Failure(case.id, case.area, "fail", None, _first_difference(case.expected, got))
+
+
+# ---------------------------------------------------------------------------------------------
+# Answering: in-process or through a port
+# ---------------------------------------------------------------------------------------------
+
+
+class PortError(Exception):
+    """The port crashed, hung or wrote something that is not an answer line."""
+
+    def __init__(self, verdict: Verdict, message: str) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+
+class _Port:
+    """One running port process, spoken to one line at a time."""
+
+    def __init__(self, command: str, timeout: float) -> None:
+        self.command = command
+        self.timeout = timeout
+        self.process = subprocess.Popen(
+            shlex.split(command, posix=os.name != "nt"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.requests: queue.Queue[bytes | None] = queue.Queue()
+        self.stderr: deque[str] = deque(maxlen=20)
+        self.answered = 0
+        self.threads = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._write, daemon=True),
+            threading.Thread(target=self._drain_stderr, daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        for line in stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _write(self) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        while True:
+            data = self.requests.get()
+            if data is None:
+                break
+            try:
+                stdin.write(data)
+                stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                return
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+    def _drain_stderr(self) -> None:
+        stderr = self.process.stderr
+        assert stderr is not None
+        for line in stderr:
+            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    def _stderr_tail(self) -> str:
+        tail = list(self.stderr)[-5:]
+        return ("; stderr: " + " | ".join(tail)) if tail else ""
+
+    def ask(self, request: dict[str, Any]) -> Any:
+        self.requests.put(js_json(request).encode("utf-8") + b"\n")
+        timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise PortError(
+                "hang", f"no answer within {timeout:g} s{self._stderr_tail()}"
+            ) from None
+        self.answered += 1
+        if line is None:
+            try:
+                code = self.process.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+            # Let the stderr drain catch up before quoting it.
+            self.threads[2].join(timeout=1)
+            status = "closed its output" if code is None else f"exited with status {code}"
+            raise PortError("crash", f"the port {status}{self._stderr_tail()}")
+        try:
+            return loads_any_depth(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise PortError(
+                "malformed", f"not a JSON line: {_short(line.decode('utf-8', 'replace'), 120)}"
+            ) from None
+
+    def close(self) -> None:
+        self.requests.put(None)
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        for thread in self.threads:
+            thread.join(timeout=2)
+        for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.close()
+
+
+def _tally(report: Report, area: str, key: str) -> None:
+    counts: dict[str, int] = getattr(report, key)
+    counts[area] = counts.get(area, 0) + 1
+
+
+def _worsen(report: Report, verdict: Verdict) -> None:
+    if _SEVERITY[verdict] > _SEVERITY[report.verdict]:
+        report.verdict = verdict
+
+
+def _record(report: Report, case: Case, outcome: Failure | Literal["pass", "skipped"]) -> None:
+    if outcome == "pass":
+        _tally(report, case.area, "passed")
+    elif outcome == "skipped":
+        _tally(report, case.area, "skipped")
+    else:
+        assert isinstance(outcome, Failure)
+        _tally(report, case.area, "failed")
+        report.failures.append(outcome)
+        _worsen(report, "malformed" if outcome.kind == "malformed" else "fail")
+
+
+def _run_port(
+    command: str, cases: Sequence[Case], timeout: float, report: Report, lock: threading.Lock
+) -> None:
+    try:
+        port = _Port(command, timeout)
+    except OSError as error:
+        with lock:
+            report.problems.append(f"crash: cannot start {command!r}: {error}")
+            _worsen(report, "crash")
+            for case in cases:
+                _tally(report, case.area, "not_run")
+        return
+    try:
+        for position, case in enumerate(cases):
+            try:
+                answer = port.ask(case.request)
+            except PortError as error:
+                with lock:
+                    report.problems.append(f"{error.verdict} at {case.id}: {error}")
+                    report.failures.append(
+                        Failure(case.id, case.area, error.verdict, None, str(error))
+                    )
+                    _tally(report, case.area, "failed")
+                    _worsen(report, error.verdict)
+                    for rest in cases[position + 1 :]:
+                        _tally(report, rest.area, "not_run")
+                port.kill()
+                return
+            outcome = judge(case, answer)
+            with lock:
+                _record(report, case, outcome)
+            if isinstance(outcome, Failure) and outcome.kind == "malformed":
+                with lock:
+                    report.problems.append(f"malformed at {case.id}: {outcome.diff}")
+                    for rest in cases[position + 1 :]:
+                        _tally(report, rest.area, "not_run")
+                port.kill()
+                return
+    finally:
+        port.close()
+
+
+def run_cases(
+    cases: Sequence[Case],
+    *,
+    port: str | None = None,
+    jobs: int = 1,
+    timeout: float = 10.0,
+    answer: Callable[[Any], Any] = answer_request,
+) -> Report:
+    """Run ``cases`` against ``port`` (a command line) or, when ``None``, against ``answer``.
+
+    Args:
+        cases: The cases to run (see :func:`load_cases`).
+        port: The port's command line; started ``jobs`` times, cases split between the copies.
+        jobs: Number of port processes.
+        timeout: Seconds to wait for each answer before calling the port hung.
+        answer: The in-process oracle used without a port.
+    """
+    report = Report(port=port)
+    started = time.perf_counter()
+    if port is None:
+        for case in cases:
+            # Requests travel as JSON text, as they would to a port.
+            request = loads_any_depth(js_json(case.request))
+            _record(report, case, judge(case, answer(request)))
+    else:
+        lock = threading.Lock()
+        jobs = max(1, min(jobs, len(cases) or 1))
+        shares = [list(cases[index::jobs]) for index in range(jobs)]
+        workers = [
+            threading.Thread(target=_run_port, args=(port, share, timeout, report, lock))
+            for share in shares
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    order = {case.id: index for index, case in enumerate(cases)}
+    report.failures.sort(key=lambda failure: order.get(failure.id, 0))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Printing
+# ---------------------------------------------------------------------------------------------
+
+
+def print_report(report: Report, out: TextIO, *, max_failures: int = 20) -> None:
+    """The human summary: per area pass/fail, then each failure with its first difference."""
+    target = report.port if report.port is not None else "trio_harness (in-process)"
+    out.write(f"conformance run against {target}\n")
+    areas = sorted(
+        set(report.passed) | set(report.failed) | set(report.skipped) | set(report.not_run)
+    )
+    for area in areas:
+        parts = [f"{report.passed.get(area, 0)} passed", f"{report.failed.get(area, 0)} failed"]
+        if report.skipped.get(area):
+            parts.append(f"{report.skipped[area]} skipped")
+        if report.not_run.get(area):
+            parts.append(f"{report.not_run[area]} not run")
+        status = "PASS" if not report.failed.get(area) and not report.not_run.get(area) else "FAIL"
+        out.write(f"  {status} {area:<24} {', '.join(parts)}\n")
+    for problem in report.problems:
+        out.write(f"  {problem}\n")
+    for failure in report.failures[:max_failures]:
+        where = f" (call {failure.call})" if failure.call else ""
+        out.write(f"\n{failure.kind.upper()} {failure.id}{where}\n")
+        for line in failure.diff.splitlines():
+            out.write(f"    {line}\n")
+    if len(report.failures) > max_failures:
+        out.write(f"\n… {len(report.failures) - max_failures} more failures (see --json)\n")
+    total = sum(report.passed.values()) + sum(report.failed.values()) + sum(report.skipped.values())
+    names = {
+        "pass": "PASS",
+        "fail": "FAIL (answers differ)",
+        "crash": "CRASH (the port exited)",
+        "hang": "HANG (no answer within the timeout)",
+        "malformed": "MALFORMED OUTPUT (not an answer line)",
+    }
+    out.write(f"\nresult: {names[report.verdict]} — {total} cases in {report.seconds:.2f} s\n")
+
+
+def main_run(
+    spec: str,
+    port: str | None,
+    only: Sequence[str],
+    jobs: int,
+    timeout: float,
+    suite: str | None,
+    json_path: str | None,
+    out: TextIO | None = None,
+) -> int:
+    """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage)."""
+    try:
+        cases = load_cases(Path(spec), only)
+        if suite is not None:
+            cases += load_json_schema_test_suite(Path(suite), only)
+    except (OSError, ValueError) as error:
+        sys.stderr.write(f"python -m trio_harness conformance run: {error}\n")
+        return 2
+    if not cases:
+        sys.stderr.write("python -m trio_harness conformance run: no case matches --only\n")
+        return 2
+    report = run_cases(cases, port=port, jobs=jobs, timeout=timeout)
+    print_report(report, sys.stdout if out is None else out)
+    if json_path is not None:
+        Path(json_path).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    return EXIT_CODES[report.verdict]
