@@ -1,4 +1,4 @@
-"""Command line: ``python -m trio_harness demo`` and ``python -m trio_harness oracle``.
+"""Command line: ``python -m trio_harness demo``, ``timeline FILE`` and ``oracle``.
 
 The demo shows both mechanisms on one screen:
 
@@ -8,7 +8,8 @@ The demo shows both mechanisms on one screen:
    barrier, and reads that finish out of order but are committed in model order.
 
 The pool runs on Trio's ``MockClock``, so the virtual times printed are exact and the demo takes
-no wall-clock time.
+no wall-clock time. The step is traced and drawn as a text Gantt chart; ``--trace FILE`` writes
+the trace so that ``timeline FILE`` (text) and ``timeline FILE --svg OUT.svg`` can draw it again.
 
 ``oracle`` answers recorded cases (the ``tests/data/upstream-vectors.jsonl`` format) read from stdin
 or ``--input FILE``, one compact JavaScript-exact JSON line per case on stdout (see ``_oracle.py``).
@@ -107,8 +108,12 @@ def _pool_runtime(timeline: list[str]) -> th.ToolRuntime:
     return runtime
 
 
-def demo_pool(out: list[str]) -> None:
-    """One step: three parallel reads (out-of-order finish), a write barrier, two more reads."""
+def demo_pool(out: list[str], trace: th.StepTrace | None = None) -> th.StepTrace:
+    """One step: three parallel reads (out-of-order finish), a write barrier, two more reads.
+
+    Returns:
+        The step's trace (``trace`` if given, else a new one).
+    """
     timeline: list[str] = []
     runtime = _pool_runtime(timeline)
 
@@ -124,9 +129,12 @@ def demo_pool(out: list[str]) -> None:
         call("c6", "read", "e.txt", 1),
     ]
     session = th.Session()
+    trace = th.StepTrace() if trace is None else trace
 
     async def step() -> th.StepOutcome:
-        return await th.execute_tool_calls(runtime, session, calls, max_parallel_tool_calls=2)
+        return await th.execute_tool_calls(
+            runtime, session, calls, max_parallel_tool_calls=2, tracer=trace
+        )
 
     outcome = trio.run(step, clock=trio.testing.MockClock(autojump_threshold=0))
     out.append("")
@@ -147,6 +155,52 @@ def demo_pool(out: list[str]) -> None:
                 f"(cites #{wire['sourceEventSeqs'][0]}) {text!r}"
             )
     out.append(f"outcome: concluded={outcome.concluded} aborted={outcome.aborted}")
+    out.append("")
+    out.append("== 3. The step's timeline (python -m trio_harness timeline, or --svg) ==")
+    out.extend(th.render_timeline_text(trace))
+    return trace
+
+
+def demo_trace() -> th.StepTrace:
+    """The demo step's trace, recorded afresh (deterministic: virtual time)."""
+    return demo_pool([])
+
+
+def run_timeline(path: str, svg: str | None, width: int) -> int:
+    """Draw every step trace of ``path`` as text, or the first one as SVG into ``svg``.
+
+    Returns:
+        ``0``; ``2`` when the file cannot be read or holds no trace (reported on standard error).
+    """
+    prog = "python -m trio_harness timeline"
+    try:
+        with open(path, encoding="utf-8") as file:
+            traces = th.traces_from_lines(file.read().split("\n"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        sys.stderr.write(f"{prog}: cannot read {path}: {error}\n")
+        return 2
+    if not traces:
+        sys.stderr.write(
+            f"{prog}: {path} holds no step trace (write one with StepTrace.to_json, or "
+            "python -m trio_harness demo --trace FILE)\n"
+        )
+        return 2
+    if svg is not None:
+        try:
+            with open(svg, "w", encoding="utf-8") as file:
+                file.write(th.render_timeline_svg(traces[0]))
+        except OSError as error:
+            sys.stderr.write(f"{prog}: cannot write {svg}: {error}\n")
+            return 2
+        sys.stdout.write(f"wrote {svg}\n")
+        return 0
+    lines: list[str] = []
+    for trace in traces:
+        if lines:
+            lines.append("")
+        lines.extend(th.render_timeline_text(trace, width=width))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
 
 
 def _line_writer() -> Any:
@@ -194,7 +248,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m trio_harness``."""
     parser = argparse.ArgumentParser(prog="python -m trio_harness", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="show validation and the parallel pool")
+    demo = commands.add_parser("demo", help="show validation and the parallel pool")
+    demo.add_argument("--trace", metavar="FILE", help="also write the step's trace to FILE")
+    timeline = commands.add_parser(
+        "timeline",
+        help="draw the step traces of a file as a text Gantt chart (or an SVG)",
+        description="Read step traces (StepTrace.to_json objects, one per line, or trace/step "
+        "events of a session log) and draw each as a text Gantt chart.",
+    )
+    timeline.add_argument("file", metavar="FILE")
+    timeline.add_argument(
+        "--svg", metavar="OUT.svg", help="write the first trace as a standalone SVG instead"
+    )
+    timeline.add_argument("--width", type=int, default=48, help="columns of the time axis")
     oracle = commands.add_parser(
         "oracle",
         help="answer recorded cases (JSON Lines) as trio_harness would",
@@ -207,10 +273,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "oracle":
         return run_oracle(args.input)
+    if args.command == "timeline":
+        if args.width < 8:
+            parser.error("--width must be at least 8")
+        return run_timeline(args.file, args.svg, args.width)
     out: list[str] = []
     demo_validation(out)
-    demo_pool(out)
+    trace = demo_pool(out)
     sys.stdout.write("\n".join(out) + "\n")
+    if args.trace is not None:
+        with open(args.trace, "w", encoding="utf-8") as file:
+            file.write(js_json(trace.to_json()) + "\n")
     return 0
 
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Protocol, cast
 
 import attrs
 import trio
 
-from .._errors import unreachable
+from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, unreachable
 from .._runtime import (
     Preparation,
     Scheduler,
@@ -53,7 +54,7 @@ from .machine import (
     StepCore,
 )
 
-__all__ = ["Driver", "PoolRuntime", "Recorder"]
+__all__ = ["Driver", "PoolRuntime", "PoolTracer", "Recorder"]
 
 
 class PoolRuntime(Protocol):
@@ -63,6 +64,27 @@ class PoolRuntime(Protocol):
     def scheduler(self) -> Scheduler: ...
 
     def execution_mode(self, input: ToolExecutionInput, /) -> ExecutionMode: ...
+
+
+class PoolTracer(Protocol):
+    """Receives the pool's per-call phase instants (see ``StepTrace`` for a ready one).
+
+    ``begin`` is called once when the step starts; ``phase(name, index, detail)`` at each
+    instant, synchronously, from the driver or a dispatch task (read ``trio.current_time()``
+    for the time). ``index`` is the call's position in the step (``-1`` for step phases).
+    Names and details: ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
+    may be classified more than once), ``group-open`` (whether the group is parallel),
+    ``started`` (its ``tool/call`` was recorded; prepare begins), ``prepared`` (the
+    preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
+    ``settled`` (the dispatch returned; ``None``, or the scheduler failure it raised),
+    ``committed`` (the ``ToolExecutionResult``), ``aborted`` (a synthetic result was
+    recorded; the error code), ``group-close``, ``done`` (whether the step was aborted).
+    Exceptions must not escape.
+    """
+
+    def begin(self, calls: Sequence[ToolExecutionInput], cap: int, /) -> None: ...
+
+    def phase(self, name: str, index: int, detail: object, /) -> None: ...
 
 
 class Recorder(Protocol):
@@ -100,6 +122,7 @@ class Driver:
         "_scheduler",
         "_send",
         "_slots",
+        "_trace",
         "_unread",
     )
 
@@ -110,8 +133,14 @@ class Driver:
         cap: int,
         abort: trio.Event | None,
         recorder: Recorder,
+        tracer: PoolTracer | None = None,
     ) -> None:
         self._runtime = runtime
+        # The optional tracer's phase callback; ``None`` costs one test per phase.
+        self._trace: Callable[[str, int, object], None] | None = None
+        if tracer is not None:
+            tracer.begin(inputs, cap)
+            self._trace = tracer.phase
         self._scheduler = runtime.scheduler
         self._inputs = inputs
         self._abort = abort
@@ -153,10 +182,15 @@ class Driver:
     def _seal(self) -> None:
         started, unstarted = self._core.seal()
         recorder = self._recorder
+        trace = self._trace
         for index in started:
             recorder.cut_short(index)
+            if trace is not None:
+                trace("aborted", index, TOOL_ABORTED)
         for index in unstarted:
             recorder.cut_short(index)
+            if trace is not None:
+                trace("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)
 
     async def _steps(self) -> bool:
         core = self._core
@@ -168,6 +202,8 @@ class Driver:
             if op is OP_CLASSIFY:
                 self._classify(index)
             elif op is OP_OPEN_GROUP:
+                if self._trace is not None:
+                    self._trace("group-open", index, core.group_parallel)
                 try:
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
@@ -177,12 +213,16 @@ class Driver:
             elif op is OP_SKIP:
                 for skipped in range(index, core.count):
                     self._recorder.skipped(skipped)
+                    if self._trace is not None:
+                        self._trace("aborted", skipped, TOOL_ABORTED_BEFORE_DISPATCH)
                 core.skipped()
             elif op is OP_RAISE:
                 failure = core.failure
                 assert isinstance(failure, BaseException)
                 raise failure
             elif op is OP_DONE:
+                if self._trace is not None:
+                    self._trace("done", -1, core.aborted)
                 return core.aborted
             else:  # pragma: no cover - the core only returns these outside a group
                 unreachable("Op", op.value)
@@ -194,6 +234,7 @@ class Driver:
         abort = self._abort
         scheduler = self._scheduler
         slots = self._slots
+        trace = self._trace
         while True:
             if self._unread:
                 self._drain()
@@ -202,6 +243,8 @@ class Driver:
             op, index = core.next_action()
             if op is OP_START:
                 self._recorder.started(index)
+                if trace is not None:
+                    trace("started", index, None)
                 try:
                     preparation = await scheduler.prepare(self._inputs[index])
                     kind = preparation.kind
@@ -210,6 +253,8 @@ class Driver:
                 except Exception as exc:
                     self._fail(exc)
                     continue
+                if trace is not None:
+                    trace("prepared", index, kind)
                 self._prepared(index, kind, preparation, nursery)
             elif op is OP_COMMIT:
                 slot = slots[index]
@@ -232,6 +277,8 @@ class Driver:
                 self._unread -= 1
                 self._settle(index)
             elif op is OP_CLOSE_GROUP:
+                if trace is not None:
+                    trace("group-close", index, None)
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
@@ -262,6 +309,8 @@ class Driver:
         except Exception as exc:
             self._fail(exc)
             return
+        if self._trace is not None:
+            self._trace("classified", index, mode.kind)
         self._core.classified(index, mode.kind == "parallel")
 
     def _prepared(
@@ -285,6 +334,8 @@ class Driver:
         # the queue is in start order, so dispatches are entered in model order.
         index, exec = self._pending.popleft()
         slot: _Slot | _Failed
+        if self._trace is not None:
+            self._trace("body-started", index, None)
         try:
             outcome = await self._scheduler.dispatch(exec)
             slot = (exec, outcome.result, outcome.kind == "post-result")
@@ -294,6 +345,8 @@ class Driver:
             slot = _Failed(exc)
         finally:
             self._limiter.release_on_behalf_of(index)
+        if self._trace is not None:
+            self._trace("settled", index, slot.error if type(slot) is _Failed else None)
         self._slots[index] = slot
         self._unread += 1
         self._send.send_nowait(index)
@@ -308,6 +361,8 @@ class Driver:
             self._fail(exc)
             return
         self._core.committed_call(index)
+        if self._trace is not None:
+            self._trace("committed", index, result)
 
 
 def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
