@@ -491,7 +491,8 @@ class DurableSession(Session):
             ValueError: The log is closed.
             TypeError: ``data`` of an application event type is not lossless JSON (a plain
                 ``Session`` would write it as ``null``).
-            OSError: Writing failed; the event is not in the log.
+            OSError: Writing failed; the event is not in the log, and its line was taken back
+                from the file (if the file still allows it).
         """
         file = self._file
         if file is None:
@@ -502,6 +503,7 @@ class DurableSession(Session):
         at = self._clock()
         wire = event.to_json()
         wire[TIME_KEY] = at
+        offset = file.tell()
         try:
             file.write(js_json(wire).encode("utf-8") + b"\n")
             file.flush()
@@ -516,6 +518,10 @@ class DurableSession(Session):
                     os.fsync(file.fileno())
         except BaseException:
             self.events.pop()
+            try:  # take back a partly written line, so the file matches the log
+                file.truncate(offset)
+            except (OSError, ValueError):  # pragma: no cover - the file is broken anyway
+                pass
             raise
         self.times.append(at)
         return event
