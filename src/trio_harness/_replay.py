@@ -237,7 +237,7 @@ def present_log(runtime: Any, log: Session | Sequence[SessionEvent]) -> list[Pre
         if tool is None:
             reason = f"tool {call.name!r} is not registered"
         else:
-            violations = validate_json_schema_value(tool.parameters, args, "arguments")
+            violations = validate_json_schema_value(tool.parameters, args, "")
             if violations:
                 reason = "stored arguments no longer fit the schema: " + "; ".join(violations)
             elif tool.present_call is None:
