@@ -23,6 +23,7 @@ byte offset and field, unless ``salvage=True`` keeps the valid prefix.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -518,10 +519,9 @@ class DurableSession(Session):
                     os.fsync(file.fileno())
         except BaseException:
             self.events.pop()
-            try:  # take back a partly written line, so the file matches the log
+            # Take back a partly written line, so the file matches the log (if it still can).
+            with contextlib.suppress(OSError, ValueError):
                 file.truncate(offset)
-            except (OSError, ValueError):  # pragma: no cover - the file is broken anyway
-                pass
             raise
         self.times.append(at)
         return event

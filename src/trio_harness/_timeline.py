@@ -197,19 +197,26 @@ class StepTrace:
         return lanes
 
     def window(self) -> list[tuple[float, float, int]]:
-        """``(from, to, bodies running)`` intervals covering the step."""
+        """``(from, to, bodies running)``: maximal intervals covering the step."""
         out: list[tuple[float, float, int]] = []
         running = 0
         last = self.start
+
+        def close(at: float) -> None:
+            if at <= last:
+                return
+            if out and out[-1][2] == running:
+                out[-1] = (out[-1][0], at, running)
+            else:
+                out.append((last, at, running))
+
         for at, name, _, _ in self.phases:
             if name not in ("body-started", "settled"):
                 continue
-            if at > last:
-                out.append((last, at, running))
-                last = at
+            close(at)
+            last = max(last, at)
             running += 1 if name == "body-started" else -1
-        if self.end > last:
-            out.append((last, self.end, running))
+        close(self.end)
         return out
 
     def barriers(self) -> list[tuple[float, float, int]]:
@@ -430,6 +437,17 @@ text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; f
 """
 
 
+_LEGEND: Final = (
+    ("queued", "queued"),
+    ("prepare", "prepare"),
+    ("body", "body running"),
+    ("hold", "waiting to commit"),
+    ("aborted-mark", "aborted"),
+    ("window", "window"),
+    ("barrier", "barrier"),
+)
+
+
 def _num(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
@@ -447,14 +465,15 @@ def render_timeline_svg(trace: StepTrace) -> str:
     start, end = trace.start, trace.end
     duration = end - start
     label_width = max([len(_label(lane)) for lane in lanes] + [len("window")]) * _CHAR_WIDTH + 16
-    outcome_width = max([len(lane.outcome or "(no result)") for lane in lanes] + [6]) + 12
+    outcome_width = max([len(lane.outcome or "(no result)") for lane in lanes] + [6]) + 13
     left = 10 + label_width
     scale = _PLOT_WIDTH / duration if duration > 0 else 0.0
     top = 60
     window_height = 30
     lanes_bottom = top + _LANE_HEIGHT * len(lanes)
-    height = lanes_bottom + window_height + 50
-    total_width = left + _PLOT_WIDTH + outcome_width * _CHAR_WIDTH + 10
+    height = lanes_bottom + window_height + 70
+    legend_width = 10 + sum(28 + len(text) * _CHAR_WIDTH for _, text in _LEGEND)
+    total_width = max(left + _PLOT_WIDTH + outcome_width * _CHAR_WIDTH + 10, legend_width)
 
     def x(at: float) -> str:
         return _num(left + (at - start) * scale)
@@ -472,7 +491,9 @@ def render_timeline_svg(trace: StepTrace) -> str:
     ]
     step = _tick_step(duration, _PLOT_WIDTH, 60)
     count = int(duration / step + 1e-9) if duration > 0 else 0
-    parts.append(f'<line class="axis" x1="{x(start)}" y1="{top - 8}" x2="{x(end)}" y2="{top - 8}"/>')
+    parts.append(
+        f'<line class="axis" x1="{x(start)}" y1="{top - 8}" x2="{x(end)}" y2="{top - 8}"/>'
+    )
     for number in range(count + 1):
         at = start + number * step
         parts.append(
@@ -546,5 +567,27 @@ def render_timeline_svg(trace: StepTrace) -> str:
             f'y="{_num(window_top + window_height - 6 - bar)}" width="{_num((b - a) * scale)}" '
             f'height="{_num(bar)}"/>'
         )
+    legend_y = lanes_bottom + window_height + 40
+    legend_x = 10.0
+    parts.append('<g class="legend">')
+    for kind, text in _LEGEND:
+        if kind == "aborted-mark":
+            parts.append(
+                f'<path class="aborted-mark" d="M{_num(legend_x)} {legend_y - 10} l10 10 m0 -10 '
+                f'l-10 10"/>'
+            )
+        elif kind == "barrier":
+            parts.append(
+                f'<line class="barrier" x1="{_num(legend_x + 5)}" y1="{legend_y - 12}" '
+                f'x2="{_num(legend_x + 5)}" y2="{legend_y + 2}"/>'
+            )
+        else:
+            parts.append(
+                f'<rect class="{kind}" x="{_num(legend_x)}" y="{legend_y - 10}" width="10" '
+                f'height="10"/>'
+            )
+        parts.append(f'<text class="legend" x="{_num(legend_x + 14)}" y="{legend_y}">{text}</text>')
+        legend_x += 14 + len(text) * _CHAR_WIDTH + 14
+    parts.append("</g>")
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

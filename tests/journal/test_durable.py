@@ -39,13 +39,20 @@ async def test_a_durable_log_holds_the_wire_form_plus_when(
     loaded = th.load_session_log(path)
     assert loaded.events == tuple(memory.events)
     assert loaded.times == tuple(durable.times)
-    assert loaded.cut is None and loaded.salvaged is None
+    assert loaded.cut is None
+    assert loaded.salvaged is None
     assert loaded.valid_bytes == len(text.encode("utf-8"))
     assert loaded.session().events == memory.events
     # The aborted step recorded the pool's synthetic results.
     codes = [e.data.error.code for e in memory.events if e.type == "tool/result" and e.data.error]
-    assert codes == ["ABORTED", "ABORTED", "ABORTED_BEFORE_DISPATCH", "ABORTED_BEFORE_DISPATCH",
-                     "ABORTED_BEFORE_DISPATCH", "ABORTED_BEFORE_DISPATCH"]
+    assert codes == [
+        "ABORTED",
+        "ABORTED",
+        "ABORTED_BEFORE_DISPATCH",
+        "ABORTED_BEFORE_DISPATCH",
+        "ABORTED_BEFORE_DISPATCH",
+        "ABORTED_BEFORE_DISPATCH",
+    ]
 
 
 async def test_each_event_is_in_the_file_before_the_pool_moves_on(
@@ -159,16 +166,22 @@ def test_a_writer_in_another_process_is_refused_both_ways(tmp_path: Path) -> Non
     with th.DurableSession.open(path) as session:
         done = subprocess.run(
             [sys.executable, "-c", WRITER, str(path)],
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
         assert (done.returncode, done.stdout) == (3, "refused: SESSION_LOG_LOCKED\n")
         session.append("note", {"from": "parent"})
     child = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        assert child.stdout is not None and child.stdout.readline() == "holding\n"
+        assert child.stdout is not None
+        assert child.stdout.readline() == "holding\n"
         with pytest.raises(th.SessionLogLockedError):
             th.DurableSession.open(path)
     finally:
@@ -177,7 +190,8 @@ def test_a_writer_in_another_process_is_refused_both_ways(tmp_path: Path) -> Non
         child.wait(timeout=60)
         child.stdout.close()  # type: ignore[union-attr]
     assert [e.data for e in th.load_session_log(path).events] == [
-        {"from": "parent"}, {"from": "child"}
+        {"from": "parent"},
+        {"from": "child"},
     ]
 
 

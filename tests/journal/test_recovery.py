@@ -70,16 +70,32 @@ def test_a_read_only_load_reports_the_cut_and_leaves_the_file(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("old", "new", "field", "problem"),
     [
-        (b'"isError":false', b'"isError":"no"', "data.message.content[0].isError",
-         "field 'data.message.content[0].isError' must be a boolean, not a string"),
-        (b'"callId":"c3","name"', b'"callId":3,"name"', "data.callId",
-         "field 'data.callId' must be a string, not a number"),
+        (
+            b'"isError":false',
+            b'"isError":"no"',
+            "data.message.content[0].isError",
+            "field 'data.message.content[0].isError' must be a boolean, not a string",
+        ),
+        (
+            b'"callId":"c3","name"',
+            b'"callId":3,"name"',
+            "data.callId",
+            "field 'data.callId' must be a string, not a number",
+        ),
         (b'"step":0,"callId":"c3"', b'"callId":"c3"', "data.step", "missing field 'data.step'"),
         (b'"seq":4,', b'"seq":7,', "seq", "field 'seq' is 7, expected 4"),
-        (b'"sourceEventSeqs":[1]', b'"sourceEventSeqs":[9]', "sourceEventSeqs[0]",
-         "field 'sourceEventSeqs[0]' must be the seq of an earlier event"),
-        (b'"error":{"name":"AbortError","code":"ABORTED"}', b'"error":{"name":"AbortError"}',
-         "data.error.code", "missing field 'data.error.code'"),
+        (
+            b'"sourceEventSeqs":[1]',
+            b'"sourceEventSeqs":[9]',
+            "sourceEventSeqs[0]",
+            "field 'sourceEventSeqs[0]' must be the seq of an earlier event",
+        ),
+        (
+            b'"error":{"name":"AbortError","code":"ABORTED"}',
+            b'"error":{"name":"AbortError"}',
+            "data.error.code",
+            "missing field 'data.error.code'",
+        ),
         (b'"at":1006.5', b'"at":"yesterday"', "at", "field 'at' must be a number, not a string"),
     ],
 )
@@ -98,7 +114,10 @@ def test_a_malformed_line_names_its_line_and_field(
             read(path)
         error = caught.value
         assert (error.code, error.line, error.offset, error.field) == (
-            "INVALID_SESSION_LOG", line, start, field
+            "INVALID_SESSION_LOG",
+            line,
+            start,
+            field,
         )
         assert str(error) == f"{path}: line {line} (byte {start}): {problem}"
     assert path.read_bytes() == broken  # a refused open changes nothing
@@ -113,7 +132,9 @@ def test_a_line_that_is_not_json_is_named(real_log: bytes, tmp_path: Path) -> No
     with pytest.raises(th.SessionLogError) as caught:
         th.load_session_log(path)
     assert (caught.value.line, caught.value.field) == (6, None)
-    assert str(caught.value).startswith(f"{path}: line 6 (byte {sum(len(x) + 1 for x in lines[:5])}): not JSON (")
+    assert str(caught.value).startswith(
+        f"{path}: line 6 (byte {sum(len(x) + 1 for x in lines[:5])}): not JSON ("
+    )
 
 
 def test_salvage_keeps_the_valid_prefix(real_log: bytes, tmp_path: Path) -> None:
@@ -124,7 +145,8 @@ def test_salvage_keeps_the_valid_prefix(real_log: bytes, tmp_path: Path) -> None
     path.write_bytes(broken)
     loaded = th.load_session_log(path, salvage=True)
     assert len(loaded.events) == 7
-    assert loaded.salvaged is not None and loaded.salvaged.line == 8
+    assert loaded.salvaged is not None
+    assert loaded.salvaged.line == 8
     assert loaded.salvaged.field == "data.turn"
     assert loaded.valid_bytes == sum(len(x) + 1 for x in lines[:7])
     with th.DurableSession.open(path, salvage=True) as session:
@@ -141,13 +163,23 @@ def test_salvage_keeps_the_valid_prefix(real_log: bytes, tmp_path: Path) -> None
     [
         (b"", "{path} is empty: no session events"),
         (b"\n\n  \n", "{path} is empty: no session events"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
-         "{path} is not a trio_harness session log: line 1: not JSON ("),
+        (
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+            "{path} is not a trio_harness session log: line 1: not JSON (",
+        ),
         (b"name,age\nada,36\n", "{path} is not a trio_harness session log: line 1: not JSON ("),
-        (b"[1, 2, 3]\n", "{path} is not a trio_harness session log: line 1: field '<line>' must be an object, not an array"),
-        (b'{"hello": "world"}\n', "{path} is not a trio_harness session log: line 1: missing field 'seq'"),
-        (b"just some words without a newline",
-         "{path} is not a trio_harness session log: line 1: an incomplete line that is not a session event"),
+        (
+            b"[1, 2, 3]\n",
+            "{path} is not a trio_harness session log: line 1: field '<line>' must be an object, not an array",
+        ),
+        (
+            b'{"hello": "world"}\n',
+            "{path} is not a trio_harness session log: line 1: missing field 'seq'",
+        ),
+        (
+            b"just some words without a newline",
+            "{path} is not a trio_harness session log: line 1: an incomplete line that is not a session event",
+        ),
     ],
 )
 def test_foreign_and_empty_files_get_a_clear_error(
@@ -174,5 +206,7 @@ def test_a_trailing_non_event_fragment_is_an_error_not_a_cut(tmp_path: Path) -> 
         session.append("note", {})
     with open(path, "ab") as file:
         file.write(b"garbage")
-    with pytest.raises(th.SessionLogError, match="line 2 .*: an incomplete line that is not a session event"):
+    with pytest.raises(
+        th.SessionLogError, match=r"line 2 .*: an incomplete line that is not a session event"
+    ):
         th.load_session_log(path)

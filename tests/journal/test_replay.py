@@ -34,7 +34,8 @@ def test_a_pool_log_is_replay_valid(tmp_path: Path) -> None:
 def test_a_crashed_log_is_checked_and_repaired(tmp_path: Path) -> None:
     path = crashed_log(tmp_path)
     loaded = th.load_session_log(path)
-    assert loaded.cut is not None and loaded.cut.line == 8
+    assert loaded.cut is not None
+    assert loaded.cut.line == 8
     report = th.check_replay(loaded.events)
     assert not report.valid
     assert report.unanswered == (th.UnansweredCall(6, 0, 0, "c4", "write"),)
@@ -84,7 +85,9 @@ def test_results_in_another_step_than_their_call() -> None:
     session = th.Session()
     session.append("tool/call", th.ToolCallData(0, 0, "a", "read", "{}"))
     ok = th.ToolExecutionResult(is_error=False, content=())
-    session.append("tool/result", th.ToolResultData.from_result(0, 3, "a", ok), source_event_seqs=[0])
+    session.append(
+        "tool/result", th.ToolResultData.from_result(0, 3, "a", ok), source_event_seqs=[0]
+    )
     assert th.check_replay(session.events).problems == (
         "result #1 is in turn 0 step 3, its call #0 in turn 0 step 0",
     )
@@ -119,13 +122,19 @@ async def test_a_stored_log_is_presented_through_current_tools(
     )
     shown = th.present_log(today, session)
     assert [(p.seq, p.call_id, p.generic) for p in shown] == [
-        (0, "c1", False), (1, "c2", False), (2, "c3", False), (6, "c4", True),
-        (8, "x1", True), (9, "x2", True),
+        (0, "c1", False),
+        (1, "c2", False),
+        (2, "c3", False),
+        (6, "c4", True),
+        (8, "x1", True),
+        (9, "x2", True),
     ]
     c1 = shown[0]
     assert (c1.call_view, c1.result_view, c1.reason) == ("a.txt (3s)", "done: a.txt", None)
     c4 = shown[3]
-    assert c4.reason == 'stored arguments no longer fit the schema: missing required property "mode"'
+    assert (
+        c4.reason == 'stored arguments no longer fit the schema: missing required property "mode"'
+    )
     assert c4.call_view == {"tool": "write", "arguments": {"path": "out.txt", "seconds": 1}}
     assert c4.result_view == {"isError": False, "text": "write out.txt"}
     assert shown[4].reason == 'stored arguments no longer fit the schema: "path" must be a string'
@@ -142,7 +151,10 @@ def test_presenting_falls_back_when_a_tool_has_no_presenter(tmp_path: Path) -> N
     path = crashed_log(tmp_path)
     loaded = th.load_session_log(path)
     shown = th.present_log(runtime(presenters=False), loaded.events)
-    assert {p.reason for p in shown} == {"tool 'read' has no call presenter", "tool 'write' has no call presenter"}
+    assert {p.reason for p in shown} == {
+        "tool 'read' has no call presenter",
+        "tool 'write' has no call presenter",
+    }
     assert shown[0].result_view == {"isError": False, "text": "read a.txt"}
     assert shown[3].result_view is None  # c4's result was lost in the crash
 

@@ -61,7 +61,9 @@ def test_a_100000_event_log_writes_and_reloads(tmp_path: Path) -> None:
     assert th.check_replay(loaded.events).valid
 
 
-def test_write_and_reload_work_grows_linearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_and_reload_work_grows_linearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(os, "fsync", lambda fd: None)
     small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
     write_small = count_calls(lambda: write_log(small, 500))
