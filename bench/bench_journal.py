@@ -65,9 +65,13 @@ async def _steps(runtime: th.ToolRuntime, session: th.Session, steps: int) -> fl
 
 def _filesystem(directory: Path) -> str:
     try:
-        out = subprocess.run(
-            ["df", "-T", str(directory)], capture_output=True, text=True, check=True, timeout=10
-        ).stdout.splitlines()[-1].split()
+        out = (
+            subprocess.run(
+                ["df", "-T", str(directory)], capture_output=True, text=True, check=True, timeout=10
+            )
+            .stdout.splitlines()[-1]
+            .split()
+        )
         return f"{out[1]} on {out[0]}"
     except (OSError, subprocess.SubprocessError, IndexError):
         return "unknown filesystem"

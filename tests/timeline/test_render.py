@@ -258,3 +258,12 @@ def test_the_timeline_command_reports_a_missing_file(
 ) -> None:
     assert main(["timeline", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_docs_picture_is_the_demo_step() -> None:
+    # Regenerate with: python -m trio_harness demo --trace t.jsonl &&
+    #   python -m trio_harness timeline t.jsonl --svg docs/_static/demo-timeline.svg
+    from trio_harness.__main__ import demo_trace as main_demo_trace
+
+    picture = Path(__file__).resolve().parents[2] / "docs" / "_static" / "demo-timeline.svg"
+    assert picture.read_text(encoding="utf-8") == th.render_timeline_svg(main_demo_trace())
