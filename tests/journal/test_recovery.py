@@ -22,6 +22,7 @@ def real_log(tmp_path: Path) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.slow
 def test_a_cut_at_every_byte_offset_recovers_every_complete_event(
     real_log: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -50,6 +50,7 @@ def count_calls(action: Callable[[], Any]) -> int:
     return calls
 
 
+@pytest.mark.slow
 def test_a_100000_event_log_writes_and_reloads(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     write_log(path, 50_000)

@@ -11,6 +11,7 @@ import trio.testing
 import trio_harness as th
 from tests.journal.steps import call, demo_calls, runtime
 from tests.timeline.steps import DEMO_LANES, demo_trace
+from trio_harness.lowlevel import js_json
 
 
 def test_the_demo_step_phases() -> None:
@@ -40,7 +41,7 @@ def test_the_demo_step_phases() -> None:
 
 def test_the_trace_survives_json() -> None:
     trace = demo_trace()
-    text = th.js_json(trace.to_json())
+    text = js_json(trace.to_json())
     again = th.StepTrace.from_json(json.loads(text))
     assert again.phases == trace.phases
     assert again.calls == trace.calls
