@@ -192,9 +192,10 @@ def test_foreign_and_empty_files_get_a_clear_error(
         th.load_session_log(path)
     assert str(caught.value).startswith(message.format(path=path))
     if content.strip():
-        with pytest.raises(th.SessionLogError):
-            th.DurableSession.open(path)
-        assert path.read_bytes() == content  # never truncated
+        for salvage in (False, True):
+            with pytest.raises(th.SessionLogError):
+                th.DurableSession.open(path, salvage=salvage)
+        assert path.read_bytes() == content  # never truncated, not even in salvage mode
     else:
         # An empty file is a new log to write to.
         with th.DurableSession.open(path) as session:

@@ -151,3 +151,16 @@ async def test_failures_and_prepare_results_are_traced(
     with pytest.raises(Broken):
         await th.execute_tool_calls(rt, th.Session(), calls[:1], tracer=trace)
     assert [d for _, n, _, d in trace.phases if n == "settled"] == ["Broken"]
+
+
+async def test_a_tracer_only_observes(autojump_clock: trio.testing.MockClock) -> None:
+    plain, traced = th.Session(), th.Session()
+    start = trio.current_time()
+    first = await th.execute_tool_calls(runtime(), plain, demo_calls(), max_parallel_tool_calls=2)
+    middle = trio.current_time()
+    second = await th.execute_tool_calls(
+        runtime(), traced, demo_calls(), max_parallel_tool_calls=2, tracer=th.StepTrace()
+    )
+    assert first == second
+    assert plain.to_jsonl() == traced.to_jsonl()
+    assert middle - start == trio.current_time() - middle == 6.0
