@@ -391,9 +391,10 @@ def load_session_log(path: str | os.PathLike[str], *, salvage: bool = False) -> 
 _FAST: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 ).encode
-_STRINGS: Final = re.compile(r'"(?:[^"\\]|\\.)*"')
-# Outside strings: a fraction or exponent (a float), or 16+ digits (maybe past 2**53).
-_NOT_PLAIN: Final = re.compile(r"[.eE]|[0-9]{16}")
+_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+# Outside strings: a digit then a fraction or exponent (a float; ``true``/``false`` have no
+# digit), or 16+ digits (an integer that may be past 2**53).
+_NOT_PLAIN: Final = re.compile(r"[0-9][.eE]|[0-9]{16}")
 
 
 def encode_line(wire: dict[str, Any]) -> bytes:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import trio_harness as th
+from trio_harness import _journal as journal
 from trio_harness._journal import encode_line
 from trio_harness.lowlevel import js_json
 
@@ -54,3 +57,19 @@ def test_deep_values_take_the_iterative_path() -> None:
         deep = [deep]
     wire = {"seq": 0, "type": "note", "data": deep}
     assert encode_line(wire) == expected(wire)
+
+
+def test_pool_events_take_the_c_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(journal, "js_json", lambda value: calls.append(value) or "")
+    session = th.Session()
+    call = session.append("tool/call", th.ToolCallData(0, 0, "c1", "read", '{"path":"a.txt"}'))
+    result = th.ToolExecutionResult(is_error=False, content=({"type": "text", "text": "done"},))
+    answer = th.ToolResultData.from_result(0, 0, "c1", result)
+    event = session.append("tool/result", answer, source_event_seqs=[call.seq])
+    for wire in (call.to_json(), event.to_json(), {"seq": 2, "type": "note", "data": [True, 7]}):
+        monkeypatch.undo()
+        exact = expected(wire)
+        monkeypatch.setattr(journal, "js_json", lambda value: calls.append(value) or "")
+        assert encode_line(wire) == exact
+    assert calls == []
