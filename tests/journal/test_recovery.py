@@ -33,11 +33,15 @@ def test_a_cut_at_every_byte_offset_recovers_every_complete_event(
     events = th.load_session_log(full).events
     assert len(events) == real_log.count(b"\n") == 25
     path = tmp_path / "cut.jsonl"
+    path.write_bytes(b"")
     for offset in range(len(real_log) + 1):
         part = real_log[:offset]
         complete = part.count(b"\n")
         line_start = part.rfind(b"\n") + 1
-        path.write_bytes(part)
+        # Rewritten in place: ext4 flushes a file truncated to zero and rewritten, at every close.
+        with open(path, "r+b") as file:
+            file.write(part)
+            file.truncate(offset)
         with th.DurableSession.open(path) as session:
             assert session.events == list(events[:complete]), offset
             cut = session.recovered.cut
