@@ -229,9 +229,6 @@ def _result_data(data: dict[str, Any]) -> ToolResultData:
         path = f"data.message.content[{number}]"
         block = _object(raw, path)
         items = _get(block, "content", path, list, "an array")
-        for item_number, item in enumerate(items):
-            item_path = f"{path}.content[{item_number}]"
-            _get(_object(item, item_path), "type", item_path, str, "a string")
         blocks.append(
             ToolResultBlock(
                 type=_get(block, "type", path, str, "a string"),
@@ -520,7 +517,8 @@ class DurableSession(Session):
         """Append an event, write its line and flush it (fsync per the policy).
 
         Raises:
-            ValueError: The log is closed.
+            ValueError: The log is closed, or a source seq is not that of an earlier event
+                (the file could not be read back).
             TypeError: ``data`` of an application event type is not lossless JSON (a plain
                 ``Session`` would write it as ``null``).
             OSError: Writing failed; the event is not in the log, and its line was taken back
@@ -531,6 +529,14 @@ class DurableSession(Session):
             raise ValueError(f"{self.path}: session log is closed")
         if not attrs.has(data.__class__) and not is_json_value(data):
             raise TypeError(f"{type!r} event data is not lossless JSON: {data!r}")
+        if source_event_seqs is not None:
+            seq = len(self.events)
+            for source in source_event_seqs:
+                if source.__class__ is not int or not 0 <= source < seq:
+                    raise ValueError(
+                        f"source_event_seqs must be seqs of earlier events (0 to {seq - 1}), "
+                        f"not {source!r}"
+                    )
         event = super().append(type, data, source_event_seqs=source_event_seqs)
         at = self._clock()
         wire = event.to_json()

@@ -252,3 +252,30 @@ def test_a_failed_write_leaves_no_event(tmp_path: Path, monkeypatch: pytest.Monk
 def test_it_is_constructed_only_by_open() -> None:
     with pytest.raises(TypeError, match=r"use DurableSession.open\(path\)"):
         th.DurableSession()
+
+
+def test_sources_must_be_earlier_events(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with th.DurableSession.open(path) as session:
+        session.append("note", {})
+        for bad in (1, -1, 5, True, "0"):
+            with pytest.raises(
+                ValueError, match="source_event_seqs must be seqs of earlier events"
+            ):
+                session.append("note", {}, source_event_seqs=[bad])  # type: ignore[list-item]
+        session.append("note", {}, source_event_seqs=[0])
+    assert [e.source_event_seqs for e in th.load_session_log(path).events] == [None, (0,)]
+
+
+def test_result_content_is_kept_as_written(tmp_path: Path) -> None:
+    # Content blocks are whatever the tool rendered; the reader does not impose a shape on them.
+    blocks = ({"type": "text", "text": "a"}, {"kind": "image", "bytes": 3}, "plain")
+    result = th.ToolExecutionResult(is_error=False, content=blocks, meta={"k": [1, None]})
+    path = tmp_path / "s.jsonl"
+    with th.DurableSession.open(path) as session:
+        call = session.append("tool/call", th.ToolCallData(0, 0, "c1", "t", "{}"))
+        data = th.ToolResultData.from_result(0, 0, "c1", result)
+        session.append("tool/result", data, source_event_seqs=[call.seq])
+    loaded = th.load_session_log(path)
+    assert loaded.events == tuple(session.events)
+    assert loaded.events[1].data.message.content[0].content == blocks
