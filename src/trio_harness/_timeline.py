@@ -332,9 +332,19 @@ def _tick_step(duration: float, columns: int, min_gap: int) -> float:
         exponent += 1
 
 
-def _seconds(value: float) -> str:
-    text = f"{value:.3f}".rstrip("0").rstrip(".")
-    return (text or "0") + "s"
+def _seconds(value: float, step: float) -> str:
+    """``value`` seconds in the unit and precision of an axis ticking every ``step`` seconds."""
+    if step >= 0.1:
+        unit, scale = "s", 1.0
+    elif step >= 1e-4:
+        unit, scale = "ms", 1e3
+    else:
+        unit, scale = "us", 1e6
+    places = max(0, -math.floor(math.log10(step * scale) + 1e-9)) if step > 0 else 0
+    text = f"{value * scale:.{places}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return ("0" if text in ("", "-0") else text) + unit
 
 
 def _label(lane: Lane) -> str:
@@ -362,17 +372,17 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
 
     label_width = max([len(_label(lane)) for lane in lanes] + [len("barriers")]) + 2
     pad = " " * label_width
+    step = _tick_step(duration, width, 8)
     out = [
         f"turn {trace.turn} step {trace.step}: {len(lanes)} calls, window {trace.cap}, "
-        f"{_seconds(0)} to {_seconds(duration)}"
+        f"0s to {_seconds(duration, step)}"
     ]
-    step = _tick_step(duration, width, 8)
     axis = [" "] * (width + 8)
     rule = ["-"] * (width + 1)
     count = int(duration / step + 1e-9) if duration > 0 else 0
     for number in range(count + 1):
         position = col(start + number * step)
-        text = _seconds(number * step)
+        text = _seconds(number * step, step)
         if position + len(text) <= len(axis):
             axis[position : position + len(text)] = text
         rule[position] = "|"
@@ -393,7 +403,7 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
     for a, b, running in trace.window():
         for column in range(col(a), col(b)):
             window[column] = str(running) if running < 10 else "+"
-    out.append("window".ljust(label_width) + "".join(window))
+    out.append(("window".ljust(label_width) + "".join(window)).rstrip())
     barriers = trace.barriers()
     if barriers:
         row = [" "] * (width + 1)
@@ -478,6 +488,7 @@ def render_timeline_svg(trace: StepTrace) -> str:
     def x(at: float) -> str:
         return _num(left + (at - start) * scale)
 
+    step = _tick_step(duration, _PLOT_WIDTH, 60)
     parts = [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_num(total_width)}" '
@@ -487,9 +498,8 @@ def render_timeline_svg(trace: StepTrace) -> str:
         f"<style>{_STYLE}</style>",
         '<rect width="100%" height="100%" fill="#ffffff"/>',
         f'<text class="title" x="10" y="20">turn {trace.turn} step {trace.step}: '
-        f"{len(lanes)} calls, window {trace.cap}, {_seconds(duration)}</text>",
+        f"{len(lanes)} calls, window {trace.cap}, {_seconds(duration, step)}</text>",
     ]
-    step = _tick_step(duration, _PLOT_WIDTH, 60)
     count = int(duration / step + 1e-9) if duration > 0 else 0
     parts.append(
         f'<line class="axis" x1="{x(start)}" y1="{top - 8}" x2="{x(end)}" y2="{top - 8}"/>'
@@ -502,7 +512,7 @@ def render_timeline_svg(trace: StepTrace) -> str:
         )
         parts.append(
             f'<text class="tick-label" x="{x(at)}" y="{top - 16}" text-anchor="middle">'
-            f"{_seconds(number * step)}</text>"
+            f"{_seconds(number * step, step)}</text>"
         )
     for row, lane in enumerate(lanes):
         y = top + row * _LANE_HEIGHT
@@ -522,7 +532,7 @@ def render_timeline_svg(trace: StepTrace) -> str:
                 f'<rect class="{kind}" data-start="{_num(a - start)}" data-end="{_num(b - start)}" '
                 f'x="{x(a)}" y="{_num(bar_y)}" width="{_num((b - a) * scale)}" '
                 f'height="{_BAR_HEIGHT}"><title>{escape(lane.call_id)} {kind} '
-                f"{_seconds(a - start)}–{_seconds(b - start)}</title></rect>"
+                f"{_seconds(a - start, step / 10)}–{_seconds(b - start, step / 10)}</title></rect>"
             )
         if lane.aborted and lane.committed is not None:
             cx = left + (lane.committed - start) * scale
