@@ -267,3 +267,15 @@ def test_the_docs_picture_is_the_demo_step() -> None:
 
     picture = Path(__file__).resolve().parents[2] / "docs" / "_static" / "demo-timeline.svg"
     assert picture.read_text(encoding="utf-8") == th.render_timeline_svg(main_demo_trace())
+
+
+def test_sub_second_steps_are_labelled_in_their_unit() -> None:
+    raw = demo_trace().to_json()
+    raw["phases"] = [[t / 1000, *rest] for t, *rest in raw["phases"]]
+    lines = th.render_timeline_text(th.StepTrace.from_json(raw))
+    assert lines[0] == "turn 0 step 0: 6 calls, window 2, 0s to 6ms"
+    assert lines[1].split() == ["0ms", "1ms", "2ms", "3ms", "4ms", "5ms", "6ms"]
+    assert lines[3:9] == DEMO_TEXT.splitlines()[3:9]
+    raw["phases"] = [[t / 1000, *rest] for t, *rest in raw["phases"]]
+    micro = th.render_timeline_text(th.StepTrace.from_json(raw))
+    assert micro[1].split() == ["0us", "1us", "2us", "3us", "4us", "5us", "6us"]
