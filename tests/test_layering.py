@@ -6,10 +6,10 @@ against the layers written down in ``trio_harness/__init__.py`` and ``docs/expla
 1. ``_json`` → ``_errors`` → ``_arguments``   foundations
 2. ``_validation/``                           subset → walker → codegen → compiled → dsl
 3. ``_values``                                plain values
-4. ``_session``                               the log
+4. ``_session``, ``_journal``, ``_replay``     the log, on disk, checked and presented
 5. ``_runtime/``                              abort → execution → hooks → define → registry →
                                               results → pipeline → tool_runtime
-6. ``_pool/``                                 machine → driver → steps
+6. ``_pool/``, ``_timeline``                  machine → driver → steps; a traced step drawn
 7. ``_oracle``, then ``_conformance/``        scenario → behaviours → checklog → oracle →
                                               generate → runner → cli
 8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
@@ -48,6 +48,8 @@ ORDER: list[tuple[str, float]] = [
     ("_validation", 2.9),
     ("_values", 3.0),
     ("_session", 4.0),
+    ("_journal", 4.5),
+    ("_replay", 4.6),
     ("_runtime.abort", 5.0),
     ("_runtime.execution", 5.1),
     ("_runtime.hooks", 5.2),
@@ -61,6 +63,7 @@ ORDER: list[tuple[str, float]] = [
     ("_pool.driver", 6.1),
     ("_pool.steps", 6.2),
     ("_pool", 6.9),
+    ("_timeline", 6.95),
     ("_oracle", 7.0),
     ("_conformance.scenario", 7.10),
     ("_conformance.behaviours", 7.11),
@@ -85,6 +88,7 @@ TRIO_ALLOWED = {
     "_pool.driver",
     "_pool.steps",
     "_conformance.scenario",
+    "_timeline",  # a step trace reads Trio's clock
     "__main__",
 }
 

@@ -47,7 +47,22 @@ def test_demo_shows_every_violation_and_an_ordered_step(capsys: pytest.CaptureFi
     # c2 finished first (t=1.0) yet c1's result was committed first; the write ran alone.
     assert "t= 1.0s  body end    c2" in out
     assert "t= 3.0s  body start  c4 write out.txt  (exclusive: runs alone)" in out
-    assert out.rstrip().endswith("outcome: concluded=False aborted=False")
+    assert "outcome: concluded=False aborted=False\n" in out
+    # The step's timeline: one row per call (body #, held for in-order commit ~), the window
+    # occupancy and the barrier where the exclusive write ran alone.
+    timeline = out.split("== 3. The step's timeline", 1)[1].splitlines()[1:]
+    assert timeline[0] == "turn 0 step 0: 6 calls, window 2, 0s to 6s"
+    assert timeline[3:12] == [
+        "c1 read   ########################                          ok",
+        "c2 read   ########~~~~~~~~~~~~~~~~                          ok",
+        "c3 read   ........############~~~~                          ok",
+        "c4 write  ........................########                  ok  exclusive",
+        "c5 read   ................................################  ok",
+        "c6 read   ................................########~~~~~~~~  ok",
+        "window    222222222222222222221111111111112222222211111111",
+        "barriers                          |=======|                  c4 ran alone",
+        "legend: . queued (window or barrier)  : prepare  # body running",
+    ]
 
 
 def test_a_command_is_required(capsys: pytest.CaptureFixture[str]) -> None:

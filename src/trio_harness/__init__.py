@@ -8,7 +8,9 @@ Layout (each layer imports only the layers above it; ``tests/test_layering.py`` 
     _session                        the session log and its wire form
     _runtime/                       one call: execution, hooks, define, registry, results,
                                     abort, pipeline, tool_runtime
+    _journal, _replay               the durable session log; replay check, repair, presenting
     _pool/                          mechanism 2: machine (pure), driver (Trio), steps (API)
+    _timeline                       a traced step, drawn as text or SVG
     _oracle                         the conformance oracle
     trio_harness, lowlevel, __main__   the public faces and the command line
 
@@ -38,6 +40,16 @@ from ._errors import (
     ToolTimeoutError,
     UnreachableVariantError,
 )
+from ._journal import (
+    FSYNC_POLICIES,
+    DurableSession,
+    FsyncPolicy,
+    LoadedSessionLog,
+    LogCut,
+    SessionLogError,
+    SessionLogLockedError,
+    load_session_log,
+)
 from ._json import is_json_value
 from ._pool import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
@@ -48,6 +60,15 @@ from ._pool import (
     ToolCallBlock,
     execute_sub_calls,
     execute_tool_calls,
+)
+from ._replay import (
+    PresentedCall,
+    ReplayReport,
+    UnansweredCall,
+    check_replay,
+    format_presented,
+    present_log,
+    repair_replay,
 )
 from ._runtime import (
     Accept,
@@ -75,6 +96,14 @@ from ._session import (
     ToolResultBlock,
     ToolResultData,
     ToolResultMessage,
+)
+from ._timeline import (
+    TRACE_EVENT,
+    Lane,
+    StepTrace,
+    render_timeline_svg,
+    render_timeline_text,
+    traces_from_lines,
 )
 from ._validation import (
     assert_object_json_schema,
@@ -110,12 +139,14 @@ __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "EXCLUSIVE",
+    "FSYNC_POLICIES",
     "MAX_SUB_CALL_DEPTH",
     "PARALLEL",
     "SUB_CALL_DEPTH_EXCEEDED",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
+    "TRACE_EVENT",
     "UNSET",
     "Accept",
     "Allow",
@@ -125,16 +156,26 @@ __all__ = [
     "Ask",
     "Block",
     "Deny",
+    "DurableSession",
     "ErrorInfo",
     "ExecutionMode",
+    "FsyncPolicy",
     "HarnessError",
     "JsonSchemaError",
+    "Lane",
+    "LoadedSessionLog",
+    "LogCut",
     "MessageSource",
     "PostToolDecision",
     "PreToolDecision",
+    "PresentedCall",
+    "ReplayReport",
     "Session",
     "SessionEvent",
+    "SessionLogError",
+    "SessionLogLockedError",
     "StepOutcome",
+    "StepTrace",
     "SubCall",
     "SubCallDepthError",
     "ToolArgsError",
@@ -153,6 +194,7 @@ __all__ = [
     "ToolResultMessage",
     "ToolRuntime",
     "ToolTimeoutError",
+    "UnansweredCall",
     "UnreachableVariantError",
     "__version__",
     "aborted_before_dispatch_result",
@@ -160,14 +202,22 @@ __all__ = [
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "cancel_on_abort",
+    "check_replay",
     "context_message",
     "define_tool",
     "error_result",
     "execute_sub_calls",
     "execute_tool_calls",
+    "format_presented",
     "is_json_value",
+    "load_session_log",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
+    "present_log",
+    "render_timeline_svg",
+    "render_timeline_text",
+    "repair_replay",
+    "traces_from_lines",
     "validate_args",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",

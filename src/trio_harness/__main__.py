@@ -5,6 +5,7 @@ Commands (each has its own ``--help``):
 * ``demo`` shows both mechanisms on one screen: a tool definition that rejects a bad model call
   with *all* its violations (and an author spec rejected at definition time), then one model step
   through the parallel pool on Trio's ``MockClock`` (exact virtual times, no wall-clock time);
+* ``timeline FILE [--svg OUT.svg]`` draws a step trace (``demo --trace FILE`` writes one);
 * ``oracle`` answers conformance cases read as JSON Lines, one answer line per input line:
   the recorded validation ops and scheduling scenarios (``{"op": "schedule"}``, ``spec/FORMAT.md``);
 * ``conformance generate|run`` and ``check-log`` are the conformance kit (``spec/PROTOCOL.md``).
@@ -118,8 +119,12 @@ def _pool_runtime(timeline: list[str]) -> th.ToolRuntime:
     return runtime
 
 
-def demo_pool(out: list[str]) -> None:
-    """One step: three parallel reads (out-of-order finish), a write barrier, two more reads."""
+def demo_pool(out: list[str], trace: th.StepTrace | None = None) -> th.StepTrace:
+    """One step: three parallel reads (out-of-order finish), a write barrier, two more reads.
+
+    Returns:
+        The step's trace (``trace`` if given, else a new one).
+    """
     timeline: list[str] = []
     runtime = _pool_runtime(timeline)
 
@@ -135,9 +140,12 @@ def demo_pool(out: list[str]) -> None:
         call("c6", "read", "e.txt", 1),
     ]
     session = th.Session()
+    trace = th.StepTrace() if trace is None else trace
 
     async def step() -> th.StepOutcome:
-        return await th.execute_tool_calls(runtime, session, calls, max_parallel_tool_calls=2)
+        return await th.execute_tool_calls(
+            runtime, session, calls, max_parallel_tool_calls=2, tracer=trace
+        )
 
     outcome = trio.run(step, clock=trio.testing.MockClock(autojump_threshold=0))
     out.append("")
@@ -158,15 +166,83 @@ def demo_pool(out: list[str]) -> None:
                 f"(cites #{wire['sourceEventSeqs'][0]}) {text!r}"
             )
     out.append(f"outcome: concluded={outcome.concluded} aborted={outcome.aborted}")
+    out.append("")
+    out.append("== 3. The step's timeline (python -m trio_harness timeline, or --svg) ==")
+    out.extend(th.render_timeline_text(trace))
+    return trace
+
+
+def demo_trace() -> th.StepTrace:
+    """The demo step's trace, recorded afresh (deterministic: virtual time)."""
+    return demo_pool([])
+
+
+def run_timeline(path: str, svg: str | None, width: int) -> int:
+    """Draw every step trace of ``path`` as text, or the first one as SVG into ``svg``.
+
+    Returns:
+        ``0``; ``2`` when the file cannot be read or holds no trace (reported on standard error).
+    """
+    prog = "python -m trio_harness timeline"
+    try:
+        with open(path, encoding="utf-8") as file:
+            traces = th.traces_from_lines(file.read().split("\n"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        sys.stderr.write(f"{prog}: cannot read {path}: {error}\n")
+        return 2
+    if not traces:
+        sys.stderr.write(
+            f"{prog}: {path} holds no step trace (write one with StepTrace.to_json, or "
+            "python -m trio_harness demo --trace FILE)\n"
+        )
+        return 2
+    if svg is not None:
+        try:
+            with open(svg, "w", encoding="utf-8") as file:
+                file.write(th.render_timeline_svg(traces[0]))
+        except OSError as error:
+            sys.stderr.write(f"{prog}: cannot write {svg}: {error}\n")
+            return 2
+        sys.stdout.write(f"wrote {svg}\n")
+        return 0
+    lines: list[str] = []
+    for trace in traces:
+        if lines:
+            lines.append("")
+        lines.extend(th.render_timeline_text(trace, width=width))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """``demo``: print both demonstrations."""
+    """``demo``: print both demonstrations (and write the step's trace with ``--trace FILE``)."""
     out: list[str] = []
     demo_validation(out)
-    demo_pool(out)
+    trace = demo_pool(out)
     sys.stdout.write("\n".join(out) + "\n")
+    if args.trace is not None:
+        with open(args.trace, "w", encoding="utf-8") as file:
+            file.write(js_json(trace.to_json()) + "\n")
     return EXIT_OK
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", metavar="FILE", help="also write the step's trace to FILE")
+
+
+def _timeline_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument(
+        "--svg", metavar="OUT.svg", help="write the first trace as a standalone SVG instead"
+    )
+    parser.add_argument("--width", type=int, default=48, help="columns of the time axis (>= 8)")
+
+
+def _run_timeline(args: argparse.Namespace) -> int:
+    if args.width < 8:
+        sys.stderr.write(f"{_prog()} timeline: --width must be at least 8\n")
+        return EXIT_INPUT_FAILED
+    return run_timeline(args.file, args.svg, args.width)
 
 
 class _OutputFailed(Exception):
@@ -304,6 +380,17 @@ COMMANDS: list[Command] = [
         "through the parallel pool (cap 2) on a virtual clock: parallel reads finishing out of "
         "order, an exclusive write acting as a barrier, and the session log in model order.",
         run=run_demo,
+        arguments=_demo_arguments,
+    ),
+    Command(
+        name="timeline",
+        summary="draw step traces as a text Gantt chart (or an SVG)",
+        description="Read step traces (StepTrace.to_json objects, one per line, or trace/step "
+        "events of a session log) and draw each as a text Gantt chart: one lane per call, the "
+        "window and the barriers visible. With --svg, write the first trace as a standalone SVG.",
+        run=_run_timeline,
+        arguments=_timeline_arguments,
+        epilog="exit status:\n  0  drawn\n  2  usage error, or the file holds no readable trace",
     ),
     Command(
         name="oracle",

@@ -502,7 +502,7 @@ def _json_problem(value: Any, *, wire: bool = False) -> _Problem | None:
 
 
 # Field kinds of the typed data (besides ``int``, ``str``, ``bool`` and the typed classes):
-_CONTENT: Final = "content"  # a tuple of content blocks: exact dicts holding lossless JSON
+_CONTENT: Final = "content"  # a tuple of content blocks: lossless JSON (usually dicts)
 _JSON: Final = "json"  # any lossless JSON value
 _REQUIRED: Final = object()  # a field the wire form always writes
 
@@ -580,14 +580,11 @@ def _kind_problem(item: Any, kind: Any) -> _Problem | None:
             return _Problem(TypeError, f"must be a tuple, got {got.__name__}")
         for index, element in enumerate(item):
             if kind is _CONTENT:
-                if _type_of(element) is not dict:
-                    problem: _Problem | None = _Problem(
-                        TypeError, f"must be a dict, got {_type_of(element).__name__}"
-                    )
-                elif is_json_value(element):
+                # A block is whatever the tool rendered (upstream's blocks are objects, but the
+                # pipeline only asks for lossless JSON): a stricter log would lose such a result.
+                if is_json_value(element):
                     continue
-                else:
-                    problem = _json_problem(element)
+                problem: _Problem | None = _json_problem(element)
             else:
                 problem = _kind_problem(element, kind[0])
             if problem is not None:
@@ -603,9 +600,9 @@ def _kind_problem(item: Any, kind: Any) -> _Problem | None:
 
 
 def _flat_block_ok(block: Any) -> bool:
-    """A content block: an exact dict of lossless JSON (flat blocks checked in place)."""
+    """A content block: lossless JSON (flat dict blocks, the usual case, checked in place)."""
     if _type_of(block) is not dict:
-        return False
+        return is_json_value(block)
     for key, item in block.items():
         kind = _type_of(key)
         if kind is not str:
@@ -792,7 +789,9 @@ def _read_kind(raw: Any, kind: Any) -> Any:
     return _read(raw, kind)
 
 
-_EVENT_KEYS: Final = ("seq", "type", "sourceEventSeqs", "data")
+#: ``at`` is the append time a durable log (``DurableSession``) records beside the wire form; a
+#: plain session reads it (it must be a number) and drops it.
+_EVENT_KEYS: Final = ("seq", "type", "sourceEventSeqs", "data", "at")
 
 
 def _structure_event(raw: Any) -> SessionEvent:
@@ -809,6 +808,10 @@ def _structure_event(raw: Any) -> SessionEvent:
         raise _Invalid(_Problem(ValueError, f"must be an integer, got {_js_type(seq)}").at("seq"))
     if _type_of(kind) is not str:
         raise _Invalid(_Problem(ValueError, f"must be a string, got {_js_type(kind)}").at("type"))
+    if "at" in raw and _type_of(raw["at"]) not in (int, float):
+        raise _Invalid(
+            _Problem(ValueError, f"must be a number, got {_js_type(raw['at'])}").at("at")
+        )
     sources = None
     if "sourceEventSeqs" in raw:
         sources = _read_sources(raw["sourceEventSeqs"])

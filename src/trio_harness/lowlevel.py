@@ -7,7 +7,8 @@ Trio) exposes the parts below the application surface:
   :func:`validate_cap`), which a port can read as the reference of every scheduling decision;
 * the per-call pipeline and the protocol the pool drives (:class:`ToolScheduler`,
   :class:`Scheduler`, :class:`Preparation`, :class:`DispatchOutcome`, :class:`PoolRuntime`,
-  :class:`Runtime`, :class:`Policy`), for wrapping ``runtime.scheduler`` or building a runtime;
+  :class:`Runtime`, :class:`Policy`), for wrapping ``runtime.scheduler`` or building a runtime,
+  and the pool's tracer protocol (:class:`PoolTracer`; ``StepTrace`` is the ready one);
 * the compiled validator (:func:`compile_validator`) and the lossless-JSON helpers
   (:func:`snapshot_json_value`, :data:`NOT_JSON`, :func:`is_json_number`, :func:`js_json`);
 * the conformance oracle's single-case answer (:func:`answer_case`), a scheduling scenario run
@@ -20,7 +21,7 @@ from __future__ import annotations
 from ._conformance import LogViolation, ScenarioAnswer, check_log, run_scenario
 from ._json import NOT_JSON, is_json_integer, is_json_number, js_json, snapshot_json_value
 from ._oracle import answer_case
-from ._pool import CallState, Op, PoolRuntime, StepCore, validate_cap
+from ._pool import CallState, Op, PoolRuntime, PoolTracer, StepCore, validate_cap
 from ._runtime import (
     DispatchOutcome,
     Policy,
@@ -40,6 +41,7 @@ __all__ = [
     "Op",
     "Policy",
     "PoolRuntime",
+    "PoolTracer",
     "Preparation",
     "Runtime",
     "ScenarioAnswer",

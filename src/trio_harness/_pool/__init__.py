@@ -12,7 +12,7 @@ Modules, in dependency order:
 This ``__init__`` is the package's interface: code outside the package imports from here only.
 """
 
-from .driver import PoolRuntime
+from .driver import PoolRuntime, PoolTracer
 from .machine import CallState, Op, StepCore, validate_cap
 from .steps import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
@@ -32,6 +32,7 @@ __all__ = [
     "CallState",
     "Op",
     "PoolRuntime",
+    "PoolTracer",
     "StepCore",
     "StepOutcome",
     "SubCall",

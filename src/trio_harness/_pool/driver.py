@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Protocol, cast
 
 import attrs
 import trio
 from trio.lowlevel import enable_ki_protection
 
-from .._errors import unreachable
+from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, unreachable
 from .._json import NOT_JSON, snapshot_json_value
 from .._runtime import (
     Preparation,
@@ -55,7 +56,7 @@ from .machine import (
     StepCore,
 )
 
-__all__ = ["Driver", "PoolRuntime", "Recorder"]
+__all__ = ["Driver", "PoolRuntime", "PoolTracer", "Recorder"]
 
 
 class PoolRuntime(Protocol):
@@ -65,6 +66,27 @@ class PoolRuntime(Protocol):
     def scheduler(self) -> Scheduler: ...
 
     def execution_mode(self, input: ToolExecutionInput, /) -> ExecutionMode: ...
+
+
+class PoolTracer(Protocol):
+    """Receives the pool's per-call phase instants (see ``StepTrace`` for a ready one).
+
+    ``begin`` is called once when the step starts; ``phase(name, index, detail)`` at each
+    instant, synchronously, from the driver or a dispatch task (read ``trio.current_time()``
+    for the time). ``index`` is the call's position in the step (``-1`` for step phases).
+    Names and details: ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
+    may be classified more than once), ``group-open`` (whether the group is parallel),
+    ``started`` (its ``tool/call`` was recorded; prepare begins), ``prepared`` (the
+    preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
+    ``settled`` (the dispatch returned; ``None``, or the scheduler failure it raised),
+    ``committed`` (the ``ToolExecutionResult``), ``aborted`` (a synthetic result was
+    recorded; the error code), ``group-close``, ``done`` (whether the step was aborted).
+    Exceptions must not escape.
+    """
+
+    def begin(self, calls: Sequence[ToolExecutionInput], cap: int, /) -> None: ...
+
+    def phase(self, name: str, index: int, detail: object, /) -> None: ...
 
 
 class Recorder(Protocol):
@@ -108,6 +130,7 @@ class Driver:
         "_scheduler",
         "_send",
         "_slots",
+        "_trace",
         "_unread",
     )
 
@@ -118,8 +141,14 @@ class Driver:
         cap: int,
         abort: trio.Event | None,
         recorder: Recorder,
+        tracer: PoolTracer | None = None,
     ) -> None:
         self._runtime = runtime
+        # The optional tracer's phase callback; ``None`` costs one test per phase.
+        self._trace: Callable[[str, int, object], None] | None = None
+        if tracer is not None:
+            tracer.begin(inputs, cap)
+            self._trace = tracer.phase
         self._scheduler = runtime.scheduler
         self._inputs = inputs
         self._abort = abort
@@ -162,10 +191,15 @@ class Driver:
     def _seal(self) -> None:
         started, unstarted = self._core.seal()
         recorder = self._recorder
+        trace = self._trace
         for index in started:
             recorder.cut_short(index)
+            if trace is not None:
+                trace("aborted", index, TOOL_ABORTED)
         for index in unstarted:
             recorder.cut_short(index)
+            if trace is not None:
+                trace("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)
 
     async def _steps(self) -> bool:
         core = self._core
@@ -177,6 +211,8 @@ class Driver:
             if op is OP_CLASSIFY:
                 self._classify(index)
             elif op is OP_OPEN_GROUP:
+                if self._trace is not None:
+                    self._trace("group-open", index, core.group_parallel)
                 try:
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
@@ -190,6 +226,8 @@ class Driver:
                 assert isinstance(failure, BaseException)
                 raise failure
             elif op is OP_DONE:
+                if self._trace is not None:
+                    self._trace("done", -1, core.aborted)
                 return core.aborted
             else:  # pragma: no cover - the core only returns these outside a group
                 unreachable("Op", op.value)
@@ -201,6 +239,7 @@ class Driver:
         abort = self._abort
         scheduler = self._scheduler
         slots = self._slots
+        trace = self._trace
         while True:
             if self._unread:
                 self._drain()
@@ -209,6 +248,8 @@ class Driver:
             op, index = core.next_action()
             if op is OP_START:
                 self._start(index)
+                if trace is not None:
+                    trace("started", index, None)
                 try:
                     preparation = await scheduler.prepare(self._inputs[index])
                     kind = preparation.kind
@@ -217,6 +258,8 @@ class Driver:
                 except Exception as exc:
                     self._fail(exc)
                     continue
+                if trace is not None:
+                    trace("prepared", index, kind)
                 self._prepared(index, kind, preparation, nursery)
             elif op is OP_COMMIT:
                 slot = slots[index]
@@ -239,6 +282,8 @@ class Driver:
                 self._unread -= 1
                 self._settle(index)
             elif op is OP_CLOSE_GROUP:
+                if trace is not None:
+                    trace("group-close", index, None)
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
@@ -287,6 +332,8 @@ class Driver:
         except Exception as exc:
             self._fail(exc)
             return
+        if self._trace is not None:
+            self._trace("classified", index, mode.kind)
         self._core.classified(index, mode.kind == "parallel")
 
     def _prepared(
@@ -310,6 +357,8 @@ class Driver:
         # the queue is in start order, so dispatches are entered in model order.
         index, exec = self._pending.popleft()
         slot: _Slot | _Failed
+        if self._trace is not None:
+            self._trace("body-started", index, None)
         try:
             outcome = await self._scheduler.dispatch(exec)
             slot = (exec, outcome.result, outcome.kind == "post-result")
@@ -319,6 +368,8 @@ class Driver:
             slot = _Failed(exc)
         finally:
             self._limiter.release_on_behalf_of(index)
+        if self._trace is not None:
+            self._trace("settled", index, slot.error if type(slot) is _Failed else None)
         self._slots[index] = slot
         self._unread += 1
         self._send.send_nowait(index)
@@ -326,8 +377,11 @@ class Driver:
     @enable_ki_protection
     def _skip(self, first: int) -> None:
         # The synthetic pairs of an abort and the core's report, as one protected unit.
+        trace = self._trace
         for index in range(first, self._core.count):
             self._recorder.skipped(index)
+            if trace is not None:
+                trace("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)
         self._core.skipped()
 
     @enable_ki_protection
@@ -353,6 +407,8 @@ class Driver:
 
     def _record(self, index: int, result: ToolExecutionResult) -> None:
         if self._commit(index, result):
+            if self._trace is not None:
+                self._trace("committed", index, result)
             # Application callbacks (``accept_context``) run only once the commit is booked.
             try:
                 self._recorder.delivered(index, result)

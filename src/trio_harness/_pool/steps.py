@@ -19,7 +19,7 @@ from .._errors import SubCallDepthError
 from .._runtime import ToolExecution, ToolExecutionInput
 from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
-from .driver import Driver, PoolRuntime
+from .driver import Driver, PoolRuntime, PoolTracer
 from .machine import validate_cap
 
 __all__ = [
@@ -170,6 +170,7 @@ async def execute_tool_calls(
     max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     accept_context: Callable[[Any], object] | None = None,
     agent: object | None = None,
+    tracer: PoolTracer | None = None,
 ) -> StepOutcome:
     """Execute one step's tool calls: grouped, windowed, committed in model order.
 
@@ -184,6 +185,8 @@ async def execute_tool_calls(
         max_parallel_tool_calls: The window: at most this many bodies run at once.
         accept_context: Receives every additional context of every committed result, in order.
         agent: The agent the calls run for (passed on each input).
+        tracer: Optional :class:`PoolTracer` told every phase of every call (e.g. a
+            ``StepTrace``); nothing is traced when ``None``.
 
     Returns:
         Whether a committed result concluded the turn, and whether the step was aborted.
@@ -213,7 +216,7 @@ async def execute_tool_calls(
         for block in blocks
     ]
     recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-    aborted = await Driver(runtime, inputs, cap, abort, recorder).run()
+    aborted = await Driver(runtime, inputs, cap, abort, recorder, tracer).run()
     return StepOutcome(concluded=recorder.concluded, aborted=aborted)
 
 

@@ -1,0 +1,130 @@
+"""What a durable session log costs, per fsync policy.
+
+Run: ``.venv/bin/python bench/bench_journal.py [--steps N] [--dir DIR]``.
+
+Workload: pool steps of 10 no-op parallel calls (window 10) through ``execute_tool_calls`` with
+the real ``ToolRuntime`` (the ``bench_pool.py`` tool), so each step logs 20 events (10
+``tool/call`` + 10 ``tool/result``). Variants, interleaved round by round (best round kept):
+
+* ``Session`` (in memory): the baseline;
+* ``DurableSession fsync="never"``: each event written and flushed to the OS, no fsync;
+* ``DurableSession fsync="step"``: plus one fsync per step (the log is replay-valid then);
+* ``DurableSession fsync="event"``: plus one fsync per event (run on fewer steps: it is slow).
+
+The log files go to ``--dir`` (default: a temporary folder under the current directory, so the
+figures are those of the disk the project lives on, not of a RAM-backed ``/tmp``); fsync cost is
+a property of that disk and its filesystem, which are printed with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+import trio_harness as th
+
+CALLS = 10
+
+
+async def _noop(args: object, ctx: object) -> str:
+    await trio.lowlevel.checkpoint()
+    return "ok"
+
+
+def _runtime() -> th.ToolRuntime:
+    runtime = th.ToolRuntime()
+    runtime.register(
+        th.define_tool(
+            name="noop",
+            description="does nothing",
+            parameters={"n": {"type": "integer"}},
+            output=th.ToolOutput(
+                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+            ),
+            execute=_noop,
+            is_concurrency_safe=lambda args: True,
+        )
+    )
+    return runtime
+
+
+async def _steps(runtime: th.ToolRuntime, session: th.Session, steps: int) -> float:
+    start = time.perf_counter()
+    for step in range(steps):
+        calls = [th.ToolCallBlock(f"s{step}c{i}", "noop", '{"n":1}') for i in range(CALLS)]
+        await th.execute_tool_calls(runtime, session, calls, step=step)
+    return time.perf_counter() - start
+
+
+def _filesystem(directory: Path) -> str:
+    try:
+        out = (
+            subprocess.run(
+                ["df", "-T", str(directory)], capture_output=True, text=True, check=True, timeout=10
+            )
+            .stdout.splitlines()[-1]
+            .split()
+        )
+        return f"{out[1]} on {out[0]}"
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "unknown filesystem"
+
+
+def measure(steps: int, rounds: int, directory: Path) -> dict[str, tuple[float, int]]:
+    """Best seconds per variant, and the number of steps each ran."""
+    runtime = _runtime()
+    plan = {
+        "Session (in memory)": (None, steps),
+        'DurableSession fsync="never"': ("never", steps),
+        'DurableSession fsync="step"': ("step", steps),
+        'DurableSession fsync="event"': ("event", max(1, steps // 10)),
+    }
+    best: dict[str, float] = {}
+    for round_number in range(rounds):
+        for name, (policy, count) in plan.items():
+            if policy is None:
+                session: th.Session = th.Session()
+                took = trio.run(_steps, runtime, session, count)
+            else:
+                path = directory / f"bench-{round_number}-{policy}.jsonl"
+                with th.DurableSession.open(path, fsync=policy) as durable:  # type: ignore[arg-type]
+                    took = trio.run(_steps, runtime, durable, count)
+                path.unlink()
+            best[name] = min(best.get(name, took), took)
+    return {name: (best[name], count) for name, (_, count) in plan.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args()
+    directory = args.dir or Path(tempfile.mkdtemp(prefix=".bench-journal-", dir=os.getcwd()))
+    try:
+        results = measure(args.steps, args.rounds, directory)
+        print(f"disk: {_filesystem(directory)}; {CALLS} calls (20 events) per step")
+        base = results["Session (in memory)"]
+        base_step = base[0] / base[1]
+        print(f"{'variant':32} {'steps':>6} {'us/step':>10} {'us/event':>10} {'vs memory':>10}")
+        for name, (took, count) in results.items():
+            per_step = took / count
+            print(
+                f"{name:32} {count:>6} {per_step * 1e6:>10.0f} {per_step / 20 * 1e6:>10.1f} "
+                f"{per_step / base_step:>9.1f}x"
+            )
+    finally:
+        if args.dir is None:
+            shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

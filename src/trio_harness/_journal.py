@@ -1,0 +1,599 @@
+"""The durable session log: a :class:`~trio_harness.Session` backed by a JSON Lines file.
+
+Every event is written as one line the moment it is appended and flushed to the operating
+system; an fsync policy decides when the file is also forced to stable storage:
+
+* ``"event"``: after every event (the safest, the slowest);
+* ``"step"`` (default): whenever a ``tool/result`` answers the last open ``tool/call``, i.e. at
+  the end of every pool step and at every barrier inside one, the moments the log is
+  replay-valid; ``sync()`` and ``close()`` force it too;
+* ``"never"``: only on ``sync()`` and ``close()`` (the operating system writes back when it
+  likes).
+
+A line is the event's wire form (``SessionEvent.to_json()``, unchanged) with one more key,
+``"at"``: when the event was appended, in seconds since the epoch. ``Session.from_jsonl`` ignores
+that key, so a durable log is also a plain session log. An exclusive lock (``flock``) on the
+open file refuses a second writer.
+
+Reading back (:func:`load_session_log`, :meth:`DurableSession.open`) is strict and linear: a line
+counts only once its ``\\n`` is written, so a last line without one is a crash cut (reported and,
+when reopening for writing, truncated); any other malformed line is an error naming its line,
+byte offset and field, unless ``salvage=True`` keeps the valid prefix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any, Final, Literal
+
+import attrs
+
+from ._arguments import loads_any_depth
+from ._errors import HarnessError
+from ._json import is_json_value, js_json
+from ._session import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    MessageSource,
+    Session,
+    SessionEvent,
+    ToolCallData,
+    ToolResultBlock,
+    ToolResultData,
+    ToolResultMessage,
+)
+from ._values import UNSET, ErrorInfo
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = [
+    "FSYNC_POLICIES",
+    "DurableSession",
+    "FsyncPolicy",
+    "LoadedSessionLog",
+    "LogCut",
+    "SessionLogError",
+    "SessionLogLockedError",
+    "load_session_log",
+]
+
+#: When a durable log forces its file to stable storage (see the module docstring).
+FsyncPolicy = Literal["event", "step", "never"]
+#: Every accepted :data:`FsyncPolicy`.
+FSYNC_POLICIES: Final = ("event", "step", "never")
+
+#: The key of a log line that records when the event was appended (epoch seconds).
+TIME_KEY: Final = "at"
+
+_TIME_KEY_BYTES: Final = TIME_KEY.encode("ascii")
+
+
+def _js_time(at: float) -> bytes:
+    return js_json(at).encode("ascii")
+
+
+# Every line the writer produces starts with these bytes; a cut tail must too.
+_EVENT_PREFIX: Final = b'{"seq":'
+
+
+class SessionLogError(HarnessError):
+    """A file that is not a readable session log, or a malformed line in one.
+
+    Attributes:
+        path: The file.
+        line: 1-based line number of the offending line (``None`` for whole-file problems).
+        offset: Byte offset where that line starts (``None`` likewise).
+        field: The offending field as a dotted path (``"data.callId"``), ``None`` when the line
+            is not JSON or the problem is not one field's.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        line: int | None = None,
+        offset: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message, "INVALID_SESSION_LOG")
+        self.path = path
+        self.line = line
+        self.offset = offset
+        self.field = field
+
+
+class SessionLogLockedError(HarnessError):
+    """Another :class:`DurableSession` holds the file open for writing."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path}: session log is open for writing by another session (file lock held)",
+            "SESSION_LOG_LOCKED",
+        )
+        self.path = path
+
+
+@attrs.frozen
+class LogCut:
+    """An incomplete last line: what a crash in the middle of a write leaves.
+
+    Attributes:
+        line: 1-based number of the incomplete line.
+        offset: Byte offset where it starts (the length of the complete part of the file).
+        dropped: The incomplete bytes.
+    """
+
+    line: int
+    offset: int
+    dropped: bytes
+
+
+@attrs.frozen
+class LoadedSessionLog:
+    """A session log read back from a file.
+
+    Attributes:
+        events: The complete, valid events, in seq order.
+        times: When each event was appended (epoch seconds; ``None`` where the line has no
+            ``"at"``, e.g. a log written by ``Session.to_jsonl``).
+        cut: The incomplete last line, if the file ends in one.
+        salvaged: In salvage mode, the error of the first malformed line; it and every later
+            line were left out.
+        valid_bytes: Length of the file's valid prefix (where appending continues).
+    """
+
+    events: tuple[SessionEvent, ...]
+    times: tuple[float | None, ...]
+    cut: LogCut | None = None
+    salvaged: SessionLogError | None = None
+    valid_bytes: int = 0
+
+    def session(self) -> Session:
+        """A plain in-memory :class:`~trio_harness.Session` holding these events."""
+        return Session(events=list(self.events))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+class _FieldError(Exception):
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _get(obj: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], what: str) -> Any:
+    field = f"{path}.{key}" if path else key
+    if key not in obj:
+        raise _FieldError(field, f"missing field {field!r}")
+    value = obj[key]
+    # bool is an int subclass; an integer field never accepts it.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _FieldError(field, f"field {field!r} must be {what}, not {_describe(value)}")
+    return value
+
+
+def _object(value: object, field: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _FieldError(field, f"field {field!r} must be an object, not {_describe(value)}")
+    return value
+
+
+def _call_data(data: dict[str, Any]) -> ToolCallData:
+    return ToolCallData(
+        _get(data, "turn", "data", int, "an integer"),
+        _get(data, "step", "data", int, "an integer"),
+        _get(data, "callId", "data", str, "a string"),
+        _get(data, "name", "data", str, "a string"),
+        _get(data, "arguments", "data", str, "a string"),
+    )
+
+
+def _result_data(data: dict[str, Any]) -> ToolResultData:
+    turn = _get(data, "turn", "data", int, "an integer")
+    step = _get(data, "step", "data", int, "an integer")
+    message = _object(_get(data, "message", "data", dict, "an object"), "data.message")
+    role = _get(message, "role", "data.message", str, "a string")
+    source = _get(message, "source", "data.message", dict, "an object")
+    kind = _get(source, "kind", "data.message.source", str, "a string")
+    source_id = _get(source, "callId", "data.message.source", str, "a string")
+    raw_blocks = _get(message, "content", "data.message", list, "an array")
+    blocks = []
+    for number, raw in enumerate(raw_blocks):
+        path = f"data.message.content[{number}]"
+        block = _object(raw, path)
+        items = _get(block, "content", path, list, "an array")
+        blocks.append(
+            ToolResultBlock(
+                type=_get(block, "type", path, str, "a string"),
+                tool_call_id=_get(block, "toolCallId", path, str, "a string"),
+                content=tuple(items),
+                is_error=_get(block, "isError", path, bool, "a boolean"),
+            )
+        )
+    error = None
+    if "error" in data:
+        raw_error = _get(data, "error", "data", dict, "an object")
+        error = ErrorInfo(
+            _get(raw_error, "name", "data.error", str, "a string"),
+            _get(raw_error, "code", "data.error", str, "a string"),
+        )
+    return ToolResultData(
+        turn=turn,
+        step=step,
+        message=ToolResultMessage(
+            role=role,
+            source=MessageSource(kind=kind, call_id=source_id),
+            content=tuple(blocks),
+        ),
+        error=error,
+        meta=data.get("meta", UNSET),
+    )
+
+
+def _event(raw: object, expected_seq: int) -> tuple[SessionEvent, float | None]:
+    line = _object(raw, "<line>")
+    seq = _get(line, "seq", "", int, "an integer")
+    if seq != expected_seq:
+        raise _FieldError("seq", f"field 'seq' is {seq}, expected {expected_seq}")
+    kind = _get(line, "type", "", str, "a string")
+    if "data" not in line:
+        raise _FieldError("data", "missing field 'data'")
+    data = line["data"]
+    if kind == TOOL_CALL:
+        data = _call_data(_object(data, "data"))
+    elif kind == TOOL_RESULT:
+        data = _result_data(_object(data, "data"))
+    sources: tuple[int, ...] | None = None
+    if "sourceEventSeqs" in line:
+        raw_sources = _get(line, "sourceEventSeqs", "", list, "an array")
+        for number, source in enumerate(raw_sources):
+            if type(source) is not int or not 0 <= source < seq:
+                raise _FieldError(
+                    f"sourceEventSeqs[{number}]",
+                    f"field 'sourceEventSeqs[{number}]' must be the seq of an earlier event",
+                )
+        sources = tuple(raw_sources)
+    at: float | None = None
+    if TIME_KEY in line:
+        at = _get(line, TIME_KEY, "", (int, float), "a number")
+    return SessionEvent(seq, kind, data, sources), at
+
+
+def _lines(content: bytes) -> Iterator[tuple[int, int, bytes | None]]:
+    """(line number, start offset, bytes without ``\\n``, or ``None`` for the cut tail)."""
+    start = 0
+    number = 0
+    size = len(content)
+    while start < size:
+        number += 1
+        end = content.find(b"\n", start)
+        if end < 0:
+            yield number, start, None
+            return
+        yield number, start, content[start:end]
+        start = end + 1
+
+
+def _parse(content: bytes, path: str, *, salvage: bool, allow_empty: bool) -> LoadedSessionLog:
+    events: list[SessionEvent] = []
+    times: list[float | None] = []
+    valid = 0
+    for number, start, line in _lines(content):
+        if line is None:
+            tail = content[start:]
+            if tail.startswith(_EVENT_PREFIX) or _EVENT_PREFIX.startswith(tail):
+                cut = LogCut(line=number, offset=start, dropped=tail)
+                return LoadedSessionLog(tuple(events), tuple(times), cut=cut, valid_bytes=valid)
+            problem = "an incomplete line that is not a session event"
+            field = None
+        else:
+            if not line.strip():
+                valid = start + len(line) + 1
+                continue
+            try:
+                text = line.decode("utf-8")
+                raw = loads_any_depth(text)
+            except (UnicodeDecodeError, ValueError) as exc:
+                problem = f"not JSON ({exc})"
+                field = None
+            else:
+                try:
+                    event, at = _event(raw, len(events))
+                except _FieldError as exc:
+                    problem = exc.message
+                    field = exc.field
+                else:
+                    events.append(event)
+                    times.append(at)
+                    valid = start + len(line) + 1
+                    continue
+        if not events:
+            raise SessionLogError(
+                f"{path} is not a trio_harness session log: line {number}: {problem}",
+                path=path,
+                line=number,
+                offset=start,
+                field=field,
+            )
+        error = SessionLogError(
+            f"{path}: line {number} (byte {start}): {problem}",
+            path=path,
+            line=number,
+            offset=start,
+            field=field,
+        )
+        if not salvage:
+            raise error
+        return LoadedSessionLog(tuple(events), tuple(times), salvaged=error, valid_bytes=valid)
+    if not events and not allow_empty:
+        what = "is empty" if not content.strip() else "holds no events"
+        raise SessionLogError(f"{path} {what}: no session events", path=path)
+    return LoadedSessionLog(tuple(events), tuple(times), valid_bytes=valid)
+
+
+def load_session_log(path: str | os.PathLike[str], *, salvage: bool = False) -> LoadedSessionLog:
+    """Read a session log file (durable or ``Session.to_jsonl`` output) without locking it.
+
+    An incomplete last line (a crash cut) is reported in ``cut`` and left out.
+
+    Args:
+        path: The file.
+        salvage: Keep the events before the first malformed line instead of raising.
+
+    Raises:
+        SessionLogError: The file is empty, not a session log, or (without ``salvage``) has a
+            malformed line; the message names the line, byte offset and field.
+        OSError: The file cannot be read.
+    """
+    name = os.fspath(path)
+    with open(name, "rb") as file:
+        content = file.read()
+    return _parse(content, name, salvage=salvage, allow_empty=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+# The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for strings
+# without lone surrogates, integers below 2**53 and everything but floats; ``encode_line`` uses it
+# when the text proves the value has nothing else, and ``js_json`` otherwise.
+_FAST: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+).encode
+_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+# Outside strings: a digit then a fraction or exponent (a float; ``true``/``false`` have no
+# digit), or 16+ digits (an integer that may be past 2**53).
+_NOT_PLAIN: Final = re.compile(r"[0-9][.eE]|[0-9]{16}")
+
+
+def encode_line(wire: dict[str, Any]) -> bytes:
+    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact)."""
+    try:
+        text = _FAST(wire)
+        if not _NOT_PLAIN.search(_STRINGS.sub("", text)):
+            return text.encode("utf-8") + b"\n"  # lone surrogates fail here
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        pass
+    return js_json(wire).encode("utf-8") + b"\n"
+
+
+def _lock(file: IO[bytes], path: str) -> None:
+    if fcntl is None:  # pragma: no cover - Windows
+        return
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise SessionLogLockedError(path) from None
+
+
+class DurableSession(Session):
+    """A :class:`~trio_harness.Session` whose every event is appended to a JSON Lines file.
+
+    Create one with :meth:`open`; use it wherever a ``Session`` goes (``execute_tool_calls``).
+    Close it (or use it as a context manager) to release the file and its lock.
+
+    Attributes:
+        path: The file.
+        fsync: The fsync policy (``"event"``, ``"step"`` or ``"never"``).
+        recovered: What opening found: the earlier events' times, and any crash cut or
+            salvaged error (the file was truncated to its valid prefix).
+        times: When each event was appended (epoch seconds; ``None`` if unknown).
+    """
+
+    __slots__ = ("_clock", "_file", "_open_calls", "fsync", "path", "recovered", "times")
+
+    path: str
+    fsync: FsyncPolicy
+    recovered: LoadedSessionLog
+    times: list[float | None]
+    _file: IO[bytes] | None
+    _clock: Callable[[], float]
+    _open_calls: int
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("use DurableSession.open(path) to open a durable session log")
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        fsync: FsyncPolicy = "step",
+        salvage: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> DurableSession:
+        """Open (creating if missing) a session log for appending, recovering what it holds.
+
+        A crash cut (an incomplete last line) is dropped from the file and reported in
+        ``recovered.cut``; appending continues after the last complete event. In salvage mode
+        a malformed line and everything after it are moved to ``<path>.salvaged`` (appended)
+        before the file is truncated to its valid prefix.
+
+        Args:
+            path: The file.
+            fsync: When to force writes to stable storage (see the module docstring).
+            salvage: Keep the valid prefix of a file with a malformed line instead of raising.
+            clock: Where the ``"at"`` times come from (epoch seconds).
+
+        Raises:
+            ValueError: ``fsync`` is not a known policy.
+            SessionLogLockedError: Another session has the file open for writing.
+            SessionLogError: The file is not a session log, or has a malformed line (without
+                ``salvage``).
+        """
+        if fsync not in FSYNC_POLICIES:
+            raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
+        name = os.fspath(path)
+        file = open(name, "a+b")  # noqa: SIM115 - owned by the session, closed by close()
+        try:
+            _lock(file, name)
+            file.seek(0)
+            content = file.read()
+            loaded = _parse(content, name, salvage=salvage, allow_empty=True)
+            if loaded.valid_bytes != len(content):
+                if loaded.salvaged is not None:
+                    with open(name + ".salvaged", "ab") as aside:
+                        aside.write(content[loaded.valid_bytes :])
+                        aside.flush()
+                        os.fsync(aside.fileno())
+                file.truncate(loaded.valid_bytes)
+                file.flush()
+                os.fsync(file.fileno())
+            file.seek(0, os.SEEK_END)
+        except BaseException:
+            file.close()
+            raise
+        self = object.__new__(cls)
+        Session.__init__(self, events=list(loaded.events))
+        self.path = name
+        self.fsync = fsync
+        self.recovered = loaded
+        self.times = list(loaded.times)
+        self._file = file
+        self._clock = clock
+        self._open_calls = _open_calls(loaded.events)
+        return self
+
+    def __repr__(self) -> str:
+        state = "closed" if self._file is None else f"fsync={self.fsync}"
+        return f"DurableSession({self.path!r}, {len(self.events)} events, {state})"
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._file is None
+
+    def append(
+        self, type: str, data: Any, *, source_event_seqs: Sequence[int] | None = None
+    ) -> SessionEvent:
+        """Append an event, write its line and flush it (fsync per the policy).
+
+        Raises:
+            ValueError: The log is closed, or a source seq is not that of an earlier event
+                (the file could not be read back).
+            TypeError: ``data`` of an application event type is not lossless JSON (a plain
+                ``Session`` would write it as ``null``).
+            OSError: Writing failed; the event is not in the log, and its line was taken back
+                from the file (if the file still allows it).
+        """
+        file = self._file
+        if file is None:
+            raise ValueError(f"{self.path}: session log is closed")
+        if not attrs.has(data.__class__) and not is_json_value(data):
+            raise TypeError(f"{type!r} event data is not lossless JSON: {data!r}")
+        if source_event_seqs is not None:
+            seq = len(self.events)
+            for source in source_event_seqs:
+                if source.__class__ is not int or not 0 <= source < seq:
+                    raise ValueError(
+                        f"source_event_seqs must be seqs of earlier events (0 to {seq - 1}), "
+                        f"not {source!r}"
+                    )
+        event = super().append(type, data, source_event_seqs=source_event_seqs)
+        at = self._clock()
+        wire = event.to_json()
+        offset = file.tell()
+        try:
+            # The time is a float: appended after the fast-path check, in JavaScript's format.
+            line = encode_line(wire)
+            file.write(line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n")
+            file.flush()
+            policy = self.fsync
+            if policy == "event":
+                os.fsync(file.fileno())
+            elif type == TOOL_CALL:
+                self._open_calls += 1
+            elif type == TOOL_RESULT and source_event_seqs:
+                self._open_calls -= 1
+                if self._open_calls == 0 and policy == "step":
+                    os.fsync(file.fileno())
+        except BaseException:
+            self.events.pop()
+            # Take back a partly written line, so the file matches the log (if it still can).
+            with contextlib.suppress(OSError, ValueError):
+                file.truncate(offset)
+            raise
+        self.times.append(at)
+        return event
+
+    def sync(self) -> None:
+        """Force everything written so far to stable storage (``os.fsync``)."""
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Sync, release the lock and close the file (idempotent)."""
+        file = self._file
+        if file is None:
+            return
+        self._file = None
+        try:
+            file.flush()
+            os.fsync(file.fileno())
+        finally:
+            file.close()  # closing the descriptor releases the flock
+
+    def __enter__(self) -> DurableSession:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _open_calls(events: Sequence[SessionEvent]) -> int:
+    answered = {
+        seq
+        for event in events
+        if event.type == TOOL_RESULT
+        for seq in event.source_event_seqs or ()
+    }
+    return sum(1 for event in events if event.type == TOOL_CALL and event.seq not in answered)
