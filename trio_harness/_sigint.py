@@ -1,0 +1,70 @@
+"""Ctrl-C for agent apps: the first SIGINT aborts the step, the second stops hard.
+
+Without a handler, Ctrl-C raises ``KeyboardInterrupt`` wherever the app happens to be, and Trio
+reports it through every nursery on the way out. :func:`abort_on_sigint` turns the first SIGINT
+into the turn's abort event instead (running bodies are cancelled, their results recorded, the
+turn ends cleanly) and a second into a plain ``KeyboardInterrupt`` raised from the block.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import trio
+
+__all__ = ["abort_on_sigint"]
+
+
+@asynccontextmanager
+async def abort_on_sigint(
+    abort: trio.Event | None = None,
+    *,
+    on_abort: Callable[[], object] | None = None,
+) -> AsyncIterator[trio.Event]:
+    """Within the block, SIGINT sets an abort event; a second SIGINT raises ``KeyboardInterrupt``.
+
+    Usage::
+
+        async with th.abort_on_sigint() as abort:
+            result = await th.run_turn(model, runtime, session, abort=abort)
+
+    The second SIGINT cancels the block and ``KeyboardInterrupt`` is raised bare (not inside an
+    ``ExceptionGroup``) when it has unwound. Outside the block Ctrl-C behaves as usual. Must be
+    used from Trio's main thread (signal handlers are process-wide).
+
+    Args:
+        abort: The event to set (a fresh one by default).
+        on_abort: Called once, synchronously, on the first SIGINT (e.g. to print "aborting…").
+
+    Yields:
+        The abort event.
+    """
+    event = trio.Event() if abort is None else abort
+    hard_stop = False
+    with trio.open_signal_receiver(signal.SIGINT) as signals, trio.CancelScope() as scope:
+        # The watcher is a system task so that exceptions of the block never pass through a
+        # nursery of ours (they would come out wrapped in an ExceptionGroup).
+
+        async def watch() -> None:
+            nonlocal hard_stop
+            with watcher:
+                async for _ in signals:
+                    if not event.is_set():
+                        event.set()
+                        if on_abort is not None:
+                            on_abort()
+                    else:
+                        hard_stop = True
+                        scope.cancel()
+                        return
+
+        watcher = trio.CancelScope()
+        trio.lowlevel.spawn_system_task(watch, name="trio_harness.sigint-watcher")
+        try:
+            yield event
+        finally:
+            watcher.cancel()
+    if hard_stop:
+        raise KeyboardInterrupt
