@@ -12,6 +12,20 @@ Each also has a ready :class:`~trio_harness.TurnModel` for :func:`~trio_harness.
 
 from __future__ import annotations
 
-from ._common import close_stream, js_argument_text, result_text, tool_specs
+from ._common import (
+    ProviderStreamError,
+    SseEvent,
+    js_argument_text,
+    result_text,
+    sse_events,
+    tool_specs,
+)
 
-__all__ = ["close_stream", "js_argument_text", "result_text", "tool_specs"]
+__all__ = [
+    "ProviderStreamError",
+    "SseEvent",
+    "js_argument_text",
+    "result_text",
+    "sse_events",
+    "tool_specs",
+]

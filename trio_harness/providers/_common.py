@@ -7,9 +7,12 @@ from the SDK, from raw HTTP, and from recorded JSON.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+import json
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final, Protocol
 
+import attrs
 import trio
 
 from .._json import NOT_JSON, js_json, snapshot_json_value
@@ -17,12 +20,15 @@ from .._pool import StepResult, ToolCallBlock
 from .._types import ToolDefinition, ToolExecutionResult
 
 __all__ = [
+    "ProviderStreamError",
+    "SseEvent",
     "ToolSource",
-    "close_stream",
     "dump",
     "field",
     "js_argument_text",
     "result_text",
+    "sse_events",
+    "stream_error",
     "tool_specs",
 ]
 
@@ -130,23 +136,115 @@ def js_argument_text(value: Any) -> str:
     return js_json(copy)
 
 
-async def close_stream(stream: Any) -> None:
-    """Close an SDK stream and the async generators inside it, even when not read to the end.
+_CLOSE_TIMEOUT: Final = 5.0
 
-    The ``openai``/``anthropic`` ``AsyncStream.close()`` closes the HTTP response but not the
-    stream's own async generator; under Trio an unfinished async generator that is garbage
-    collected triggers a ``ResourceWarning``. This closes both, shielded from cancellation (it is
-    called while unwinding) and bounded in time.
+
+class ProviderStreamError(Exception):
+    """A model stream reported an error in one of its events (the HTTP status was 200)."""
+
+
+@attrs.frozen
+class SseEvent:
+    """One server-sent event.
+
+    Attributes:
+        event: The ``event:`` field (``None`` when the server sent none, as OpenAI's chat does).
+        data: The ``data:`` lines joined by newlines (``"[DONE]"`` or JSON text).
     """
-    with trio.CancelScope(shield=True) as scope:
-        scope.deadline = trio.current_time() + 5
-        iterator = getattr(stream, "_iterator", None)
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await aclose()
-        close = getattr(stream, "close", None)
-        if close is not None:
-            await close()
+
+    event: str | None
+    data: str
+
+    def json(self) -> Any:
+        """``data`` parsed as JSON."""
+        return json.loads(self.data)
+
+
+@attrs.define(eq=False)
+class _SseReader:
+    # A class-based iterator: ``async for`` over it creates no async generator of its own, so
+    # the only generators involved are the response's, which ``sse_events`` always finishes.
+    _lines: Any
+    exhausted: bool = False
+
+    def __aiter__(self) -> _SseReader:
+        return self
+
+    async def __anext__(self) -> SseEvent:
+        event: str | None = None
+        data: list[str] = []
+        while True:
+            try:
+                line = await self._lines.__anext__()
+            except StopAsyncIteration:
+                self.exhausted = True
+                if data:
+                    return SseEvent(event, "\n".join(data))
+                raise
+            if not line:
+                if data:
+                    return SseEvent(event, "\n".join(data))
+                event = None
+                continue
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+
+
+@asynccontextmanager
+async def sse_events(response: Any) -> AsyncIterator[AsyncIterator[SseEvent]]:
+    """Read a streamed HTTP response as server-sent events, leaving nothing unfinished.
+
+    ``response`` is what ``client.<api>.with_streaming_response.create(..., stream=True)`` yields
+    (``openai`` and ``anthropic`` alike), or an ``httpx`` response. Why not the SDKs' own
+    ``stream=True`` iterators: they read through a chain of async generators and, in OpenAI's
+    Chat Completions, stop at ``data: [DONE]`` without finishing that chain, so under Trio each of
+    those generators later triggers a ``ResourceWarning`` even when the stream was read to the
+    end. This reader reads the body to its real end; leaving the block early (``break``, an
+    exception, cancellation) closes the response and then pulls the line iterator until it ends,
+    which finishes every generator of the chain (shielded, bounded in time).
+
+    Usage::
+
+        async with client.chat.completions.with_streaming_response.create(
+            model=..., messages=..., stream=True
+        ) as response:
+            async with sse_events(response) as events:
+                async for event in events:
+                    if event.data != "[DONE]":
+                        accumulator.add(event.json())
+    """
+    http = getattr(response, "http_response", response)
+    lines = http.aiter_lines()
+    reader = _SseReader(lines)
+    try:
+        yield reader
+    finally:
+        if not reader.exhausted:
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + _CLOSE_TIMEOUT
+                await http.aclose()
+                while True:
+                    try:
+                        await lines.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except Exception:  # the closed response ends the stream with an error
+                        break
+
+
+def stream_error(event: SseEvent, payload: Any) -> str | None:
+    """The error message a stream event carries (``event: error`` or an ``error`` member)."""
+    if isinstance(payload, dict) and (event.event == "error" or "error" in payload):
+        error = payload.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        return str(message or payload.get("message") or "the stream reported an error")
+    return None
 
 
 def blocks_from(calls: Iterable[tuple[str, str, str]]) -> list[ToolCallBlock]:

@@ -22,7 +22,16 @@ import attrs
 from .._arguments import parse_arguments
 from .._pool import StepResult, ToolCallBlock
 from .._turn import ModelStep
-from ._common import ToolSource, close_stream, dump, field, js_argument_text, tool_specs
+from ._common import (
+    ProviderStreamError,
+    ToolSource,
+    dump,
+    field,
+    js_argument_text,
+    sse_events,
+    stream_error,
+    tool_specs,
+)
 
 __all__ = [
     "MessagesModel",
@@ -219,16 +228,20 @@ class MessagesModel:
             stop = field(message, "stop_reason")
         else:
             accumulator = MessagesStreamAccumulator()
-            stream = await self.client.messages.create(**request, stream=True)
-            try:
-                while True:
-                    try:
-                        event = await stream.__anext__()
-                    except StopAsyncIteration:
-                        break
+            async with (
+                self.client.messages.with_streaming_response.create(
+                    **request, stream=True
+                ) as response,
+                sse_events(response) as events,
+            ):
+                async for sse in events:
+                    if sse.data == "[DONE]":
+                        continue
+                    event = sse.json()
+                    error = stream_error(sse, event)
+                    if error is not None:
+                        raise ProviderStreamError(error)
                     accumulator.add(event)
-            finally:
-                await close_stream(stream)
             calls = accumulator.tool_calls()
             reply = accumulator.message()
             stop = accumulator.stop_reason

@@ -28,7 +28,16 @@ import attrs
 
 from .._pool import StepResult, ToolCallBlock
 from .._turn import ModelStep
-from ._common import ToolSource, close_stream, dump, field, result_text, tool_specs
+from ._common import (
+    ProviderStreamError,
+    ToolSource,
+    dump,
+    field,
+    result_text,
+    sse_events,
+    stream_error,
+    tool_specs,
+)
 from ._strict import strict_schema
 
 __all__ = [
@@ -337,19 +346,23 @@ class ChatCompletionsModel:
             finish = field(choice, "finish_reason")
         else:
             accumulator = ChatStreamAccumulator()
-            stream = await self.client.chat.completions.create(**request, stream=True)
-            try:
-                while True:
-                    try:
-                        chunk = await stream.__anext__()
-                    except StopAsyncIteration:
-                        break
+            async with (
+                self.client.chat.completions.with_streaming_response.create(
+                    **request, stream=True
+                ) as response,
+                sse_events(response) as events,
+            ):
+                async for sse in events:
+                    if sse.data == "[DONE]":
+                        continue
+                    chunk = sse.json()
+                    error = stream_error(sse, chunk)
+                    if error is not None:
+                        raise ProviderStreamError(error)
                     before = len(accumulator.text)
                     accumulator.add(chunk)
                     if self.on_text is not None and len(accumulator.text) > before:
                         self.on_text(accumulator.text[before:])
-            finally:
-                await close_stream(stream)
             message = accumulator.message()
             finish = accumulator.finish_reason
         self.messages.append(message)
@@ -407,16 +420,20 @@ class ResponsesModel:
             text = _output_text(response)
         else:
             accumulator = ResponsesStreamAccumulator()
-            stream = await self.client.responses.create(**request, stream=True)
-            try:
-                while True:
-                    try:
-                        event = await stream.__anext__()
-                    except StopAsyncIteration:
-                        break
+            async with (
+                self.client.responses.with_streaming_response.create(
+                    **request, stream=True
+                ) as response,
+                sse_events(response) as events,
+            ):
+                async for sse in events:
+                    if sse.data == "[DONE]":
+                        continue
+                    event = sse.json()
+                    error = stream_error(sse, event)
+                    if error is not None:
+                        raise ProviderStreamError(error)
                     accumulator.add(event)
-            finally:
-                await close_stream(stream)
             output = accumulator.output()
             text = _output_text({"output": output}) or accumulator.text
         self.input.extend(dump(item) for item in output)
