@@ -194,16 +194,16 @@ async def test_leaving_a_stream_early_finishes_every_generator(
 ) -> None:
     events = chat_chunks(content=["a", "b", "c", "d"])
     with ScriptedServer([Sse(events, hold_before=3)]) as server:
-        async with client(server) as sdk:
-            async with (
-                sdk.chat.completions.with_streaming_response.create(
-                    model="m", messages=[], stream=True
-                ) as raw,
-                sse_events(raw) as stream,
-            ):
-                async for event in stream:
-                    first = event.json()
-                    break
+        async with (
+            client(server) as sdk,
+            sdk.chat.completions.with_streaming_response.create(
+                model="m", messages=[], stream=True
+            ) as raw,
+            sse_events(raw) as stream,
+        ):
+            async for event in stream:
+                first = event.json()
+                break
     assert first["choices"][0]["delta"]["role"] == "assistant"
     assert unfinished_generators.collect() == []
 

@@ -15,7 +15,7 @@ from typing import Any, Final, Protocol
 import attrs
 import trio
 
-from .._json import NOT_JSON, js_json, snapshot_json_value
+from .._json import js_json
 from .._pool import StepResult, ToolCallBlock
 from .._types import ToolDefinition, ToolExecutionResult
 
@@ -102,38 +102,45 @@ def result_text(result: ToolExecutionResult | StepResult) -> str:
     return "\n".join(_block_text(block) for block in result.content)
 
 
-def _round_big_ints(value: Any) -> Any:
-    # In place on a fresh copy: integers that JavaScript's JSON.parse could not keep exactly
-    # become the double it would hold (js_json then renders that double as JavaScript does).
-    if type(value) is int:
-        return float(value) if abs(value) > _MAX_EXACT_INT else value
-    stack = [value]
+def _as_javascript_parsed(value: Any) -> Any:
+    # A copy where every int that JavaScript's JSON.parse could not keep exactly is the double it
+    # would hold (js_json then renders that double as JavaScript does). Iterative: any depth.
+    def convert(item: Any) -> Any:
+        if type(item) is int and abs(item) > _MAX_EXACT_INT:
+            try:
+                return float(item)
+            except OverflowError:
+                return item  # beyond any double: js_json renders it as JavaScript would (null)
+        return item
+
+    if type(value) is not dict and type(value) is not list:
+        return convert(value)
+    root: Any = {} if type(value) is dict else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
-        item = stack.pop()
-        keys: Iterable[Any] = item.keys() if type(item) is dict else range(len(item))
-        for key in list(keys):
-            child = item[key]
-            if type(child) is int and abs(child) > _MAX_EXACT_INT:
-                item[key] = float(child)
-            elif type(child) is dict or type(child) is list:
-                stack.append(child)
-    return value
+        source, target = stack.pop()
+        entries = source.items() if type(source) is dict else enumerate(source)
+        for key, child in entries:
+            if type(child) is dict or type(child) is list:
+                copy: Any = {} if type(child) is dict else []
+                stack.append((child, copy))
+            else:
+                copy = convert(child)
+            if type(target) is dict:
+                target[key] = copy
+            else:
+                target.append(copy)
+    return root
 
 
 def js_argument_text(value: Any) -> str:
     """The argument text JavaScript would send for a parsed ``input``: ``JSON.stringify(input)``.
 
     Compact separators, non-ASCII kept, key order kept, numbers in JavaScript's format (``1.0`` is
-    ``1``, ``1e21`` is ``1e+21``, integers beyond 2**53 rounded to the nearest double). ``value``
-    itself is never modified.
+    ``1``, ``1e21`` is ``1e+21``, ``-0.0`` is ``0``, integers beyond 2**53 rounded to the nearest
+    double). ``value`` itself is never modified.
     """
-    copy = snapshot_json_value(value)
-    if copy is NOT_JSON:
-        # e.g. -0.0 or nan from a lenient parser: rendered as JSON.stringify would (0, null).
-        return js_json(value)
-    if type(copy) is dict or type(copy) is list or type(copy) is int:
-        copy = _round_big_ints(copy)
-    return js_json(copy)
+    return js_json(_as_javascript_parsed(value))
 
 
 _CLOSE_TIMEOUT: Final = 5.0
