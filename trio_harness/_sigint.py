@@ -8,6 +8,7 @@ turn ends cleanly) and a second into a plain ``KeyboardInterrupt`` raised from t
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -15,6 +16,8 @@ from contextlib import asynccontextmanager
 import trio
 
 __all__ = ["abort_on_sigint"]
+
+_log = logging.getLogger("trio_harness.sigint")
 
 
 @asynccontextmanager
@@ -43,26 +46,34 @@ async def abort_on_sigint(
     """
     event = trio.Event() if abort is None else abort
     hard_stop = False
-    with trio.open_signal_receiver(signal.SIGINT) as signals, trio.CancelScope() as scope:
-        # The watcher is a system task so that exceptions of the block never pass through a
-        # nursery of ours (they would come out wrapped in an ExceptionGroup).
+    listening = trio.Event()
+    with trio.CancelScope() as block:
+        # The watcher is a system task, so exceptions of the block never pass through a nursery of
+        # ours (they would come out wrapped in an ExceptionGroup). It owns the signal receiver:
+        # after the second SIGINT it closes it, so a third Ctrl-C gets Trio's default
+        # KeyboardInterrupt even if the block does not unwind.
 
         async def watch() -> None:
             nonlocal hard_stop
-            with watcher:
+            with watcher, trio.open_signal_receiver(signal.SIGINT) as signals:
+                listening.set()
                 async for _ in signals:
                     if not event.is_set():
                         event.set()
                         if on_abort is not None:
-                            on_abort()
+                            try:
+                                on_abort()
+                            except Exception:  # a callback must not kill the watcher
+                                _log.exception("abort_on_sigint: on_abort raised")
                     else:
                         hard_stop = True
-                        scope.cancel()
+                        block.cancel()
                         return
 
         watcher = trio.CancelScope()
         trio.lowlevel.spawn_system_task(watch, name="trio_harness.sigint-watcher")
         try:
+            await listening.wait()
             yield event
         finally:
             watcher.cancel()
