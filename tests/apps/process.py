@@ -87,4 +87,6 @@ async def spawn(
             process.kill()
         with trio.CancelScope(shield=True):
             await process.wait()
-        await process.aclose()
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    await stream.aclose()
