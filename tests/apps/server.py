@@ -65,7 +65,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"null")
         owner = self.server.owner
-        reply = owner._next(Request(self.path, body, dict(self.headers.items())))
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        reply = owner._next(Request(self.path, body, headers))
         if isinstance(reply, Json):
             data = json.dumps(reply.body).encode()
             self.send_response(reply.status)
