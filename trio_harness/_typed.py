@@ -3,18 +3,14 @@
 :func:`tool` reads the function's signature once, at decoration time, and writes the author DSL
 for it (then :func:`~trio_harness.define_tool` compiles it as usual):
 
-=====================================  ==================================================
-annotation                             value spec
-=====================================  ==================================================
-``str`` / ``int`` / ``float`` / ``bool``  ``{"type": "string" | "integer" | "number" | "boolean"}``
-``None``                               ``{"type": "null"}``
-``Literal["a", "b"]``                  ``{"type": "string", "enum": ["a", "b"]}`` (oneOf if mixed)
-``list[T]``                            ``{"type": "array", "items": <T>}``
-``X | Y`` (``X | None``)               ``{"oneOf": [<X>, <Y>]}`` (branches must not overlap)
-``attrs`` class / ``TypedDict``        closed object; fields without default are required
-``dict[str, Any]`` / ``Any``           open object / any JSON value
-``Annotated[T, "text"]``               ``<T>`` with ``description`` ``"text"``
-=====================================  ==================================================
+* ``str`` / ``int`` / ``float`` / ``bool`` / ``None`` → ``{"type": "string"}`` and so on;
+* ``Literal["a", "b"]`` → ``{"type": "string", "enum": ["a", "b"]}`` (a ``oneOf`` if kinds mix);
+* ``list[T]`` → ``{"type": "array", "items": <T>}``;
+* ``X | Y`` (so ``X | None``) → ``{"oneOf": [<X>, <Y>]}``; the members must not overlap;
+* an ``attrs`` class, a dataclass or a ``TypedDict`` → a closed object whose fields without a
+  default are required;
+* ``dict[str, Any]`` → an open object; ``Any`` → any JSON value;
+* ``Annotated[T, "text"]`` → ``<T>`` with ``description`` ``"text"``.
 
 A parameter without a default is required. Descriptions come from ``Annotated`` strings or the
 docstring's Google-style ``Args:`` section; the tool description is the docstring's first part.
@@ -27,6 +23,7 @@ the body's return value is unstructured back to JSON and validated against the r
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 import types
@@ -121,6 +118,10 @@ def _is_typeddict(tp: Any) -> bool:
     return isinstance(tp, type) and typing.is_typeddict(tp)
 
 
+def _is_dataclass(tp: Any) -> bool:
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
 def _kinds(spec: dict[str, Any]) -> frozenset[str]:
     """The JSON kinds a spec accepts (``"any"`` for a json node)."""
     if "oneOf" in spec:
@@ -175,7 +176,7 @@ class _SpecWriter:
             if not args:
                 raise _Unsupported(f"{where}: write dict[str, Any]")
             return {"type": "object", "additionalProperties": True}
-        if attrs.has(tp) or _is_typeddict(tp):
+        if attrs.has(tp) or _is_typeddict(tp) or _is_dataclass(tp):
             return self._record(tp, where)
         name = getattr(tp, "__name__", repr(tp))
         raise _Unsupported(f"{where}: {name} cannot be expressed in the tool schema DSL")
@@ -226,6 +227,17 @@ class _SpecWriter:
                     if attribute.default is attrs.NOTHING:
                         entry["required"] = True
                     properties[attribute.name] = entry
+            elif _is_dataclass(cls):
+                for item in dataclasses.fields(cls):
+                    if not item.init:
+                        continue
+                    entry = self.spec(hints[item.name], f"{where}.{item.name}")
+                    if (
+                        item.default is dataclasses.MISSING
+                        and item.default_factory is dataclasses.MISSING
+                    ):
+                        entry["required"] = True
+                    properties[item.name] = entry
             else:
                 required = cls.__required_keys__
                 for key, hint in hints.items():
@@ -239,6 +251,7 @@ class _SpecWriter:
         if properties:
             spec["properties"] = properties
         doc = _parse_docstring(cls.__doc__)[0] if cls.__doc__ else ""
+        # A dataclass without a docstring gets its signature as __doc__: not a description.
         if doc and not doc.startswith(cls.__name__ + "("):
             spec = {"description": doc, **spec}
         return spec
@@ -376,6 +389,11 @@ def _build(
         raise TypeError(f"{label}: {function.__name__} must be an async function")
     try:
         hints = typing.get_type_hints(function, include_extras=True)
+    except NameError as exc:
+        raise TypeError(
+            f"{label}: cannot resolve the annotations: {exc} (types named in annotations must be "
+            "importable from the function's module, not local to another function)"
+        ) from None
     except Exception as exc:
         raise TypeError(f"{label}: cannot resolve the annotations: {exc}") from None
     summary, arg_docs = _parse_docstring(function.__doc__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, Literal, TypedDict
 
 import attrs
@@ -231,3 +232,45 @@ def test_typed_tools_get_strict_mode_only_when_it_means_the_same() -> None:
     with pytest.raises(ValueError, match='tool "search" cannot use strict mode'):
         oai.chat_tools([search], strict=True)
     assert "strict" not in oai.chat_tools([all_required], strict=False)[0]["function"]
+
+
+@dataclasses.dataclass
+class Move:
+    source: str
+    target: str
+    overwrite: bool = False
+
+
+async def test_dataclasses_are_closed_objects_too() -> None:
+    moved: list[Move] = []
+
+    @th.tool
+    async def move(plan: list[Move]) -> int:
+        """Move files."""
+        moved.extend(plan)
+        return len(plan)
+
+    assert move.parameters["properties"]["plan"]["items"] == {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "source": {"type": "string"},
+            "target": {"type": "string"},
+            "overwrite": {"type": "boolean"},
+        },
+        "required": ["source", "target"],
+    }
+    assert await move.execute({"plan": [{"source": "a", "target": "b"}]}, None) == 1
+    assert moved == [Move("a", "b")]
+
+
+def test_local_classes_are_reported_with_a_hint() -> None:
+    @attrs.frozen
+    class Local:
+        x: int
+
+    async def uses_local(value: Local) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=r"name 'Local' is not defined .*not local to another"):
+        th.tool(uses_local)
