@@ -10,7 +10,8 @@ against the layers written down in ``trio_harness/__init__.py`` and ``docs/expla
 5. ``_runtime/``                              abort → execution → hooks → define → registry →
                                               results → pipeline → tool_runtime
 6. ``_pool/``                                 machine → driver → steps
-7. ``_oracle``
+7. ``_oracle``; ``_apps/`` (typed → turn → sigint); ``providers/`` (_strict → _common →
+   openai → anthropic)
 8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
 
 A module may import only from earlier layers (and, inside a package, from earlier modules of the
@@ -61,6 +62,15 @@ ORDER: list[tuple[str, float]] = [
     ("_pool.steps", 6.2),
     ("_pool", 6.9),
     ("_oracle", 7.0),
+    ("_apps.typed", 7.1),
+    ("_apps.turn", 7.2),
+    ("_apps.sigint", 7.3),
+    ("_apps", 7.4),
+    ("providers._strict", 7.60),
+    ("providers._common", 7.61),
+    ("providers.openai", 7.62),
+    ("providers.anthropic", 7.63),
+    ("providers", 7.69),
     ("lowlevel", 7.5),
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),
@@ -75,6 +85,9 @@ TRIO_ALLOWED = {
     "_runtime.hooks",
     "_pool.driver",
     "_pool.steps",
+    "_apps.turn",
+    "_apps.sigint",
+    "providers._common",
     "__main__",
 }
 

@@ -10,6 +10,8 @@ Layout (each layer imports only the layers above it; ``tests/test_layering.py`` 
                                     abort, pipeline, tool_runtime
     _pool/                          mechanism 2: machine (pure), driver (Trio), steps (API)
     _oracle                         the conformance oracle
+    _apps/                          agent apps: typed (th.tool), turn (run_turn), sigint
+    providers/                      public: OpenAI / Anthropic adapters and ready models
     trio_harness, lowlevel, __main__   the public faces and the command line
 
 This module is the face an application uses; :mod:`trio_harness.lowlevel` holds what only ports,
@@ -23,6 +25,21 @@ import logging
 import warnings
 from typing import Any
 
+from ._apps import (
+    ModelReplied,
+    ModelRequested,
+    ModelStep,
+    StepFinished,
+    StepStarted,
+    ToolCommitted,
+    ToolStarted,
+    TurnEvent,
+    TurnModel,
+    TurnResult,
+    abort_on_sigint,
+    run_turn,
+    tool,
+)
 from ._arguments import parse_arguments
 from ._errors import (
     TOOL_ABORTED,
@@ -127,17 +144,23 @@ __all__ = [
     "HarnessError",
     "JsonSchemaError",
     "MessageSource",
+    "ModelReplied",
+    "ModelRequested",
+    "ModelStep",
     "PostToolDecision",
     "PreToolDecision",
     "Session",
     "SessionEvent",
+    "StepFinished",
     "StepOutcome",
     "StepResult",
+    "StepStarted",
     "SubCall",
     "SubCallResults",
     "ToolArgsError",
     "ToolCallBlock",
     "ToolCallData",
+    "ToolCommitted",
     "ToolDefinition",
     "ToolError",
     "ToolExecution",
@@ -150,9 +173,14 @@ __all__ = [
     "ToolResultData",
     "ToolResultMessage",
     "ToolRuntime",
+    "ToolStarted",
     "ToolTimeoutError",
+    "TurnEvent",
+    "TurnModel",
+    "TurnResult",
     "UnreachableVariantError",
     "__version__",
+    "abort_on_sigint",
     "aborted_before_dispatch_result",
     "aborted_result",
     "assert_object_json_schema",
@@ -166,6 +194,8 @@ __all__ = [
     "is_json_value",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
+    "run_turn",
+    "tool",
     "validate_args",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",

@@ -213,7 +213,9 @@ async def execute_tool_calls(
     recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
     aborted = await Driver(runtime, inputs, cap, abort, recorder).run()
     return StepOutcome(
-        concluded=recorder.concluded, aborted=aborted, results=_step_results(blocks, recorder.results)
+        concluded=recorder.concluded,
+        aborted=aborted,
+        results=_step_results(blocks, recorder.results),
     )
 
 

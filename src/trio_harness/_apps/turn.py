@@ -14,12 +14,18 @@ from typing import Any, Literal, Protocol, TypeAlias
 import attrs
 import trio
 
-from ._abort import cancel_on_abort
-from ._arguments import parse_arguments
-from ._errors import DEFAULT_MAX_PARALLEL_TOOL_CALLS
-from ._pool import PoolRuntime, StepOutcome, StepResult, ToolCallBlock, execute_tool_calls
-from ._session import Session
-from ._types import ToolExecutionInput, ToolExecutionResult
+from .._arguments import parse_arguments
+from .._pool import (
+    DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    PoolRuntime,
+    StepOutcome,
+    StepResult,
+    ToolCallBlock,
+    execute_tool_calls,
+)
+from .._runtime import ToolExecutionInput, cancel_on_abort
+from .._session import Session
+from .._values import ToolExecutionResult, error_result
 
 __all__ = [
     "ModelReplied",
@@ -32,6 +38,7 @@ __all__ = [
     "TurnEvent",
     "TurnModel",
     "TurnResult",
+    "plan_groups",
     "run_turn",
 ]
 
@@ -283,8 +290,6 @@ def _ignore(event: TurnEvent) -> None:
 
 
 def _not_run(calls: Sequence[ToolCallBlock]) -> list[StepResult]:
-    from ._types import error_result
-
     result = error_result("step limit reached; the call was not run")
     return [StepResult(call.id, call.name, result) for call in calls]
 

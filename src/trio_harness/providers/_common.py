@@ -17,7 +17,7 @@ import trio
 
 from .._json import js_json
 from .._pool import StepResult, ToolCallBlock
-from .._types import ToolDefinition, ToolExecutionResult
+from .._values import ToolDefinition, ToolExecutionResult
 
 __all__ = [
     "ProviderStreamError",

@@ -34,9 +34,9 @@ from typing import Any, Final, Literal, TypeVar, overload
 import attrs
 import cattrs
 
-from ._define import define_tool
-from ._json import NOT_JSON, js_json, snapshot_json_value
-from ._types import ToolDefinition, ToolOutput
+from .._json import NOT_JSON, js_json, snapshot_json_value
+from .._runtime import define_tool
+from .._values import ToolDefinition, ToolOutput
 
 __all__ = ["tool"]
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import attrs
 
+from .._apps import ModelStep
 from .._arguments import parse_arguments
 from .._pool import StepResult, ToolCallBlock
-from .._turn import ModelStep
 from ._common import (
     ProviderStreamError,
     ToolSource,

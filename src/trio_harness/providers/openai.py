@@ -26,8 +26,8 @@ from typing import Any
 
 import attrs
 
+from .._apps import ModelStep
 from .._pool import StepResult, ToolCallBlock
-from .._turn import ModelStep
 from ._common import (
     ProviderStreamError,
     ToolSource,
