@@ -286,3 +286,11 @@ def test_chat_adapters_read_plain_dicts() -> None:
     assert accumulator.tool_calls() == [th.ToolCallBlock("c1", "read", '{"path":"a"}')]
     assert accumulator.finish_reason == "tool_calls"
     assert json.loads(accumulator.tool_calls()[0].arguments) == {"path": "a"}
+
+
+def test_the_system_prompt_goes_first_once() -> None:
+    model = oai.ChatCompletionsModel(None, "m", system="Be brief.")
+    assert model.messages == [{"role": "system", "content": "Be brief."}]
+    resumed = [{"role": "system", "content": "Old."}, {"role": "user", "content": "hi"}]
+    model = oai.ChatCompletionsModel(None, "m", list(resumed), system="Be brief.")
+    assert model.messages == resumed

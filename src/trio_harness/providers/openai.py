@@ -316,6 +316,8 @@ class ChatCompletionsModel:
         client: An ``openai.AsyncOpenAI`` (or anything with ``chat.completions.create``).
         model: The model name.
         messages: The conversation so far.
+        system: A system prompt, put first in :attr:`messages` unless they already start with a
+            system message (a resumed conversation).
         stream: Stream the reply (read to the end, then closed).
         strict: Passed to :func:`chat_tools`.
         options: Extra keyword arguments for every ``create`` call (e.g. ``temperature``).
@@ -325,10 +327,17 @@ class ChatCompletionsModel:
     client: Any
     model: str
     messages: list[dict[str, Any]] = attrs.field(factory=list)
+    system: str | None = attrs.field(default=None, kw_only=True)
     stream: bool = attrs.field(default=False, kw_only=True)
     strict: bool | None = attrs.field(default=None, kw_only=True)
     options: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
     on_text: Any = attrs.field(default=None, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.system is not None and not (
+            self.messages and self.messages[0].get("role") == "system"
+        ):
+            self.messages.insert(0, {"role": "system", "content": self.system})
 
     def add_user(self, text: str) -> None:
         """Append a user message."""
