@@ -157,3 +157,41 @@ async def test_model_errors_reach_the_caller_bare(autojump_clock: trio.testing.M
 
     with pytest.raises(ConnectionError, match="no route"):
         await th.run_turn(Broken([]), runtime_with({}), th.Session(), abort=trio.Event())
+
+
+async def test_two_turns_on_one_runtime_report_only_their_own_calls(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    runtime = runtime_with({"a": "A"}, write_delay=1)
+    seen: dict[str, list[str]] = {"x": [], "y": []}
+
+    async def turn(label: str) -> None:
+        model = ScriptedModel(
+            [
+                (
+                    "",
+                    [
+                        (f"{label}1", "read", '{"path":"a"}'),
+                        (f"{label}2", "write", '{"path":"b","text":"t"}'),
+                    ],
+                ),
+                ("", []),
+            ]
+        )
+
+        def record(event: th.TurnEvent) -> None:
+            if isinstance(event, th.ToolStarted | th.ToolCommitted):
+                seen[label].append(f"{type(event).__name__}:{event.call_id}")
+
+        await th.run_turn(model, runtime, th.Session(), on_event=record)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(turn, "x")
+        nursery.start_soon(turn, "y")
+    for label in ("x", "y"):
+        assert seen[label] == [
+            f"ToolStarted:{label}1",
+            f"ToolCommitted:{label}1",
+            f"ToolStarted:{label}2",
+            f"ToolCommitted:{label}2",
+        ]

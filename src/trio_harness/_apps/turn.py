@@ -8,6 +8,7 @@ reported as :data:`TurnEvent` values to an ``on_event`` callback, so an app can 
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -294,6 +295,14 @@ def _not_run(calls: Sequence[ToolCallBlock]) -> list[StepResult]:
     return [StepResult(call.id, call.name, result) for call in calls]
 
 
+# The step being observed in this task's context. Dispatch tasks inherit the context of the step's
+# nursery, so a hook sees the marker of the turn that started the call: two turns running on one
+# runtime each report only their own calls.
+_observed_step: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "trio_harness_observed_step", default=None
+)
+
+
 class _observe:
     """Reports body starts and commits of one step through the runtime's hooks, if it has them."""
 
@@ -301,18 +310,20 @@ class _observe:
         self, runtime: Any, turn: int, step: int, emit: Callable[[TurnEvent], object]
     ) -> None:
         self._disposers: list[Callable[[], None]] = []
+        self._token: contextvars.Token[object] | None = None
         add_wrapper = getattr(runtime, "add_execute_wrapper", None)
         add_observer = getattr(runtime, "add_result_observer", None)
         if add_wrapper is None or add_observer is None:
             return
+        marker = self._marker = object()
 
         async def wrapper(exec: Any, next: Callable[[], Any]) -> Any:
-            if exec.parent is None:
+            if exec.parent is None and _observed_step.get() is marker:
                 emit(ToolStarted(turn, step, exec.call_id, exec.name, trio.current_time()))
             return await next()
 
         def observer(exec: Any, result: ToolExecutionResult) -> None:
-            if exec.parent is None:
+            if exec.parent is None and _observed_step.get() is marker:
                 emit(
                     ToolCommitted(turn, step, exec.call_id, exec.name, result, trio.current_time())
                 )
@@ -320,8 +331,11 @@ class _observe:
         self._disposers = [add_wrapper(wrapper), add_observer(observer)]
 
     def __enter__(self) -> None:
-        return None
+        if self._disposers:
+            self._token = _observed_step.set(self._marker)
 
     def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _observed_step.reset(self._token)
         for dispose in self._disposers:
             dispose()
