@@ -257,6 +257,10 @@ async def agent(args: argparse.Namespace) -> None:
                         abort=abort,
                         on_event=record,
                     )
+            except openai.APIError as error:
+                # The request failed (after the SDK's retries): report it, keep the session.
+                out(f"(model request failed: {error})")
+                continue
             finally:
                 sync_messages()
                 save_session(session_path, session)
@@ -283,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         replay(Path(args.replay), lambda line: print(line))
         return 0
+    if not os.environ.get(args.api_key_env):
+        print(f"set {args.api_key_env} to your API key (or use --api-key-env)", file=sys.stderr)
+        return 2
     Path(args.sandbox).mkdir(parents=True, exist_ok=True)
     try:
         trio.run(agent, args)

@@ -178,3 +178,21 @@ async def test_ctrl_c_aborts_a_slow_write_and_keeps_the_session(tmp_path: Path) 
     assert not (tmp_path / "sandbox" / "a.txt").exists()
     saved = (tmp_path / "session.jsonl").read_text()
     assert '"code":"ABORTED"' in saved
+
+
+async def test_a_failed_request_is_reported_and_a_missing_key_refused(tmp_path: Path) -> None:
+    script = [
+        Json({"error": {"message": "model overloaded", "type": "server_error"}}, status=500),
+        Json(chat_completion(content="Back again.")),
+    ]
+    with ScriptedServer(script) as server:
+        args = agent_args(server, tmp_path, "--prompt", "hi", "--prompt", "again")
+        async with spawn(args, env=ENV) as child:
+            code, out, err = await child.finish()
+        async with spawn(args, env={"OPENAI_API_KEY": ""}) as child:
+            missing = await child.finish()
+    assert code == 0, err
+    assert "(model request failed: Error code: 500" in out
+    assert out.splitlines()[-1] == "assistant> Back again."
+    assert missing[0] == 2
+    assert missing[2] == "set OPENAI_API_KEY to your API key (or use --api-key-env)\n"

@@ -8,7 +8,7 @@ from the SDK, from raw HTTP, and from recorded JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
 
@@ -16,7 +16,7 @@ import attrs
 import trio
 
 from .._json import js_json
-from .._pool import StepResult, ToolCallBlock
+from .._pool import StepResult
 from .._values import ToolDefinition, ToolExecutionResult
 
 __all__ = [
@@ -252,8 +252,3 @@ def stream_error(event: SseEvent, payload: Any) -> str | None:
         message = error.get("message") if isinstance(error, dict) else error
         return str(message or payload.get("message") or "the stream reported an error")
     return None
-
-
-def blocks_from(calls: Iterable[tuple[str, str, str]]) -> list[ToolCallBlock]:
-    """``ToolCallBlock`` s from ``(id, name, arguments)`` triples."""
-    return [ToolCallBlock(call_id, name, arguments) for call_id, name, arguments in calls]

@@ -21,6 +21,7 @@ import attrs
 
 from .._apps import ModelStep
 from .._arguments import parse_arguments
+from .._json import js_json
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
     ProviderStreamError,
@@ -92,8 +93,6 @@ def _result_blocks(item: StepResult) -> list[dict[str, Any]]:
         if isinstance(block, dict) and block.get("type") in ("text", "image"):
             blocks.append(dict(block))
         else:
-            from .._json import js_json
-
             blocks.append({"type": "text", "text": js_json(block)})
     return blocks
 
