@@ -288,12 +288,16 @@ def _make_converter(writer: _SpecWriter) -> cattrs.Converter:
     def is_union(tp: Any) -> bool:
         return typing.get_origin(tp) in (types.UnionType, typing.Union)
 
+    member_kinds: dict[Any, frozenset[str]] = {}
+
     def structure_union(value: Any, tp: Any) -> Any:
         # Validation already passed and union members do not overlap: exactly one member
         # accepts the value's JSON kind.
         kind = _json_kind(value)
         for member in typing.get_args(tp):
-            kinds = _kinds(writer.spec(member, "union"))
+            kinds = member_kinds.get(member)
+            if kinds is None:
+                kinds = member_kinds[member] = _kinds(writer.spec(member, "union"))
             if kind in kinds or (kind == "integer" and "number" in kinds):
                 return converter.structure(value, member)
         raise TypeError(f"no union member accepts a {kind}")  # pragma: no cover - validated
