@@ -36,3 +36,28 @@ async def test_the_second_sigint_stops_hard_with_a_bare_keyboard_interrupt() -> 
     assert "unreachable" not in out
     assert err.rstrip().splitlines()[-1] == "KeyboardInterrupt"
     assert "ExceptionGroup" not in err
+
+
+def test_outside_the_main_thread_it_refuses_before_touching_signals() -> None:
+    import threading
+
+    import trio
+
+    import trio_harness as th
+
+    errors: list[BaseException] = []
+
+    async def use() -> None:
+        async with th.abort_on_sigint():
+            pass
+
+    def run() -> None:
+        try:
+            trio.run(use)
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=30)
+    assert [str(error) for error in errors] == ["abort_on_sigint must be used from the main thread"]

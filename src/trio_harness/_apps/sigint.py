@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -43,7 +44,12 @@ async def abort_on_sigint(
 
     Yields:
         The abort event.
+
+    Raises:
+        RuntimeError: Not in the main thread (Python delivers signals to the main thread only).
     """
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("abort_on_sigint must be used from the main thread")
     event = trio.Event() if abort is None else abort
     hard_stop = False
     listening = trio.Event()
