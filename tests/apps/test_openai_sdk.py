@@ -294,3 +294,27 @@ def test_the_system_prompt_goes_first_once() -> None:
     resumed = [{"role": "system", "content": "Old."}, {"role": "user", "content": "hi"}]
     model = oai.ChatCompletionsModel(None, "m", list(resumed), system="Be brief.")
     assert model.messages == resumed
+
+
+def test_a_repeated_function_name_in_later_deltas_is_not_doubled() -> None:
+    accumulator = oai.ChatStreamAccumulator()
+    for piece in ('{"path":', '"a"}'):
+        accumulator.add(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "c1",
+                                    "function": {"name": "read", "arguments": piece},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            }
+        )
+    assert accumulator.tool_calls() == [th.ToolCallBlock("c1", "read", '{"path":"a"}')]

@@ -188,7 +188,9 @@ class ChatStreamAccumulator:
                 partial.id = field(call, "id", partial.id)
                 function = field(call, "function")
                 if function is not None:
-                    partial.name += field(function, "name", "")
+                    # The name comes whole in the call's first delta; some compatible servers
+                    # repeat it in later deltas, so it is never concatenated.
+                    partial.name = partial.name or field(function, "name", "")
                     partial.arguments.append(field(function, "arguments", ""))
         self.finish_reason = field(choice, "finish_reason", self.finish_reason)
 
