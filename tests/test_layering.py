@@ -11,7 +11,8 @@ against the layers written down in ``trio_harness/__init__.py`` and ``docs/expla
                                               results → pipeline → tool_runtime
 6. ``_pool/``, ``_timeline``                  machine → driver → steps; a traced step drawn
 7. ``_oracle``, then ``_conformance/``        scenario → behaviours → checklog → oracle →
-                                              generate → runner → cli
+                                              generate → runner → cli;
+   ``_apps/`` (typed → turn → sigint); ``providers/`` (_strict → _common → openai → anthropic)
 8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
 
 A module may import only from earlier layers (and, inside a package, from earlier modules of the
@@ -73,6 +74,15 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.runner", 7.15),
     ("_conformance.cli", 7.16),
     ("_conformance", 7.19),
+    ("_apps.typed", 7.30),
+    ("_apps.turn", 7.31),
+    ("_apps.sigint", 7.32),
+    ("_apps", 7.39),
+    ("providers._strict", 7.60),
+    ("providers._common", 7.61),
+    ("providers.openai", 7.62),
+    ("providers.anthropic", 7.63),
+    ("providers", 7.69),
     ("lowlevel", 7.5),
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),
@@ -89,6 +99,9 @@ TRIO_ALLOWED = {
     "_pool.steps",
     "_conformance.scenario",
     "_timeline",  # a step trace reads Trio's clock
+    "_apps.turn",
+    "_apps.sigint",
+    "providers._common",
     "__main__",
 }
 

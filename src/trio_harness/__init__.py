@@ -12,6 +12,8 @@ Layout (each layer imports only the layers above it; ``tests/test_layering.py`` 
     _pool/                          mechanism 2: machine (pure), driver (Trio), steps (API)
     _timeline                       a traced step, drawn as text or SVG
     _oracle                         the conformance oracle
+    _apps/                          agent apps: typed (th.tool), turn (run_turn), sigint
+    providers/                      public: OpenAI / Anthropic adapters and ready models
     trio_harness, lowlevel, __main__   the public faces and the command line
 
 This module is the face an application uses; :mod:`trio_harness.lowlevel` holds what only ports,
@@ -25,6 +27,21 @@ import logging
 import warnings
 from typing import Any
 
+from ._apps import (
+    ModelReplied,
+    ModelRequested,
+    ModelStep,
+    StepFinished,
+    StepStarted,
+    ToolCommitted,
+    ToolStarted,
+    TurnEvent,
+    TurnModel,
+    TurnResult,
+    abort_on_sigint,
+    run_turn,
+    tool,
+)
 from ._arguments import parse_arguments
 from ._errors import (
     SUB_CALL_DEPTH_EXCEEDED,
@@ -56,7 +73,9 @@ from ._pool import (
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     MAX_SUB_CALL_DEPTH,
     StepOutcome,
+    StepResult,
     SubCall,
+    SubCallResults,
     ToolCallBlock,
     execute_sub_calls,
     execute_tool_calls,
@@ -166,6 +185,9 @@ __all__ = [
     "LoadedSessionLog",
     "LogCut",
     "MessageSource",
+    "ModelReplied",
+    "ModelRequested",
+    "ModelStep",
     "PostToolDecision",
     "PreToolDecision",
     "PresentedCall",
@@ -174,13 +196,18 @@ __all__ = [
     "SessionEvent",
     "SessionLogError",
     "SessionLogLockedError",
+    "StepFinished",
     "StepOutcome",
+    "StepResult",
+    "StepStarted",
     "StepTrace",
     "SubCall",
     "SubCallDepthError",
+    "SubCallResults",
     "ToolArgsError",
     "ToolCallBlock",
     "ToolCallData",
+    "ToolCommitted",
     "ToolDefinition",
     "ToolError",
     "ToolExecution",
@@ -193,10 +220,15 @@ __all__ = [
     "ToolResultData",
     "ToolResultMessage",
     "ToolRuntime",
+    "ToolStarted",
     "ToolTimeoutError",
+    "TurnEvent",
+    "TurnModel",
+    "TurnResult",
     "UnansweredCall",
     "UnreachableVariantError",
     "__version__",
+    "abort_on_sigint",
     "aborted_before_dispatch_result",
     "aborted_result",
     "assert_object_json_schema",
@@ -217,6 +249,8 @@ __all__ = [
     "render_timeline_svg",
     "render_timeline_text",
     "repair_replay",
+    "run_turn",
+    "tool",
     "traces_from_lines",
     "validate_args",
     "validate_json_schema_value",

@@ -27,7 +27,9 @@ __all__ = [
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "MAX_SUB_CALL_DEPTH",
     "StepOutcome",
+    "StepResult",
     "SubCall",
+    "SubCallResults",
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
@@ -68,16 +70,45 @@ class SubCall:
 
 
 @attrs.frozen
+class StepResult:
+    """One committed result of a step, with the call it answers.
+
+    Attributes:
+        call_id: The model's tool-call id.
+        name: The tool name the call asked for.
+        result: The committed result (the one recorded in the session log).
+    """
+
+    call_id: str
+    name: str
+    result: ToolExecutionResult
+
+
+@attrs.frozen
 class StepOutcome:
     """What a step produced besides its session events.
 
     Attributes:
         concluded: A committed result asked to end the turn (``ctx.conclude_turn()``).
         aborted: The step's abort was set; calls that never started got synthetic results.
+        results: Every committed result, in model order (one per call, synthetic abort results
+            included). Not part of equality, so ``outcome == StepOutcome(concluded=..., aborted=...)``
+            keeps comparing the two flags only.
     """
 
     concluded: bool = False
     aborted: bool = False
+    results: tuple[StepResult, ...] = attrs.field(default=(), eq=False)
+
+
+class SubCallResults(list[ToolExecutionResult]):
+    """The results of :func:`execute_sub_calls`: a ``list`` of results in call order.
+
+    Attributes:
+        steps: The same results as :class:`StepResult` values (call id and tool name attached).
+    """
+
+    steps: tuple[StepResult, ...]
 
 
 @attrs.define(eq=False)
@@ -91,6 +122,8 @@ class _SessionRecorder:
     _accept_context: Callable[[Any], object] | None
     _call_seqs: list[int]
     concluded: bool = False
+    # Committed results in commit order, which is model order (index i answers block i).
+    results: list[ToolExecutionResult] = attrs.field(factory=list)
 
     def started(self, index: int) -> None:
         block = self._blocks[index]
@@ -100,6 +133,7 @@ class _SessionRecorder:
     def committed(self, index: int, result: ToolExecutionResult) -> None:
         data = ToolResultData.from_result(self._turn, self._step, self._blocks[index].id, result)
         self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
+        self.results.append(result)
         if result.concludes_turn:
             self.concluded = True
 
@@ -189,7 +223,8 @@ async def execute_tool_calls(
             ``StepTrace``); nothing is traced when ``None``.
 
     Returns:
-        Whether a committed result concluded the turn, and whether the step was aborted.
+        Whether a committed result concluded the turn, whether the step was aborted, and the
+        committed results in model order (``outcome.results``).
 
     Raises:
         ValueError: ``max_parallel_tool_calls`` is not a positive integer.
@@ -217,7 +252,20 @@ async def execute_tool_calls(
     ]
     recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
     aborted = await Driver(runtime, inputs, cap, abort, recorder, tracer).run()
-    return StepOutcome(concluded=recorder.concluded, aborted=aborted)
+    return StepOutcome(
+        concluded=recorder.concluded,
+        aborted=aborted,
+        results=_step_results(blocks, recorder.results),
+    )
+
+
+def _step_results(
+    calls: Sequence[SubCall | ToolCallBlock], results: Sequence[ToolExecutionResult]
+) -> tuple[StepResult, ...]:
+    # Results are committed in model order, so result i answers call i.
+    return tuple(
+        StepResult(call.id, call.name, result) for call, result in zip(calls, results, strict=True)
+    )
 
 
 def _plain_int(option: str, value: int) -> int:
@@ -268,7 +316,7 @@ async def execute_sub_calls(
     calls: Sequence[SubCall | ToolCallBlock],
     *,
     max_parallel_sub_calls: int = DEFAULT_MAX_PARALLEL_SUB_CALLS,
-) -> list[ToolExecutionResult]:
+) -> SubCallResults:
     """Run a composite tool's sub-calls through the pool; return their results in call order.
 
     Sub-calls are grouped and windowed like a step's calls, under the parent's abort event. They
@@ -280,6 +328,10 @@ async def execute_sub_calls(
         ctx: The composite body's run context.
         calls: :class:`SubCall` (argument values) or :class:`ToolCallBlock` (raw argument text).
         max_parallel_sub_calls: The window for these sub-calls.
+
+    Returns:
+        A ``list`` of the results in call order; its ``steps`` attribute holds them as
+        :class:`StepResult` values (call id and tool name attached).
 
     Raises:
         ValueError: ``max_parallel_sub_calls`` is not a positive integer.
@@ -310,4 +362,6 @@ async def execute_sub_calls(
     ]
     results: list[ToolExecutionResult | None] = [None] * len(inputs)
     await Driver(ctx.runtime, inputs, cap, abort, _ListRecorder(results)).run()
-    return [result for result in results if result is not None]
+    out = SubCallResults(result for result in results if result is not None)
+    out.steps = _step_results(calls, out)
+    return out

@@ -1,0 +1,31 @@
+"""Provider adapters: tool lists, tool calls and result messages for model APIs, as plain data.
+
+One module per provider, none importing its SDK at runtime (SDK objects are read by attribute,
+plain ``dict`` s by key):
+
+* :mod:`trio_harness.providers.openai` — Chat Completions (also DeepSeek and other
+  OpenAI-compatible APIs) and the Responses API;
+* :mod:`trio_harness.providers.anthropic` — the Anthropic Messages API.
+
+Each also has a ready :class:`~trio_harness.TurnModel` for :func:`~trio_harness.run_turn`.
+"""
+
+from __future__ import annotations
+
+from ._common import (
+    ProviderStreamError,
+    SseEvent,
+    js_argument_text,
+    result_text,
+    sse_events,
+    tool_specs,
+)
+
+__all__ = [
+    "ProviderStreamError",
+    "SseEvent",
+    "js_argument_text",
+    "result_text",
+    "sse_events",
+    "tool_specs",
+]

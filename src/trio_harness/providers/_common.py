@@ -1,0 +1,254 @@
+"""Shared plumbing of the provider adapters: reading SDK objects or dicts, tool lists, result text.
+
+Provider adapters never import an SDK. A provider object is read through :func:`field`, which
+accepts both SDK models (attribute access) and plain ``dict`` s, so the same code serves responses
+from the SDK, from raw HTTP, and from recorded JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final, Protocol
+
+import attrs
+import trio
+
+from .._json import js_json
+from .._pool import StepResult
+from .._values import ToolDefinition, ToolExecutionResult
+
+__all__ = [
+    "ProviderStreamError",
+    "SseEvent",
+    "ToolSource",
+    "dump",
+    "field",
+    "js_argument_text",
+    "result_text",
+    "sse_events",
+    "stream_error",
+    "tool_specs",
+]
+
+_MISSING: Any = object()
+# JavaScript numbers are doubles: an integer beyond 2**53 is not kept exactly by JSON.parse.
+_MAX_EXACT_INT = 2**53
+
+
+class _HasSchemas(Protocol):
+    def schemas(self) -> list[dict[str, Any]]: ...
+
+
+#: What the ``tools`` adapters accept: a runtime (anything with ``schemas()``), or a sequence of
+#: ``ToolDefinition`` s or ``{"name", "description", "parameters"}`` dicts.
+ToolSource = _HasSchemas | Sequence[ToolDefinition | dict[str, Any]]
+
+
+def field(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj[name]`` for a mapping, ``obj.name`` otherwise; ``default`` when absent or ``None``."""
+    value = obj.get(name, _MISSING) if isinstance(obj, dict) else getattr(obj, name, _MISSING)
+    return default if value is _MISSING or value is None else value
+
+
+def dump(obj: Any) -> dict[str, Any]:
+    """A plain ``dict`` of an SDK model (``model_dump`` without ``None`` fields) or a dict copy."""
+    if isinstance(obj, dict):
+        return dict(obj)
+    model_dump = getattr(obj, "model_dump", None)
+    if model_dump is None:
+        raise TypeError(f"expected a dict or an SDK model, got {type(obj).__name__}")
+    out: dict[str, Any] = model_dump(mode="json", exclude_none=True)
+    return out
+
+
+def tool_specs(tools: ToolSource) -> list[dict[str, Any]]:
+    """The neutral tool list (``name``, ``description``, ``parameters``) of ``tools``."""
+    schemas = getattr(tools, "schemas", None)
+    if callable(schemas):
+        listed: list[dict[str, Any]] = schemas()
+        return listed
+    out: list[dict[str, Any]] = []
+    for tool in tools:  # type: ignore[union-attr]
+        if isinstance(tool, ToolDefinition):
+            out.append(
+                {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+            )
+        elif isinstance(tool, dict):
+            out.append(
+                {
+                    "name": tool["name"],
+                    "description": tool.get("description", ""),
+                    "parameters": tool["parameters"],
+                }
+            )
+        else:
+            raise TypeError(f"expected a ToolDefinition or a dict, got {type(tool).__name__}")
+    return out
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, dict) and block.get("type") == "text" and type(block.get("text")) is str:
+        text: str = block["text"]
+        return text
+    return js_json(block)
+
+
+def result_text(result: ToolExecutionResult | StepResult) -> str:
+    """A result's content as one string: text blocks joined by newlines, other blocks as JSON."""
+    if isinstance(result, StepResult):
+        result = result.result
+    return "\n".join(_block_text(block) for block in result.content)
+
+
+def _as_javascript_parsed(value: Any) -> Any:
+    # A copy where every int that JavaScript's JSON.parse could not keep exactly is the double it
+    # would hold (js_json then renders that double as JavaScript does). Iterative: any depth.
+    def convert(item: Any) -> Any:
+        if type(item) is int and abs(item) > _MAX_EXACT_INT:
+            try:
+                return float(item)
+            except OverflowError:
+                return item  # beyond any double: js_json renders it as JavaScript would (null)
+        return item
+
+    if type(value) is not dict and type(value) is not list:
+        return convert(value)
+    root: Any = {} if type(value) is dict else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        entries = source.items() if type(source) is dict else enumerate(source)
+        for key, child in entries:
+            if type(child) is dict or type(child) is list:
+                copy: Any = {} if type(child) is dict else []
+                stack.append((child, copy))
+            else:
+                copy = convert(child)
+            if type(target) is dict:
+                target[key] = copy
+            else:
+                target.append(copy)
+    return root
+
+
+def js_argument_text(value: Any) -> str:
+    """The argument text JavaScript would send for a parsed ``input``: ``JSON.stringify(input)``.
+
+    Compact separators, non-ASCII kept, key order kept, numbers in JavaScript's format (``1.0`` is
+    ``1``, ``1e21`` is ``1e+21``, ``-0.0`` is ``0``, integers beyond 2**53 rounded to the nearest
+    double). ``value`` itself is never modified.
+    """
+    return js_json(_as_javascript_parsed(value))
+
+
+_CLOSE_TIMEOUT: Final = 5.0
+
+
+class ProviderStreamError(Exception):
+    """A model stream reported an error in one of its events (the HTTP status was 200)."""
+
+
+@attrs.frozen
+class SseEvent:
+    """One server-sent event.
+
+    Attributes:
+        event: The ``event:`` field (``None`` when the server sent none, as OpenAI's chat does).
+        data: The ``data:`` lines joined by newlines (``"[DONE]"`` or JSON text).
+    """
+
+    event: str | None
+    data: str
+
+    def json(self) -> Any:
+        """``data`` parsed as JSON."""
+        return json.loads(self.data)
+
+
+@attrs.define(eq=False)
+class _SseReader:
+    # A class-based iterator: ``async for`` over it creates no async generator of its own, so
+    # the only generators involved are the response's, which ``sse_events`` always finishes.
+    _lines: Any
+    exhausted: bool = False
+
+    def __aiter__(self) -> _SseReader:
+        return self
+
+    async def __anext__(self) -> SseEvent:
+        event: str | None = None
+        data: list[str] = []
+        while True:
+            try:
+                line = await self._lines.__anext__()
+            except StopAsyncIteration:
+                self.exhausted = True
+                if data:
+                    return SseEvent(event, "\n".join(data))
+                raise
+            if not line:
+                if data:
+                    return SseEvent(event, "\n".join(data))
+                event = None
+                continue
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+
+
+@asynccontextmanager
+async def sse_events(response: Any) -> AsyncIterator[AsyncIterator[SseEvent]]:
+    """Read a streamed HTTP response as server-sent events, leaving nothing unfinished.
+
+    ``response`` is what ``client.<api>.with_streaming_response.create(..., stream=True)`` yields
+    (``openai`` and ``anthropic`` alike), or an ``httpx`` response. Why not the SDKs' own
+    ``stream=True`` iterators: they read through a chain of async generators and, in OpenAI's
+    Chat Completions, stop at ``data: [DONE]`` without finishing that chain, so under Trio each of
+    those generators later triggers a ``ResourceWarning`` even when the stream was read to the
+    end. This reader reads the body to its real end; leaving the block early (``break``, an
+    exception, cancellation) closes the response and then pulls the line iterator until it ends,
+    which finishes every generator of the chain (shielded, bounded in time).
+
+    Usage::
+
+        async with client.chat.completions.with_streaming_response.create(
+            model=..., messages=..., stream=True
+        ) as response:
+            async with sse_events(response) as events:
+                async for event in events:
+                    if event.data != "[DONE]":
+                        accumulator.add(event.json())
+    """
+    http = getattr(response, "http_response", response)
+    lines = http.aiter_lines()
+    reader = _SseReader(lines)
+    try:
+        yield reader
+    finally:
+        if not reader.exhausted:
+            with trio.CancelScope(shield=True) as scope:
+                scope.deadline = trio.current_time() + _CLOSE_TIMEOUT
+                await http.aclose()
+                while True:
+                    try:
+                        await lines.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except Exception:  # the closed response ends the stream with an error
+                        break
+
+
+def stream_error(event: SseEvent, payload: Any) -> str | None:
+    """The error message a stream event carries (``event: error`` or an ``error`` member)."""
+    if isinstance(payload, dict) and (event.event == "error" or "error" in payload):
+        error = payload.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        return str(message or payload.get("message") or "the stream reported an error")
+    return None

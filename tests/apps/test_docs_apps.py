@@ -1,0 +1,164 @@
+"""The functions the agent tutorial and the provider how-to define, run through the real SDKs
+against the scripted server (``tests/test_docs.py`` only executes the pages' blocks, which
+define these functions without calling a real API)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+import trio
+
+from .server import (
+    Json,
+    ScriptedServer,
+    Sse,
+    anthropic_message,
+    chat_chunks,
+    chat_completion,
+    response,
+)
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def load(page: str) -> dict[str, Any]:
+    """Execute a page's python blocks in order, as tests/test_docs.py does; return the namespace."""
+    namespace: dict[str, Any] = {"__name__": f"docs_{page}"}
+    for index, block in enumerate(FENCE.findall((DOCS / page).read_text(encoding="utf-8"))):
+        exec(compile(block, f"{page}[python block {index}]", "exec"), namespace)
+    return namespace
+
+
+def openai_client(server: ScriptedServer) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="test", max_retries=0)
+
+
+READ_THEN_ANSWER = [
+    Json(
+        chat_completion(
+            tool_calls=[("c1", "read", '{"path":"a.txt"}'), ("c2", "read", '{"path":"b.txt"}')]
+        )
+    ),
+    Json(chat_completion(content="a is alpha, b is bravo")),
+]
+
+
+def test_howto_chat_turn_and_the_hand_written_loop() -> None:
+    page = load("howto-providers.md")
+    for function in (page["chat_turn"], page["chat_loop_by_hand"]):
+
+        async def run(function: Any = function) -> str:
+            async with openai_client(server) as client:
+                text: str = await function(client, "read both")
+                return text
+
+        with ScriptedServer(READ_THEN_ANSWER) as server:
+            assert trio.run(run) == "a is alpha, b is bravo"
+        tool_messages = [m for m in server.requests[1].body["messages"] if m["role"] == "tool"]
+        assert tool_messages == [
+            {"role": "tool", "tool_call_id": "c1", "content": "alpha"},
+            {"role": "tool", "tool_call_id": "c2", "content": "bravo"},
+        ]
+        assert server.requests[0].body["tools"][0]["function"]["strict"] is True
+
+
+def test_howto_chat_stream() -> None:
+    page = load("howto-providers.md")
+    printed: list[str] = []
+    events = chat_chunks(
+        content=["Reading ", "a."], tool_calls=[("c1", "read", ['{"path"', ':"a.txt"}'])]
+    )
+
+    async def run() -> Any:
+        async with openai_client(server) as client:
+            return await page["chat_stream"](client, "read a", on_text=printed.append)
+
+    with ScriptedServer([Sse(events)]) as server:
+        message, calls = trio.run(run)
+    assert printed == ["Reading ", "a."]
+    assert message["content"] == "Reading a."
+    assert [(c.id, c.name, c.arguments) for c in calls] == [("c1", "read", '{"path":"a.txt"}')]
+
+
+def test_howto_responses_turn() -> None:
+    page = load("howto-providers.md")
+    script = [
+        Json(response(tool_calls=[("c1", "write", '{"path":"c.txt","text":"charlie"}')])),
+        Json(response(text="written")),
+    ]
+
+    async def run() -> str:
+        async with openai_client(server) as client:
+            text: str = await page["responses_turn"](client, "write c")
+            return text
+
+    with ScriptedServer(script) as server:
+        assert trio.run(run) == "written"
+    assert page["FILES"]["c.txt"] == "charlie"
+    assert server.requests[1].body["input"][-1] == {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": "wrote c.txt",
+    }
+
+
+def test_howto_anthropic_turn() -> None:
+    page = load("howto-providers.md")
+    script = [
+        Json(anthropic_message(tool_uses=[("t1", "read", {"path": "b.txt"})])),
+        Json(anthropic_message(text="bravo")),
+    ]
+
+    async def run() -> str:
+        async with anthropic.AsyncAnthropic(
+            base_url=server.url, api_key="test", max_retries=0
+        ) as client:
+            text: str = await page["anthropic_turn"](client, "read b")
+            return text
+
+    with ScriptedServer(script) as server:
+        assert trio.run(run) == "bravo"
+    assert server.requests[0].body["system"] == "Be brief."
+    assert server.requests[1].body["messages"][-1]["content"][0]["content"] == [
+        {"type": "text", "text": "bravo"}
+    ]
+
+
+def test_howto_deepseek_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = load("howto-providers.md")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-deepseek")
+
+    async def run() -> tuple[str, str]:
+        async with page["deepseek_client"]() as client:
+            return str(client.base_url), client.api_key
+
+    assert trio.run(run) == ("https://api.deepseek.com", "sk-deepseek")
+
+
+def test_tutorial_real_model_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    page = load("agent-tutorial.md")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    script = [
+        Json(chat_completion(tool_calls=[("c1", "read_note", '{"name":"shopping"}')])),
+        Json(chat_completion(content="Milk and eggs.")),
+    ]
+    with ScriptedServer(script) as server:
+        text = trio.run(
+            lambda: page["chat_with_notes"]("shopping?", base_url=server.url + "/v1", model="m")
+        )
+    assert text == "Milk and eggs."
+    assert server.requests[0].body["messages"][0] == {
+        "role": "system",
+        "content": "You keep the user's notes.",
+    }
+    assert server.requests[1].body["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "milk, eggs",
+    }
