@@ -100,9 +100,11 @@ def test_raw_classifier_sees_the_parsed_unsnapshotted_arguments() -> None:  # up
     runtime.register(_raw_classified(classifier))
     arguments = {"anything": 1}
     assert runtime.execution_mode(call("raw", arguments)) == PARALLEL
-    # The very object the caller parsed: classification happens before any snapshot.
+    # The arguments as parsed (classification happens before the execution's snapshot), as a
+    # detached copy: a classifier that mutates them cannot change what the call runs with.
     assert seen == [{"anything": 1}]
-    assert seen[0] is arguments
+    seen[0]["anything"] = 2
+    assert arguments == {"anything": 1}
 
 
 def test_non_lossless_arguments_still_reach_a_raw_classifier() -> None:

@@ -33,7 +33,6 @@ import trio
 from trio.lowlevel import enable_ki_protection
 
 from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, unreachable
-from .._json import NOT_JSON, snapshot_json_value
 from .._runtime import (
     Preparation,
     Scheduler,
@@ -310,23 +309,6 @@ class Driver:
 
     def _classify(self, index: int) -> None:
         input = self._inputs[index]
-        arguments = input.arguments
-        kind = type(arguments)
-        if kind is dict or kind is list:
-            # The classifier gets the parsed arguments as upstream does, but a copy of them: one
-            # that mutates what it is given must not change what the call then validates and
-            # runs with (the log keeps the raw text the model wrote).
-            copy = snapshot_json_value(arguments)
-            if copy is not NOT_JSON:
-                input = ToolExecutionInput(
-                    input.call_id,
-                    input.name,
-                    copy,
-                    input.abort,
-                    parent=input.parent,
-                    agent=input.agent,
-                    root_call_id=input.root_call_id,
-                )
         try:
             mode = self._runtime.execution_mode(input)
         except Exception as exc:

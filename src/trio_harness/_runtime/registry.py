@@ -144,7 +144,12 @@ class Registry:
         if classifier is None:
             return EXCLUSIVE
         try:
-            verdict = classifier(arguments)
+            # The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
+            # arguments), but a detached copy of them when they are lossless JSON: one that
+            # mutates what it is given must not change what the call then validates and runs with
+            # (the log keeps the text the model wrote).
+            copy = snapshot_json_value(arguments)
+            verdict = classifier(arguments if copy is NOT_JSON else copy)
         except Exception:
             # A raising classifier is a classification "no", never a crash of the step.
             return EXCLUSIVE
