@@ -62,8 +62,20 @@ def generate(schema: dict[str, object]) -> GeneratedSource:
     source = _Source(schema)
     entry = _CollectGen(source, _ValidGen(source)).root(schema)
     return GeneratedSource(
-        "\n".join("\n".join(fn) for fn in source.functions), entry, source.namespace
+        "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
+        entry,
+        source.namespace,
     )
+
+
+#: Unions with more branches than this count their matches in a loop over a tuple of branch
+#: functions: one long ``+`` expression makes ``compile()`` recurse once per branch.
+_INLINE_UNION: Final = 16
+
+
+def _union_sum(functions: list[str], var: str) -> str:
+    """``f1(v) + f2(v) + ...``, always an ``int`` (a single ``bool`` is counted as 0 or 1)."""
+    return " + ".join(["0", *(f"{fn}({var})" for fn in functions)])
 
 
 def _literal_set(keys: Iterable[str]) -> str:
@@ -119,6 +131,8 @@ class _Source:
 
     def __init__(self, schema: dict[str, object]) -> None:
         self.functions: list[list[str]] = []
+        #: Module-level statements run after every function is defined (wide unions' tuples).
+        self.trailer: list[str] = []
         self.namespace: dict[str, object] = {}
         self.unbounded = _unbounded(schema)
         self._counter = 0
@@ -133,6 +147,12 @@ class _Source:
             return repr(value)
         name = self.name("_k")
         self.namespace[name] = value
+        return name
+
+    def union(self, functions: list[str]) -> str:
+        """A global tuple of a wide union's branch functions, bound after they are defined."""
+        name = self.name("_u")
+        self.trailer.append(f"{name} = (" + ", ".join(functions) + ",)")
         return name
 
     def members(self, values: list[object]) -> str:
@@ -182,10 +202,18 @@ class _ValidGen:
 
     def __init__(self, source: _Source) -> None:
         self.src = source
+        self._functions: dict[int, str] = {}
 
     def function(self, node: dict[str, object]) -> str:
-        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name."""
+        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name.
+
+        One per node: asking again for the same node returns the same function.
+        """
+        known = self._functions.get(id(node))
+        if known is not None:
+            return known
         name = self.src.name("_valid")
+        self._functions[id(node)] = name
         body: list[str] = []
         self.emit(node, "v", body, 1, "return False", direct=False)
         self.src.functions.append([f"def {name}(v):", *body, "    return True"])
@@ -204,8 +232,10 @@ class _ValidGen:
         pad = "    " * depth
         if "oneOf" in node:
             branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
-            total = " + ".join(f"{fn}({var})" for fn in branches) or "0"
-            out.append(f"{pad}if {total} != 1: {fail}")
+            if len(branches) > _INLINE_UNION:
+                out.append(f"{pad}if not _one({self.src.union(branches)}, {var}): {fail}")
+                return
+            out.append(f"{pad}if {_union_sum(branches, var)} != 1: {fail}")
             return
         if "type" not in node:
             out.append(f"{pad}if not _lossless({var}): {fail}")
@@ -487,8 +517,15 @@ class _CollectGen:
         if "oneOf" in node:
             branches = [self.valid.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
             count = src.name("m")
-            out.append(f"{pad}{count} = " + (" + ".join(f"{fn}({var})" for fn in branches) or "0"))
+            if len(branches) > _INLINE_UNION:
+                out.append(f"{pad}{count} = _count({src.union(branches)}, {var})")
+            else:
+                out.append(f"{pad}{count} = {_union_sum(branches, var)}")
             out.append(f"{pad}if {count} != 1:")
+            # Check-only branches stop at their first failure, where the walker goes on looking
+            # names up in dicts; only a key of an odd type can make such a lookup raise, and the
+            # walker's answer is then its own: hand the whole value over (see ``compiled``).
+            out.append(f"{pad}    if _odd_keys({var}): raise _Invalid")
             out.append(
                 f"{pad}    o.append('\"' + {path.diagnostic()} + "
                 f"'\" must match exactly one oneOf branch (matched ' + str({count}) + ')')"

@@ -1,0 +1,241 @@
+"""Validation under attack (issue 8): exact caches, wide unions, hostile keys, threads, rejected
+schemas, deep schemas in linear memory, shared sub-structures, and code size linear in the schema.
+
+Memory is measured with :mod:`tracemalloc` (peaks, never times), so these tests are stable on a
+loaded machine.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import tracemalloc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import trio_harness as th
+from trio_harness import (
+    JsonSchemaError,
+    assert_supported_json_schema,
+    validate_json_schema_value,
+)
+from trio_harness._validation.compiled import _generated_source
+from trio_harness.lowlevel import compile_validator
+
+
+def both(schema: Any, value: object, path: str = "value") -> list[str]:
+    """The walker's answer, after checking that the compiled validator gives the same."""
+    expected = validate_json_schema_value(schema, value, path)
+    assert compile_validator(schema)(value, path) == expected
+    return expected
+
+
+# -- item 2: the content cache is keyed exactly ---------------------------------------------------
+
+
+def _enum_schema(member: object) -> dict[str, Any]:
+    return {"type": "object", "properties": {"n": {"type": "number", "enum": [member]}}}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (10**22, 10**22 + 1),  # both render 1e+22 in JavaScript
+        (1.2345678901234567e20, 123456789012345670000),  # a float and an int, same rendering
+        (0.1, 0.1000000000000000055511151231257827),  # equal floats: the same key is fine
+    ],
+)
+@pytest.mark.parametrize("order", ["first-then-second", "second-then-first"])
+def test_content_cache_never_returns_another_schemas_validator(
+    first: object, second: object, order: str
+) -> None:
+    a, b = _enum_schema(first), _enum_schema(second)
+    assert_supported_json_schema(a)
+    assert_supported_json_schema(b)
+    pairs = [(a, first), (b, second)]
+    if order == "second-then-first":
+        pairs.reverse()
+    validators = [(compile_validator(schema), schema) for schema, _ in pairs]
+    for (validator, schema), (_, member) in zip(validators, pairs, strict=True):
+        for value in (first, second):
+            assert validator({"n": value}, "value") == validate_json_schema_value(
+                schema, {"n": value}, "value"
+            )
+        assert validator({"n": member}, "value") == []
+
+
+def test_content_cache_tells_true_from_one_and_keeps_key_order() -> None:
+    ones = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
+    swapped = {"type": "object", "properties": {"b": {"type": "string"}, "a": {"type": "integer"}}}
+    value = {"a": "x", "b": 1}
+    assert compile_validator(ones)(value, "value") == [
+        '"value.a" must be an integer',
+        '"value.b" must be a string',
+    ]
+    assert compile_validator(swapped)(value, "value") == [
+        '"value.b" must be a string',
+        '"value.a" must be an integer',
+    ]
+    closed = {"type": "object", "additionalProperties": False, "properties": {}}
+    assert compile_validator({**closed, "default": True})({"x": 1}, "v") == both(closed, {"x": 1}, "v")
+
+
+# -- item 4: wide unions compile --------------------------------------------------------------------
+
+
+def _wide_union(width: int) -> dict[str, Any]:
+    return {"oneOf": [{"type": "string", "const": f"c{i}"} for i in range(width)]}
+
+
+@pytest.mark.parametrize("width", [17, 3_500])
+def test_wide_unions_compile_and_equal_the_walker(width: int) -> None:
+    schema = _wide_union(width)
+    assert_supported_json_schema(schema)
+    validator = compile_validator(schema)
+    assert "_count(" in _generated_source(validator)  # compiled, not handed to the walker
+    assert validator("c7", "value") == []
+    assert validator("nope", "value") == both(schema, "nope")
+    assert validator("nope", "value") == [
+        '"value" must match exactly one oneOf branch (matched 0)'
+    ]
+    nested = {"type": "object", "properties": {"k": schema}, "required": ["k"]}
+    assert both(nested, {"k": f"c{width - 1}"}) == []
+    assert both(nested, {"k": 5}) == ['"value.k" must match exactly one oneOf branch (matched 0)']
+
+
+async def test_wide_unions_pass_define_tool_and_register() -> None:
+    branches = [{"type": "string", "const": f"c{i}"} for i in range(4_000)]
+
+    async def run(args: Any, ctx: Any) -> str:
+        return str(args["pick"])
+
+    tool = th.define_tool(
+        name="wide",
+        description="a wide union",
+        parameters={"pick": {"oneOf": branches, "required": True}},
+        output=th.ToolOutput(schema={"oneOf": branches}, render=lambda args, value: []),
+        execute=run,
+    )
+    th.ToolRuntime().register(tool)
+    assert await tool.execute({"pick": "c3999"}, None) == "c3999"
+    with pytest.raises(th.ToolArgsError) as caught:
+        await tool.execute({"pick": "x"}, None)
+    assert caught.value.violations == ['"pick" must match exactly one oneOf branch (matched 0)']
+
+
+# -- item 13: a hostile key inside a union ----------------------------------------------------------
+
+
+class _Hostile:
+    """A dict key that collides with ``"a"`` and refuses to be compared."""
+
+    def __hash__(self) -> int:
+        return hash("a")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing me")
+
+
+def test_a_hostile_key_inside_a_union_gets_the_walkers_answer() -> None:
+    branch = {
+        "type": "object",
+        "properties": {"b": {"type": "string"}, "a": {"type": "string"}},
+        "required": ["b", "a"],
+    }
+    schema = {"oneOf": [branch, {"type": "null"}]}
+    nested = {"type": "object", "properties": {"u": schema}}
+    for root, value in ((schema, {_Hostile(): 1}), (nested, {"u": {_Hostile(): 1}})):
+        assert_supported_json_schema(root)
+        expected = validate_json_schema_value(root, value, "value")
+        assert expected == ['"value" must be a lossless JSON value'] or expected[0].startswith(
+            '"value.u"'
+        )
+        assert compile_validator(root)(value, "value") == expected
+
+
+def test_odd_but_harmless_keys_in_a_union_still_agree() -> None:
+    schema = {"oneOf": [{"type": "object"}, {"type": "null"}]}
+    for value in ({1: 2}, {(1, 2): 3}, [{None: 1}]):
+        both(schema, value)
+
+
+# -- item 14: thread safety -------------------------------------------------------------------------
+
+
+def test_compile_validator_is_thread_safe() -> None:
+    failures: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def work(worker: int) -> None:
+        try:
+            start.wait()
+            for index in range(4_000):
+                # Few distinct contents (cheap cache hits), many identities: both caches evict.
+                schema = {"type": "string", "enum": [f"w{worker}-{index % 150}"]}
+                validator = compile_validator(schema)
+                assert validator(f"w{worker}-{index % 150}", "value") == []
+                assert validator("other", "value") != []
+        except BaseException as error:  # pragma: no cover - only on failure
+            failures.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show at once
+    try:
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+
+
+# -- item 22: rejected schemas go to the walker -----------------------------------------------------
+
+
+def test_a_single_branch_union_is_validated_by_the_walker() -> None:
+    schema = {"oneOf": [{"type": "string"}]}
+    with pytest.raises(JsonSchemaError):
+        assert_supported_json_schema(schema)
+    assert compile_validator(schema)(5, "value") == [
+        '"value" must match exactly one oneOf branch (matched 0)'
+    ]
+    assert compile_validator(schema)("x", "value") == []
+    assert _generated_source(compile_validator(schema)) == ""
+
+
+# -- helpers for the memory tests -------------------------------------------------------------------
+
+
+def peak_bytes(run: Callable[[], object]) -> int:
+    """The tracemalloc peak of ``run()`` above what was allocated when it started."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def deep_object_schema(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"child": schema}, "required": ["child"]}
+    return schema
+
+
+def deep_value(depth: int, leaf: object) -> object:
+    value: object = leaf
+    for _ in range(depth):
+        value = {"child": value}
+    return value
+
+
+def _chain(items: Iterator[int]) -> list[int]:
+    return list(items)
