@@ -239,3 +239,101 @@ def deep_value(depth: int, leaf: object) -> object:
 
 def _chain(items: Iterator[int]) -> list[int]:
     return list(items)
+
+
+# -- item 5: any depth in linear memory -------------------------------------------------------------
+
+
+def deep_spec(depth: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {"type": "integer"}
+    for _ in range(depth):
+        spec = {"type": "object", "additionalProperties": False, "properties": {"c": spec}}
+    return spec
+
+
+def _assertion(depth: int) -> Callable[[], object]:
+    schema = deep_object_schema(depth)
+    return lambda: assert_supported_json_schema(schema)
+
+
+def _assertion_rejects(depth: int) -> Callable[[], object]:
+    schema = deep_object_schema(depth)
+    leaf = schema
+    while "properties" in leaf:
+        leaf = leaf["properties"]["child"]
+    leaf["type"] = "tuple"  # one violation at the bottom: its path is rendered once
+
+    def run() -> None:
+        with pytest.raises(JsonSchemaError) as caught:
+            assert_supported_json_schema(schema)
+        assert caught.value.violations == [
+            "schema"
+            + ".properties.child" * depth
+            + ".type must be one of object/array/string/number/integer/boolean/null"
+        ]
+
+    return run
+
+
+def _walker(depth: int) -> Callable[[], object]:
+    schema, value = deep_object_schema(depth), deep_value(depth, "not an integer")
+
+    def run() -> None:
+        violations = validate_json_schema_value(schema, value, "value")
+        assert violations == ['"value' + ".child" * depth + '" must be an integer']
+
+    return run
+
+
+def _compiled(depth: int) -> Callable[[], object]:
+    validator = compile_validator(deep_object_schema(depth))
+    value = deep_value(depth, "not an integer")
+    return lambda: validator(value, "value")
+
+
+def _dsl(depth: int) -> Callable[[], object]:
+    spec = deep_spec(depth)
+    return lambda: th.value_schema_spec_to_json_schema(spec)
+
+
+def _validate_args(depth: int) -> Callable[[], object]:
+    spec = {"c": deep_spec(depth)}
+    return lambda: th.validate_args(spec, {"c": 1})
+
+
+def _compile_validator(depth: int) -> Callable[[], object]:
+    schema = deep_object_schema(depth)
+    return lambda: compile_validator(schema)
+
+
+#: Each deep entry point: depth -> a call with its inputs built in advance (not measured).
+ENTRY_POINTS: dict[str, Callable[[int], Callable[[], object]]] = {
+    "assertion": _assertion,
+    "assertion-rejects": _assertion_rejects,
+    "walker": _walker,
+    "compiled": _compiled,
+    "dsl": _dsl,
+    "validate_args": _validate_args,
+    "compile_validator": _compile_validator,
+}
+
+
+#: Bytes a level may cost at most (a few small tuples, frames and stack entries per level); a
+#: quadratic cost shows as a per-level cost that grows with depth.
+BYTES_PER_LEVEL = 1_500
+
+
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_deep_schemas_cost_linear_memory(entry: str) -> None:
+    # Measured, never timed: the peak at 4,000 levels is linear in the depth (at most
+    # BYTES_PER_LEVEL a level, about twice the peak at 2,000 levels).
+    small = peak_bytes(ENTRY_POINTS[entry](2_000))
+    large = peak_bytes(ENTRY_POINTS[entry](4_000))
+    assert large <= BYTES_PER_LEVEL * 4_000
+    assert large <= 2.5 * max(small, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", ENTRY_POINTS)
+def test_fifty_thousand_levels_cost_linear_memory(entry: str) -> None:
+    assert peak_bytes(ENTRY_POINTS[entry](50_000)) <= BYTES_PER_LEVEL * 50_000
