@@ -22,8 +22,17 @@ from trio_harness import (
     assert_supported_json_schema,
     validate_json_schema_value,
 )
+from tests.support.runtime_helpers import call
+from tests.support.runtime_tools import content_tool, runtime_with
 from trio_harness._validation.compiled import _generated_source
-from trio_harness.lowlevel import compile_validator
+from trio_harness.lowlevel import (
+    DEFAULT_JSON_NODE_LIMIT,
+    NOT_JSON,
+    compile_validator,
+    json_node_limit,
+    set_json_node_limit,
+    snapshot_json_value,
+)
 
 
 def both(schema: Any, value: object, path: str = "value") -> list[str]:
@@ -237,9 +246,6 @@ def deep_value(depth: int, leaf: object) -> object:
     return value
 
 
-def _chain(items: Iterator[int]) -> list[int]:
-    return list(items)
-
 
 # -- item 5: any depth in linear memory -------------------------------------------------------------
 
@@ -397,3 +403,138 @@ def test_generated_code_is_linear_in_the_width_and_split_into_functions() -> Non
         'missing required property "p3999"',
         '"p17" must be a string',
     ]
+
+
+# -- item 11: shared sub-structures are charged at every place ------------------------------------
+
+
+def doubled(times: int, leaf: Any = 1) -> Any:
+    """``v = [leaf]`` doubled ``times`` times (``v = [v, v]``): ``times + 1`` lists, ``2**times``
+    leaves."""
+    value: Any = [leaf]
+    for _ in range(times):
+        value = [value, value]
+    return value
+
+
+@pytest.fixture
+def node_limit() -> Iterator[Callable[[int], None]]:
+    """Set the JSON node limit for one test; the previous limit is restored afterwards."""
+    previous = json_node_limit()
+    yield lambda limit: set_json_node_limit(limit) and None
+    set_json_node_limit(previous)
+
+
+LIMIT_TAIL = (
+    " nodes (a container shared by several places counts at each; see set_json_node_limit)"
+)
+
+
+async def test_a_shared_value_returned_by_a_tool_is_an_error_result_naming_the_limit() -> None:
+    # Before: the 2**21-leaf expansion was copied, validated and rendered as a tree (with 24
+    # doublings: 57 s and 3 GB with the event loop blocked; 30 never ended).
+    async def body(args: Any, ctx: Any) -> Any:
+        return doubled(21)
+
+    runtime = runtime_with(content_tool("dag", body))
+    result = await runtime.execute(call("dag"))
+    assert result.is_error
+    assert result.error is not None
+    assert result.error.message == (
+        'tool "dag" returned invalid output: value is larger than the JSON node limit of '
+        f"{DEFAULT_JSON_NODE_LIMIT}{LIMIT_TAIL}"
+    )
+    assert result.error.info is not None
+    assert result.error.info.code == "INVALID_TOOL_OUTPUT"
+
+
+async def test_the_node_limit_is_configurable(node_limit: Callable[[int], None]) -> None:
+    node_limit(1_000)
+
+    async def body(args: Any, ctx: Any) -> Any:
+        return doubled(30) if args.get("big") else doubled(8)  # 2**9 + 2**9 - 1 nodes + 1
+
+    runtime = runtime_with(content_tool("dag", body, parameters={"big": {"type": "boolean"}}))
+    small = await runtime.execute(call("dag", {}))
+    assert not small.is_error
+    big = await runtime.execute(call("dag", {"big": True}))
+    assert big.error is not None
+    assert big.error.message.endswith(f"JSON node limit of 1000{LIMIT_TAIL}")
+    # Exactly at the limit is fine, one more node is not (a list and its elements).
+    assert snapshot_json_value(list(range(999))) == list(range(999))
+    problems: list[str] = []
+    assert snapshot_json_value(list(range(1_000)), problems) is NOT_JSON
+    assert snapshot_json_value([{"a": 1}] * 499) == [{"a": 1}] * 499
+    assert snapshot_json_value([{"a": 1}] * 500) is NOT_JSON
+    assert problems == [f"value is larger than the JSON node limit of 1000{LIMIT_TAIL}"]
+    for bad in (0, -1, True, 1.5, "10"):
+        with pytest.raises(ValueError, match="positive int"):
+            set_json_node_limit(bad)  # type: ignore[arg-type]
+    assert json_node_limit() == 1_000
+
+
+def test_is_json_value_visits_a_shared_container_once() -> None:
+    # Linear in the distinct containers: 2**60 leaves, 61 lists. Before: never ended.
+    assert th.is_json_value(doubled(60))
+    assert not th.is_json_value(doubled(60, leaf=float("nan")))
+    cyclic: list[Any] = [1]
+    cyclic.append([cyclic, cyclic])
+    assert not th.is_json_value(doubled(40, leaf=cyclic))
+    assert validate_json_schema_value({"type": "array"}, doubled(60), "value") == []
+
+
+def test_a_schema_sharing_sub_schemas_is_charged_at_every_place(
+    node_limit: Callable[[int], None],
+) -> None:
+    node_limit(10_000)
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(30):
+        schema = {"oneOf": [schema, schema]}
+    message = f"schema is larger than the JSON node limit of 10000{LIMIT_TAIL}"
+    with pytest.raises(JsonSchemaError) as caught:
+        assert_supported_json_schema(schema)
+    assert caught.value.violations == [message]
+    # compile_validator asserts first: the walker (with its own behaviour) gets it, at once.
+    assert _generated_source(compile_validator(schema)) == ""
+    annotated = {"type": "string", "default": doubled(40)}
+    with pytest.raises(JsonSchemaError) as caught:
+        assert_supported_json_schema(annotated)
+    assert caught.value.violations == [message]
+    # Under the limit, sharing is fine.
+    assert_supported_json_schema({"type": "string", "default": doubled(8)})
+
+
+def test_a_spec_sharing_sub_specs_is_charged_at_every_place(
+    node_limit: Callable[[int], None],
+) -> None:
+    node_limit(10_000)
+    spec: dict[str, Any] = {"type": "string"}
+    for _ in range(30):
+        spec = {"oneOf": [spec, spec]}
+    with pytest.raises(JsonSchemaError) as caught:
+        th.value_schema_spec_to_json_schema(spec)
+    assert caught.value.violations == [
+        f"schema is larger than the JSON node limit of 10000{LIMIT_TAIL}"
+    ]
+    with pytest.raises(JsonSchemaError) as caught:
+        th.parameter_schema_spec_to_json_schema({"x": spec})
+    assert caught.value.violations == [
+        f"parameters is larger than the JSON node limit of 10000{LIMIT_TAIL}"
+    ]
+    with pytest.raises(JsonSchemaError) as caught:
+        th.value_schema_spec_to_json_schema({"type": "json", "examples": doubled(30)})
+    assert caught.value.violations == [
+        f"schema is larger than the JSON node limit of 10000{LIMIT_TAIL}"
+    ]
+
+    async def run(args: Any, ctx: Any) -> Any:
+        return None
+
+    with pytest.raises(JsonSchemaError):
+        th.define_tool(
+            name="shared",
+            description="shared sub-specs",
+            parameters={"x": spec},
+            output=th.ToolOutput(schema={"type": "null"}, render=lambda a, v: []),
+            execute=run,
+        )

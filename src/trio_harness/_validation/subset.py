@@ -22,7 +22,14 @@ from collections.abc import Callable
 from typing import Final, TypeAlias
 
 from .._errors import JsonSchemaError
-from .._json import is_json_integer, is_json_number, is_json_value
+from .._json import (
+    is_json_integer,
+    is_json_number,
+    is_json_value,
+    json_node_count,
+    json_node_limit,
+    node_limit_message,
+)
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
@@ -178,8 +185,16 @@ def _collect_violations(schema: object) -> list[str]:
     # All visited records stay referenced by ``schema``, so their ids are stable during the walk.
     ancestors: set[int] = set()
     stack: list[tuple[int, object, _Path]] = [(_VISIT, schema, "schema")]
+    # Every visited node and annotation payload is charged: a schema sharing sub-schemas is
+    # walked as the tree it expands to, so the walk stops at the JSON node limit.
+    budget = json_node_limit()
     while stack:
         op, node, at = stack.pop()
+        if op == _VISIT:
+            budget -= 1
+            if budget < 0:
+                out.append(node_limit_message("schema", json_node_limit()))
+                break
         if op == _LEAVE:
             ancestors.discard(id(node))
             continue
@@ -207,8 +222,13 @@ def _collect_violations(schema: object) -> list[str]:
             if key in ANNOTATION_KEYWORDS:
                 if not is_json_value(payload):
                     out.append(f"{_render(at)}.{key} annotation must be lossless JSON data")
+                else:
+                    budget -= json_node_count(payload, max(budget, 0))
             else:
                 out.append(f"{_render(at)}.{key}{_UNSUPPORTED_KEYWORD}")
+        if budget < 0:
+            out.append(node_limit_message("schema", json_node_limit()))
+            break
         # 4: textual annotations.
         if "description" in record and type(record["description"]) is not str:
             out.append(f"{_render(at)}.description must be a string")
