@@ -86,26 +86,46 @@ def _has_odd_keys(value: object) -> bool:
     Only such a key can run user code (``__hash__``/``__eq__``) when the walker looks a name up
     in a dict. Generated check-only code stops at a union branch's first failure, where the
     walker goes on looking names up; so a union with no single match hands a value holding
-    such keys to the walker (see the ``oneOf`` code in :mod:`.codegen`). Shared containers are
-    visited once, so cycles end and the cost is linear in the distinct containers.
+    such keys to the walker (see the ``oneOf`` code in :mod:`.codegen`). The value's own level
+    is checked in place (the common case: a small object); containers below it are visited
+    once each, so cycles end and the cost is linear in the distinct containers.
     """
-    seen: set[int] = set()
-    stack = [value]
+    kind = type(value)
+    children: Iterable[object]
+    if kind is dict:
+        for key in value:  # type: ignore[attr-defined]
+            if type(key) is not str and type(key) not in _PLAIN_KEYS:
+                return True
+        children = value.values()  # type: ignore[attr-defined]
+    elif kind is list:
+        children = value  # type: ignore[assignment]
+    else:
+        return False
+    stack: list[object] | None = None
+    for child in children:
+        kind = type(child)
+        if kind is dict or kind is list:
+            if stack is None:
+                stack = [child]
+            else:
+                stack.append(child)
+    if stack is None:
+        return False
+    seen = {id(value)}
     while stack:
         item = stack.pop()
-        kind = type(item)
-        if kind is not dict and kind is not list:
-            continue
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if kind is dict:
+        if type(item) is dict:
             for key in item:  # type: ignore[attr-defined]
                 if type(key) not in _PLAIN_KEYS:
                     return True
-            stack.extend(item.values())  # type: ignore[attr-defined]
-        else:
-            stack.extend(item)  # type: ignore[arg-type]
+            item = item.values()  # type: ignore[attr-defined]
+        for child in item:  # type: ignore[attr-defined]
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append(child)
     return False
 
 
