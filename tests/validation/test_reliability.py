@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 import trio_harness as th
+from tests.support.runtime_helpers import call
+from tests.support.runtime_tools import content_tool, runtime_with
 from trio_harness import (
     JsonSchemaError,
     assert_supported_json_schema,
     validate_json_schema_value,
 )
-from tests.support.runtime_helpers import call
-from tests.support.runtime_tools import content_tool, runtime_with
 from trio_harness._validation.compiled import _generated_source
 from trio_harness.lowlevel import (
     DEFAULT_JSON_NODE_LIMIT,
@@ -89,7 +89,9 @@ def test_content_cache_tells_true_from_one_and_keeps_key_order() -> None:
         '"value.a" must be an integer',
     ]
     closed = {"type": "object", "additionalProperties": False, "properties": {}}
-    assert compile_validator({**closed, "default": True})({"x": 1}, "v") == both(closed, {"x": 1}, "v")
+    assert compile_validator({**closed, "default": True})({"x": 1}, "v") == both(
+        closed, {"x": 1}, "v"
+    )
 
 
 # -- item 4: wide unions compile --------------------------------------------------------------------
@@ -107,9 +109,7 @@ def test_wide_unions_compile_and_equal_the_walker(width: int) -> None:
     assert "_count(" in _generated_source(validator)  # compiled, not handed to the walker
     assert validator("c7", "value") == []
     assert validator("nope", "value") == both(schema, "nope")
-    assert validator("nope", "value") == [
-        '"value" must match exactly one oneOf branch (matched 0)'
-    ]
+    assert validator("nope", "value") == ['"value" must match exactly one oneOf branch (matched 0)']
     nested = {"type": "object", "properties": {"k": schema}, "required": ["k"]}
     assert both(nested, {"k": f"c{width - 1}"}) == []
     assert both(nested, {"k": 5}) == ['"value.k" must match exactly one oneOf branch (matched 0)']
@@ -244,7 +244,6 @@ def deep_value(depth: int, leaf: object) -> object:
     for _ in range(depth):
         value = {"child": value}
     return value
-
 
 
 # -- item 5: any depth in linear memory -------------------------------------------------------------
@@ -425,9 +424,7 @@ def node_limit() -> Iterator[Callable[[int], None]]:
     set_json_node_limit(previous)
 
 
-LIMIT_TAIL = (
-    " nodes (a container shared by several places counts at each; see set_json_node_limit)"
-)
+LIMIT_TAIL = " nodes (a container shared by several places counts at each; see set_json_node_limit)"
 
 
 async def test_a_shared_value_returned_by_a_tool_is_an_error_result_naming_the_limit() -> None:

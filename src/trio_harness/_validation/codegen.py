@@ -139,9 +139,11 @@ def _unbounded(schema: dict[str, object]) -> set[int]:
 
 def _children(node: dict[str, object]) -> list[dict[str, object]]:
     if "oneOf" in node:
-        return list(node["oneOf"])  # type: ignore[call-overload]
+        branches: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
+        return list(branches)
     if node.get("type") == "object":
-        return list((node.get("properties") or {}).values())  # type: ignore[attr-defined]
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        return list(properties.values())
     if node.get("type") == "array" and "items" in node:
         return [node["items"]]  # type: ignore[list-item]
     return []
@@ -337,7 +339,9 @@ class _ValidGen:
             else:
                 out.append(f"{pad}{fail}")
 
-    def _chunks(self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str) -> None:
+    def _chunks(
+        self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
+    ) -> None:
         """A large object's properties, checked in functions of at most :data:`_CHUNK` each."""
         required = set(node.get("required") or ())  # type: ignore[call-overload]
         properties: dict[str, dict[str, object]] = node["properties"]  # type: ignore[assignment]
@@ -350,11 +354,15 @@ class _ValidGen:
                 if key in required:
                     body.append(f"    if {literal} not in v: return False")
                     body.append(f"    {item} = v[{literal}]")
-                    self.child(properties[key], item, body, 1, "return False", direct=False, calls=True)
+                    self.child(
+                        properties[key], item, body, 1, "return False", direct=False, calls=True
+                    )
                 else:
                     body.append(f"    if {literal} in v:")
                     body.append(f"        {item} = v[{literal}]")
-                    self.child(properties[key], item, body, 2, "return False", direct=False, calls=True)
+                    self.child(
+                        properties[key], item, body, 2, "return False", direct=False, calls=True
+                    )
             self.src.functions.append([f"def {name}(v):", *body, "    return True"])
             out.append(f"{pad}if not {name}({var}): {fail}")
         key, undeclared = self.src.name("k"), self.src.name("u")
@@ -587,9 +595,7 @@ class _CollectGen:
 
     def pinned(self, path: _Path, out: list[str], pad: str) -> _Path:
         """A possibly-empty path is bound to a variable before it is used more than once."""
-        if not path.segments or not (
-            path.maybe_empty or len(path.segments) >= _MAX_SEGMENTS
-        ):
+        if not path.segments or not (path.maybe_empty or len(path.segments) >= _MAX_SEGMENTS):
             return path
         bound = self.src.name("q")
         out.append(f"{pad}{bound} = {path.code}")
@@ -727,7 +733,7 @@ class _CollectGen:
         args = ", ".join((var, "o", *path.names))
         params = ", ".join(("v", "o", *path.names))
         for start in range(0, len(required), _CHUNK):
-            body, at, target = (([], "    ", "v") if chunked else (out, inner, var))
+            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
             for name in required[start : start + _CHUNK]:
                 body.append(f"{at}if {src.const(name)} not in {target}:")
                 body.append(
@@ -740,7 +746,7 @@ class _CollectGen:
                 out.append(f"{inner}{function}({args})")
         keys = list(properties)
         for start in range(0, len(keys), _CHUNK):
-            body, at, target = (([], "    ", "v") if chunked else (out, inner, var))
+            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
             for key in keys[start : start + _CHUNK]:
                 item, name = src.name("p"), src.const(key)
                 body.append(f"{at}if {name} in {target}:")

@@ -118,10 +118,10 @@ def _has_odd_keys(value: object) -> bool:
             continue
         seen.add(id(item))
         if type(item) is dict:
-            for key in item:  # type: ignore[attr-defined]
+            for key in item:
                 if type(key) not in _PLAIN_KEYS:
                     return True
-            item = item.values()  # type: ignore[attr-defined]
+            item = item.values()
         for child in item:  # type: ignore[attr-defined]
             kind = type(child)
             if kind is dict or kind is list:

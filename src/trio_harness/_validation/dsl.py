@@ -145,7 +145,7 @@ class _Compiler:
         while stack:
             task = stack.pop()
             kind = task[0]
-            if kind == _NODE or kind == _MAP:
+            if kind in (_NODE, _MAP):
                 self.budget -= 1
                 if self.budget < 0:
                     _too_large(task[2])

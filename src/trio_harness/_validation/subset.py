@@ -171,9 +171,7 @@ def _after_properties(node: dict[str, object], at: _Path, out: list[str]) -> Non
         else:
             for name in required:  # type: ignore[attr-defined]
                 if name not in declared:  # type: ignore[operator]
-                    out.append(
-                        f'{_render(at)}.required names "{name}" which is not in properties'
-                    )
+                    out.append(f'{_render(at)}.required names "{name}" which is not in properties')
     if "additionalProperties" in node and type(node["additionalProperties"]) is not bool:
         out.append(f"{_render(at)}.additionalProperties must be a boolean")
 

@@ -44,7 +44,7 @@ def _is_empty(path: Path) -> bool:
     """Whether ``path`` renders as ``""`` (an empty root, or empty keys below one)."""
     if type(path) is str:
         return path == ""
-    return path[2] == "" and path[1] == ""  # type: ignore[index]
+    return path[2] == "" and path[1] == ""
 
 
 def render_path(path: Path) -> str:
