@@ -535,3 +535,33 @@ def test_a_spec_sharing_sub_specs_is_charged_at_every_place(
             output=th.ToolOutput(schema={"type": "null"}, render=lambda a, v: []),
             execute=run,
         )
+
+
+class _Meta(type):
+    """A metaclass claiming its classes equal ``str``: a set lookup of a key's type would say
+    such a key is a plain string."""
+
+    def __hash__(cls) -> int:
+        return hash(str)
+
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+
+class _Disguised(_Hostile, metaclass=_Meta):
+    """A hostile key whose type pretends to be ``str``."""
+
+    __hash__ = _Hostile.__hash__
+
+
+def test_a_hostile_key_with_a_lying_metaclass_still_gets_the_walkers_answer() -> None:
+    branch = {
+        "type": "object",
+        "properties": {"b": {"type": "string"}, "a": {"type": "string"}},
+        "required": ["b", "a"],
+    }
+    schema = {"oneOf": [branch, {"type": "null"}]}
+    value = {_Disguised(): 1}
+    assert compile_validator(schema)(value, "value") == validate_json_schema_value(
+        schema, value, "value"
+    )

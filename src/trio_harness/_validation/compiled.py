@@ -76,12 +76,19 @@ def _compilable(schema: object) -> bool:
     return True
 
 
-#: Exact builtin types of the dict keys whose hashing and comparison run no user code.
-_PLAIN_KEYS: Final = frozenset((str, int, float, bool, type(None)))
+_NONE_TYPE: Final = type(None)
+
+
+def _plain_key(key: object) -> bool:
+    """Whether hashing and comparing ``key`` runs no user code: an exact ``str``, ``int``,
+    ``float``, ``bool`` or ``None``. Compared by identity: a set lookup of ``type(key)`` would
+    run a metaclass's ``__hash__``/``__eq__``."""
+    kind = type(key)
+    return kind is str or kind is int or kind is float or kind is bool or kind is _NONE_TYPE
 
 
 def _has_odd_keys(value: object) -> bool:
-    """Whether ``value`` holds a dict key of another type than :data:`_PLAIN_KEYS`.
+    """Whether ``value`` holds a dict key that is not plain (see :func:`_plain_key`).
 
     Only such a key can run user code (``__hash__``/``__eq__``) when the walker looks a name up
     in a dict. Generated check-only code stops at a union branch's first failure, where the
@@ -94,7 +101,7 @@ def _has_odd_keys(value: object) -> bool:
     children: Iterable[object]
     if kind is dict:
         for key in value:  # type: ignore[attr-defined]
-            if type(key) is not str and type(key) not in _PLAIN_KEYS:
+            if type(key) is not str and not _plain_key(key):
                 return True
         children = value.values()  # type: ignore[attr-defined]
     elif kind is list:
@@ -119,7 +126,7 @@ def _has_odd_keys(value: object) -> bool:
         seen.add(id(item))
         if type(item) is dict:
             for key in item:
-                if type(key) not in _PLAIN_KEYS:
+                if type(key) is not str and not _plain_key(key):
                     return True
             item = item.values()
         for child in item:  # type: ignore[attr-defined]
