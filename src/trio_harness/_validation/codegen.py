@@ -643,7 +643,10 @@ class _CollectGen:
             # Check-only branches stop at their first failure, where the walker goes on looking
             # names up in dicts; only a key of an odd type can make such a lookup raise, and the
             # walker's answer is then its own: hand the whole value over (see ``compiled``).
-            out.append(f"{pad}    if _odd_keys({var}): raise _Invalid")
+            out.append(
+                f"{pad}    if (type({var}) is dict or type({var}) is list) and _odd_keys({var}):"
+            )
+            out.append(f"{pad}        raise _Invalid")
             out.append(
                 f"{pad}    o.append('\"' + {path.diagnostic()} + "
                 f"'\" must match exactly one oneOf branch (matched ' + str({count}) + ')')"

@@ -97,25 +97,25 @@ def _has_odd_keys(value: object) -> bool:
     is checked in place (the common case: a small object); containers below it are visited
     once each, so cycles end and the cost is linear in the distinct containers.
     """
-    kind = type(value)
-    children: Iterable[object]
-    if kind is dict:
-        for key in value:  # type: ignore[attr-defined]
+    stack: list[object] | None = None
+    if type(value) is dict:
+        for key, child in value.items():
             if type(key) is not str and not _plain_key(key):
                 return True
-        children = value.values()  # type: ignore[attr-defined]
-    elif kind is list:
-        children = value  # type: ignore[assignment]
-    else:
-        return False
-    stack: list[object] | None = None
-    for child in children:
-        kind = type(child)
-        if kind is dict or kind is list:
-            if stack is None:
-                stack = [child]
-            else:
-                stack.append(child)
+            kind = type(child)
+            if kind is dict or kind is list:
+                if stack is None:
+                    stack = [child]
+                else:
+                    stack.append(child)
+    elif type(value) is list:
+        for child in value:
+            kind = type(child)
+            if kind is dict or kind is list:
+                if stack is None:
+                    stack = [child]
+                else:
+                    stack.append(child)
     if stack is None:
         return False
     seen = {id(value)}
