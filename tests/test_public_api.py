@@ -349,6 +349,7 @@ TOP_LEVEL = [
     "value_schema_spec_to_json_schema",
 ]
 LOWLEVEL = [
+    "DEFAULT_JSON_NODE_LIMIT",
     "MAX_COMPILED_DEPTH",
     "NOT_JSON",
     "CallState",
@@ -371,7 +372,9 @@ LOWLEVEL = [
     "is_json_integer",
     "is_json_number",
     "js_json",
+    "json_node_limit",
     "run_scenario",
+    "set_json_node_limit",
     "snapshot_json_value",
     "validate_cap",
 ]

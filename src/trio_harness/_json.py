@@ -15,6 +15,13 @@ Everything else is rejected: tuples, sets, ``dict``/``list``/``str`` subclasses,
 code while they are inspected, so these functions never raise.
 
 Every walk here is iterative: depth is limited by memory only.
+
+Shared containers: a container may appear in several places of a value (a DAG), so a value of a
+few dozen lists can expand to billions of nodes. :func:`is_json_value` visits each container
+once (its answer does not depend on where a container sits), so its cost is linear in the
+distinct containers. :func:`snapshot_json_value` must produce a tree, so it charges every node
+the value expands to and rejects a value over the *JSON node limit* (:func:`json_node_limit`,
+default :data:`DEFAULT_JSON_NODE_LIMIT`, set with :func:`set_json_node_limit`).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 __all__ = [
+    "DEFAULT_JSON_NODE_LIMIT",
     "MAX_SAFE_JSON_INT",
     "NOT_JSON",
     "is_json_integer",
@@ -35,6 +43,10 @@ __all__ = [
     "js_json",
     "js_json_or_string",
     "js_number",
+    "json_node_count",
+    "json_node_limit",
+    "node_limit_message",
+    "set_json_node_limit",
     "snapshot_json_value",
 ]
 
@@ -58,6 +70,49 @@ NOT_JSON: Final = _NotJson()
 MAX_SAFE_JSON_INT: Final = int(sys.float_info.max)
 
 _NEG_ZERO_SIGN = -1.0
+
+#: The default JSON node limit: how many nodes (containers and scalars, a shared container
+#: counted at every place it appears) a snapshotted value, a schema or a DSL spec may expand to.
+DEFAULT_JSON_NODE_LIMIT: Final = 1_000_000
+
+_node_limit = DEFAULT_JSON_NODE_LIMIT
+
+
+def json_node_limit() -> int:
+    """The current JSON node limit (see :func:`set_json_node_limit`)."""
+    return _node_limit
+
+
+def set_json_node_limit(limit: int) -> int:
+    """Set the JSON node limit for the whole process; returns the previous limit.
+
+    A value a tool returns (and any other value the runtime snapshots), a schema and a DSL spec
+    may expand to at most ``limit`` nodes: containers and scalars, a container that appears in
+    several places counted at each. Over the limit, a tool's value becomes an error result, a
+    schema or spec a :class:`~trio_harness.JsonSchemaError`; the message names the limit. The
+    walk stops as soon as the limit is passed, so the cost of a hostile value (``v = [v, v]``
+    doubled 30 times) is bounded by the limit, not by its expansion.
+
+    Args:
+        limit: A positive ``int`` (not a ``bool``).
+
+    Raises:
+        ValueError: ``limit`` is not a positive ``int``.
+    """
+    global _node_limit
+    if type(limit) is not int or limit < 1:
+        raise ValueError("the JSON node limit must be a positive int")
+    previous = _node_limit
+    _node_limit = limit
+    return previous
+
+
+def node_limit_message(what: str, limit: int) -> str:
+    """``<what> is larger than the JSON node limit of <limit> nodes (...)``."""
+    return (
+        f"{what} is larger than the JSON node limit of {limit} nodes "
+        "(a container shared by several places counts at each; see set_json_node_limit)"
+    )
 
 
 def _number_ok(value: Any, kind: type) -> bool:
@@ -117,6 +172,8 @@ def _flat_list(value: list[Any]) -> Any:
     for child in value:
         ck = type(child)
         if ck is dict:
+            if len(child) >= _node_limit:
+                return _NESTED  # let the counting walker decide
             child = _flat_dict(child)
             if child is _NESTED or child is NOT_JSON:
                 return child
@@ -129,30 +186,51 @@ def _flat_list(value: list[Any]) -> Any:
     return copy
 
 
-def snapshot_json_value(value: Any) -> Any:
+def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
     """Validate ``value`` as lossless JSON and deep-copy it in the same pass.
+
+    The copy is a tree: a container shared by several places is copied at each, and every node
+    is charged against the JSON node limit (:func:`json_node_limit`); the walk stops as soon as
+    the value expands to more nodes than that.
+
+    Args:
+        value: Any value.
+        problems: When given, a value rejected for the node limit appends its reason here
+            (``value is larger than the JSON node limit of <n> nodes (...)``).
 
     Returns:
         A detached deep copy (fresh ``dict``/``list`` containers, the same immutable scalars), or
-        :data:`NOT_JSON` when ``value`` is not lossless JSON.
+        :data:`NOT_JSON` when ``value`` is not lossless JSON or is larger than the node limit.
     """
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return value
     if kind is int or kind is float:
         return value if _number_ok(value, kind) else NOT_JSON
+    limit = _node_limit
+    flat: Any = _NESTED
     if kind is dict:
-        flat = _flat_dict(value)
-        if flat is not _NESTED:
-            return flat
+        if len(value) < limit:
+            flat = _flat_dict(value)
         root: Any = {}
     elif kind is list:
-        flat = _flat_list(value)
-        if flat is not _NESTED:
-            return flat
+        if len(value) < limit:
+            flat = _flat_list(value)
         root = []
     else:
         return NOT_JSON
+    if flat is not _NESTED:
+        if flat is NOT_JSON or kind is dict:
+            return flat
+        # A list of scalars and flat dicts: the dicts' entries count too.
+        nodes = 1 + len(flat)
+        for child in flat:
+            if type(child) is dict:
+                nodes += len(child)
+        if nodes <= limit:
+            return flat
+        return _over_limit(problems, limit)
+    nodes = 1
     # Invariant: ``ancestors`` holds exactly the ids of the source containers on the current path;
     # the sources stay referenced by ``value`` for the whole walk, so their ids are stable.
     ancestors = {id(value)}
@@ -163,6 +241,9 @@ def snapshot_json_value(value: Any) -> Any:
         for key, child in it:
             if is_dict and type(key) is not str:
                 return NOT_JSON
+            nodes += 1
+            if nodes > limit:
+                return _over_limit(problems, limit)
             ck = type(child)
             if ck is str or ck is bool or child is None:
                 new: Any = child
@@ -193,8 +274,37 @@ def snapshot_json_value(value: Any) -> Any:
     return root
 
 
+def json_node_count(value: Any, limit: int) -> int:
+    """How many nodes an acyclic ``value`` expands to (a shared container counted at each place),
+    or ``limit + 1`` when that is more than ``limit``: the walk stops there, so it is bounded."""
+    nodes = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        nodes += 1
+        if nodes > limit:
+            return limit + 1
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return nodes
+
+
+def _over_limit(problems: list[str] | None, limit: int) -> Any:
+    if problems is not None:
+        problems.append(node_limit_message("value", limit))
+    return NOT_JSON
+
+
 def is_json_value(value: Any) -> bool:
-    """Whether ``value`` is lossless JSON (see the module docstring). Never raises."""
+    """Whether ``value`` is lossless JSON (see the module docstring). Never raises.
+
+    Each container is inspected once, however many places share it, so the cost is linear in
+    the distinct containers (a container found lossless below one place is lossless below any
+    other: it cannot contain a container of the current path without containing itself).
+    """
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return True
@@ -202,6 +312,9 @@ def is_json_value(value: Any) -> bool:
         return _number_ok(value, kind)
     if kind is not dict and kind is not list:
         return False
+    # Invariant: ``done`` holds the ids of containers whose whole subtree was found lossless;
+    # ``ancestors`` those on the current path. ``value`` keeps all of them alive, so ids are stable.
+    done: set[int] = set()
     ancestors = {id(value)}
     stack: list[tuple[Any, Iterator[tuple[Any, Any]]]] = [(value, _entries(value))]
     while stack:
@@ -218,6 +331,8 @@ def is_json_value(value: Any) -> bool:
                     return False
                 continue
             if ck is dict or ck is list:
+                if id(child) in done:
+                    continue
                 if id(child) in ancestors:
                     return False
                 ancestors.add(id(child))
@@ -227,6 +342,7 @@ def is_json_value(value: Any) -> bool:
         else:
             stack.pop()
             ancestors.discard(id(source))
+            done.add(id(source))
     return True
 
 

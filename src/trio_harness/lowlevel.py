@@ -10,7 +10,8 @@ Trio) exposes the parts below the application surface:
   :class:`Runtime`, :class:`Policy`), for wrapping ``runtime.scheduler`` or building a runtime,
   and the pool's tracer protocol (:class:`PoolTracer`; ``StepTrace`` is the ready one);
 * the compiled validator (:func:`compile_validator`) and the lossless-JSON helpers
-  (:func:`snapshot_json_value`, :data:`NOT_JSON`, :func:`is_json_number`, :func:`js_json`);
+  (:func:`snapshot_json_value`, :data:`NOT_JSON`, :func:`is_json_number`, :func:`js_json`) and
+  the JSON node limit (:func:`json_node_limit`, :func:`set_json_node_limit`);
 * the conformance oracle's single-case answer (:func:`answer_case`), a scheduling scenario run
   through the real pool (:func:`run_scenario`, :class:`ScenarioAnswer`) and the session-log
   checker (:func:`check_log`, :class:`LogViolation`) of the conformance kit.
@@ -19,7 +20,16 @@ Trio) exposes the parts below the application surface:
 from __future__ import annotations
 
 from ._conformance import LogViolation, ScenarioAnswer, check_log, run_scenario
-from ._json import NOT_JSON, is_json_integer, is_json_number, js_json, snapshot_json_value
+from ._json import (
+    DEFAULT_JSON_NODE_LIMIT,
+    NOT_JSON,
+    is_json_integer,
+    is_json_number,
+    js_json,
+    json_node_limit,
+    set_json_node_limit,
+    snapshot_json_value,
+)
 from ._oracle import answer_case
 from ._pool import CallState, Op, PoolRuntime, PoolTracer, StepCore, validate_cap
 from ._runtime import (
@@ -33,6 +43,7 @@ from ._runtime import (
 from ._validation import MAX_COMPILED_DEPTH, Validator, compile_validator
 
 __all__ = [
+    "DEFAULT_JSON_NODE_LIMIT",
     "MAX_COMPILED_DEPTH",
     "NOT_JSON",
     "CallState",
@@ -55,7 +66,9 @@ __all__ = [
     "is_json_integer",
     "is_json_number",
     "js_json",
+    "json_node_limit",
     "run_scenario",
+    "set_json_node_limit",
     "snapshot_json_value",
     "validate_cap",
 ]

@@ -49,9 +49,11 @@ def _project(tool: RegisteredTool, label: str, project: Any, args: Any, value: A
         projected = project(args, value)
     except Exception as error:
         raise ToolOutputError(tool.name, [f"{label} failed: {error_message(error)}"]) from error
-    snapshot = snapshot_json_value(projected)
+    problems: list[str] = []
+    snapshot = snapshot_json_value(projected, problems)
     if snapshot is NOT_JSON:
-        raise ToolOutputError(tool.name, [f"{label} returned non-lossless JSON"])
+        reason = f"{label}: {problems[0]}" if problems else f"{label} returned non-lossless JSON"
+        raise ToolOutputError(tool.name, [reason])
     return snapshot
 
 
@@ -66,9 +68,10 @@ def create_success_result(
             (``output.render failed: <m>``, ``output.render returned non-lossless JSON``, and the
             same for ``output.presentationMeta``).
     """
-    value = snapshot_json_value(candidate)
+    problems: list[str] = []
+    value = snapshot_json_value(candidate, problems)
     if value is NOT_JSON:
-        raise ToolOutputError(tool.name, ["value is not lossless JSON"])
+        raise ToolOutputError(tool.name, problems or ["value is not lossless JSON"])
     violations = tool.check(value, "value")
     if violations:
         raise ToolOutputError(tool.name, violations)

@@ -26,6 +26,17 @@ __all__ = ["SCALAR_KINDS", "GeneratedSource", "generate"]
 
 #: Open a new generated function once this many blocks are nested (CPython's static limit is 20).
 _MAX_BLOCK_DEPTH: Final = 14
+#: A container whose subtree has more nodes than this is checked by a call to its own check-only
+#: function where code is generated for it more than once (inside another node's function, or
+#: in collector code); smaller ones are inlined. So every node's code is emitted a bounded
+#: number of times and the generated text is linear in the schema's nodes, not nodes × depth.
+_INLINE_NODES: Final = 24
+#: Objects with more properties than this check them in functions of at most this many
+#: properties each: ``compile()`` is superlinear in the size of a single function.
+_CHUNK: Final = 200
+#: A path with this many key/index segments is bound to a variable (collector code only), so a
+#: message expression never grows with the depth.
+_MAX_SEGMENTS: Final = 8
 
 #: The Python types a scalar schema type can match (enum/const members of other types never can).
 SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
@@ -62,8 +73,20 @@ def generate(schema: dict[str, object]) -> GeneratedSource:
     source = _Source(schema)
     entry = _CollectGen(source, _ValidGen(source)).root(schema)
     return GeneratedSource(
-        "\n".join("\n".join(fn) for fn in source.functions), entry, source.namespace
+        "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
+        entry,
+        source.namespace,
     )
+
+
+#: Unions with more branches than this count their matches in a loop over a tuple of branch
+#: functions: one long ``+`` expression makes ``compile()`` recurse once per branch.
+_INLINE_UNION: Final = 16
+
+
+def _union_sum(functions: list[str], var: str) -> str:
+    """``f1(v) + f2(v) + ...``, always an ``int`` (a single ``bool`` is counted as 0 or 1)."""
+    return " + ".join(["0", *(f"{fn}({var})" for fn in functions)])
 
 
 def _literal_set(keys: Iterable[str]) -> str:
@@ -114,13 +137,47 @@ def _unbounded(schema: dict[str, object]) -> set[int]:
     return found
 
 
+def _children(node: dict[str, object]) -> list[dict[str, object]]:
+    if "oneOf" in node:
+        branches: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
+        return list(branches)
+    if node.get("type") == "object":
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        return list(properties.values())
+    if node.get("type") == "array" and "items" in node:
+        return [node["items"]]  # type: ignore[list-item]
+    return []
+
+
+def _sizes(schema: dict[str, object]) -> dict[int, int]:
+    """Node count of every subtree, by node id (post-order over an explicit stack)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if not done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+    return sizes
+
+
+def _is_container(node: dict[str, object]) -> bool:
+    return "oneOf" not in node and node.get("type") in ("object", "array")
+
+
 class _Source:
     """Generated module text plus the constants it refers to by name."""
 
     def __init__(self, schema: dict[str, object]) -> None:
         self.functions: list[list[str]] = []
+        #: Module-level statements run after every function is defined (wide unions' tuples).
+        self.trailer: list[str] = []
         self.namespace: dict[str, object] = {}
         self.unbounded = _unbounded(schema)
+        self.sizes = _sizes(schema)
         self._counter = 0
 
     def name(self, prefix: str) -> str:
@@ -133,6 +190,12 @@ class _Source:
             return repr(value)
         name = self.name("_k")
         self.namespace[name] = value
+        return name
+
+    def union(self, functions: list[str]) -> str:
+        """A global tuple of a wide union's branch functions, bound after they are defined."""
+        name = self.name("_u")
+        self.trailer.append(f"{name} = (" + ", ".join(functions) + ",)")
         return name
 
     def members(self, values: list[object]) -> str:
@@ -182,14 +245,39 @@ class _ValidGen:
 
     def __init__(self, source: _Source) -> None:
         self.src = source
+        self._functions: dict[int, str] = {}
 
     def function(self, node: dict[str, object]) -> str:
-        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name."""
+        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name.
+
+        One per node: asking again for the same node returns the same function.
+        """
+        known = self._functions.get(id(node))
+        if known is not None:
+            return known
         name = self.src.name("_valid")
+        self._functions[id(node)] = name
         body: list[str] = []
-        self.emit(node, "v", body, 1, "return False", direct=False)
+        self.emit(node, "v", body, 1, "return False", direct=False, calls=True)
         self.src.functions.append([f"def {name}(v):", *body, "    return True"])
         return name
+
+    def child(
+        self,
+        node: dict[str, object],
+        var: str,
+        out: list[str],
+        depth: int,
+        fail: str,
+        *,
+        direct: bool,
+        calls: bool,
+    ) -> None:
+        """A child's check: inline, or (``calls``, for a large container) a call of its function."""
+        if calls and _is_container(node) and self.src.sizes[id(node)] > _INLINE_NODES:
+            out.append(f"{'    ' * depth}if not {self.function(node)}({var}): {fail}")
+            return
+        self.emit(node, var, out, depth, fail, direct=direct, calls=calls)
 
     def emit(
         self,
@@ -200,12 +288,17 @@ class _ValidGen:
         fail: str,
         *,
         direct: bool,
+        calls: bool = False,
     ) -> None:
+        """Check-only code for ``node``; ``calls``: large container children become calls (code
+        that is not the one inline copy of the whole tree)."""
         pad = "    " * depth
         if "oneOf" in node:
             branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
-            total = " + ".join(f"{fn}({var})" for fn in branches) or "0"
-            out.append(f"{pad}if {total} != 1: {fail}")
+            if len(branches) > _INLINE_UNION:
+                out.append(f"{pad}if not _one({self.src.union(branches)}, {var}): {fail}")
+                return
+            out.append(f"{pad}if {_union_sum(branches, var)} != 1: {fail}")
             return
         if "type" not in node:
             out.append(f"{pad}if not _lossless({var}): {fail}")
@@ -215,7 +308,7 @@ class _ValidGen:
             out.append(f"{pad}if not {self.function(node)}({var}): {fail}")
             return
         if type_name == "object":
-            self._object(node, var, out, depth, fail, direct)
+            self._object(node, var, out, depth, fail, direct, calls)
         elif type_name == "array":
             out.append(f"{pad}if type({var}) is not list: {fail}")
             if _untyped_items(node):
@@ -223,7 +316,7 @@ class _ValidGen:
             else:
                 item = self.src.name("x")
                 out.append(f"{pad}for {item} in {var}:")
-                self.emit(node["items"], item, out, depth + 1, fail, direct=direct)  # type: ignore[arg-type]
+                self.child(node["items"], item, out, depth + 1, fail, direct=direct, calls=calls)  # type: ignore[arg-type]
         else:
             self._scalar(node, type_name, var, out, pad, fail)
 
@@ -246,15 +339,64 @@ class _ValidGen:
             else:
                 out.append(f"{pad}{fail}")
 
+    def _chunks(
+        self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
+    ) -> None:
+        """A large object's properties, checked in functions of at most :data:`_CHUNK` each."""
+        required = set(node.get("required") or ())  # type: ignore[call-overload]
+        properties: dict[str, dict[str, object]] = node["properties"]  # type: ignore[assignment]
+        keys = sorted(properties, key=lambda k: _cost(properties[k]))
+        for start in range(0, len(keys), _CHUNK):
+            name = self.src.name("_valid")
+            body: list[str] = []
+            for key in keys[start : start + _CHUNK]:
+                item, literal = self.src.name("p"), self.src.const(key)
+                if key in required:
+                    body.append(f"    if {literal} not in v: return False")
+                    body.append(f"    {item} = v[{literal}]")
+                    self.child(
+                        properties[key], item, body, 1, "return False", direct=False, calls=True
+                    )
+                else:
+                    body.append(f"    if {literal} in v:")
+                    body.append(f"        {item} = v[{literal}]")
+                    self.child(
+                        properties[key], item, body, 2, "return False", direct=False, calls=True
+                    )
+            self.src.functions.append([f"def {name}(v):", *body, "    return True"])
+            out.append(f"{pad}if not {name}({var}): {fail}")
+        key, undeclared = self.src.name("k"), self.src.name("u")
+        declared = _literal_set(properties)
+        if node.get("additionalProperties") is False:
+            out.append(f"{pad}for {key} in {var}:")
+            out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: {fail}")
+        else:
+            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
+            out.append(
+                f"{pad}    if type({key}) is not str or "
+                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
+            )
+
     def _object(
-        self, node: dict[str, object], var: str, out: list[str], depth: int, fail: str, direct: bool
+        self,
+        node: dict[str, object],
+        var: str,
+        out: list[str],
+        depth: int,
+        fail: str,
+        direct: bool,
+        calls: bool,
     ) -> None:
         pad = "    " * depth
         src = self.src
         out.append(f"{pad}if type({var}) is not dict: {fail}")
-        required: list[str] = node.get("required") or []  # type: ignore[assignment]
+        required_list: list[str] = node.get("required") or []  # type: ignore[assignment]
+        required = set(required_list)
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        for name in required:
+        if len(properties) > _CHUNK:
+            self._chunks(node, var, out, pad, fail)
+            return
+        for name in required_list:
             if not direct or name not in properties:
                 out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
         closed = node.get("additionalProperties") is False and bool(properties)
@@ -271,13 +413,13 @@ class _ValidGen:
             item, name = src.name("p"), src.const(key)
             if key in required:
                 out.append(f"{pad}{item} = {var}[{name}]")
-                self.emit(properties[key], item, out, depth, fail, direct=direct)
+                self.child(properties[key], item, out, depth, fail, direct=direct, calls=calls)
             else:
                 out.append(f"{pad}if {name} in {var}:")
                 if closed:
                     out.append(f"{pad}    {count} += 1")
                 out.append(f"{pad}    {item} = {var}[{name}]")
-                self.emit(properties[key], item, out, depth + 1, fail, direct=direct)
+                self.child(properties[key], item, out, depth + 1, fail, direct=direct, calls=calls)
         declared = _literal_set(properties)
         key = src.name("k")
         if node.get("additionalProperties") is False and not properties:
@@ -453,11 +595,11 @@ class _CollectGen:
 
     def pinned(self, path: _Path, out: list[str], pad: str) -> _Path:
         """A possibly-empty path is bound to a variable before it is used more than once."""
-        if not path.maybe_empty or not path.segments:
+        if not path.segments or not (path.maybe_empty or len(path.segments) >= _MAX_SEGMENTS):
             return path
         bound = self.src.name("q")
         out.append(f"{pad}{bound} = {path.code}")
-        return _Path(bound, True)
+        return _Path(bound, path.maybe_empty)
 
     def emit(
         self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
@@ -470,6 +612,12 @@ class _CollectGen:
             out.append(f"{pad}{self.function(node, path)}({args})")
             return
         if container and id(node) not in self.src.unbounded:
+            if self.src.sizes[id(node)] > _INLINE_NODES:
+                # Its check-only function (one per node); a hostile key raising in it reaches
+                # the root's handler, which asks the walker.
+                out.append(f"{pad}if not {self.valid.function(node)}({var}):")
+                self.collect(node, var, path, out, depth + 1)
+                return
             out.append(f"{pad}try:")
             self.valid.emit(node, var, out, depth + 1, "raise _Invalid", direct=True)
             out.append(f"{pad}except Exception:")
@@ -487,8 +635,18 @@ class _CollectGen:
         if "oneOf" in node:
             branches = [self.valid.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
             count = src.name("m")
-            out.append(f"{pad}{count} = " + (" + ".join(f"{fn}({var})" for fn in branches) or "0"))
+            if len(branches) > _INLINE_UNION:
+                out.append(f"{pad}{count} = _count({src.union(branches)}, {var})")
+            else:
+                out.append(f"{pad}{count} = {_union_sum(branches, var)}")
             out.append(f"{pad}if {count} != 1:")
+            # Check-only branches stop at their first failure, where the walker goes on looking
+            # names up in dicts; only a key of an odd type can make such a lookup raise, and the
+            # walker's answer is then its own: hand the whole value over (see ``compiled``).
+            out.append(
+                f"{pad}    if (type({var}) is dict or type({var}) is list) and _odd_keys({var}):"
+            )
+            out.append(f"{pad}        raise _Invalid")
             out.append(
                 f"{pad}    o.append('\"' + {path.diagnostic()} + "
                 f"'\" must match exactly one oneOf branch (matched ' + str({count}) + ')')"
@@ -570,18 +728,37 @@ class _CollectGen:
         out.append(f"{pad}else:")
         before = src.name("n")
         out.append(f"{inner}{before} = len(o)")
-        for name in node.get("required") or []:  # type: ignore[attr-defined]
-            out.append(f"{inner}if {src.const(name)} not in {var}:")
-            out.append(
-                f"{inner}    o.append('missing required property \"' + {path.child(name).code}"
-                " + '\"')"
-            )
+        required: list[str] = node.get("required") or []  # type: ignore[assignment]
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        for key, child in properties.items():
-            item, name = src.name("p"), src.const(key)
-            out.append(f"{inner}if {name} in {var}:")
-            out.append(f"{inner}    {item} = {var}[{name}]")
-            self.emit(child, item, path.child(key), out, depth + 2)
+        # Large objects are split into functions of at most _CHUNK entries (compile() is
+        # superlinear in one function's size); they get the path's variables, not the path.
+        chunked = len(required) > _CHUNK or len(properties) > _CHUNK
+        args = ", ".join((var, "o", *path.names))
+        params = ", ".join(("v", "o", *path.names))
+        for start in range(0, len(required), _CHUNK):
+            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
+            for name in required[start : start + _CHUNK]:
+                body.append(f"{at}if {src.const(name)} not in {target}:")
+                body.append(
+                    f"{at}    o.append('missing required property \"' + {path.child(name).code}"
+                    " + '\"')"
+                )
+            if chunked:
+                function = src.name("_collect")
+                src.functions.append([f"def {function}({params}):", *body, "    return None"])
+                out.append(f"{inner}{function}({args})")
+        keys = list(properties)
+        for start in range(0, len(keys), _CHUNK):
+            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
+            for key in keys[start : start + _CHUNK]:
+                item, name = src.name("p"), src.const(key)
+                body.append(f"{at}if {name} in {target}:")
+                body.append(f"{at}    {item} = {target}[{name}]")
+                self.emit(properties[key], item, path.child(key), body, len(at) // 4 + 1)
+            if chunked:
+                function = src.name("_collect")
+                src.functions.append([f"def {function}({params}):", *body, "    return None"])
+                out.append(f"{inner}{function}({args})")
         declared = _literal_set(properties)
         key, child_value = src.name("k"), src.name("u")
         if node.get("additionalProperties") is False:

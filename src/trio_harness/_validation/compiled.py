@@ -24,11 +24,14 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import threading
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from .._json import MAX_SAFE_JSON_INT, is_json_value, js_json
-from .codegen import SCALAR_KINDS, generate
+from .._errors import JsonSchemaError
+from .._json import MAX_SAFE_JSON_INT, is_json_value
+from .codegen import generate
+from .subset import assert_supported_json_schema
 from .walker import validate_json_schema_value
 
 _copysign: Final = math.copysign
@@ -46,51 +49,111 @@ Validator = Callable[[object, str], list[str]]
 
 
 def _compilable(schema: object) -> bool:
-    """Whether the generated code can mirror the generic walker on ``schema``.
+    """Whether the generated code is used for ``schema``: it passes the subset assertion and is
+    nested at most :data:`MAX_COMPILED_DEPTH` deep.
 
-    True for every asserted schema within :data:`MAX_COMPILED_DEPTH`, and also for unasserted
-    schemas whose walked parts are well formed (the walker ignores unknown or misplaced keywords,
-    e.g. an untyped ``enum``). Anything else (unknown types, cycles, odd containers, excessive
-    depth) is left to the generic walker. Iterative, with a depth cap, so it is total.
+    Every other schema (a rejected or forged one, a deeper one) is validated by the generic
+    walker, with the walker's own behaviour on it: generated code is only ever tested against
+    the walker on asserted schemas. Iterative, so it is total.
     """
-    stack: list[tuple[object, int]] = [(schema, 1)]
+    try:
+        assert_supported_json_schema(schema)
+    except JsonSchemaError:
+        return False
+    # Asserted: an acyclic tree of records whose children sit under oneOf/properties/items.
+    stack: list[tuple[dict[str, object], int]] = [(schema, 1)]  # type: ignore[list-item]
     while stack:
         node, depth = stack.pop()
-        if depth > MAX_COMPILED_DEPTH or type(node) is not dict:
+        if depth > MAX_COMPILED_DEPTH:
             return False
         if "oneOf" in node:
-            branches = node["oneOf"]
-            if type(branches) is not list:
-                return False
-            stack.extend((branch, depth + 1) for branch in branches)
-            continue
-        if "type" not in node:
-            continue
-        type_name = node["type"]
-        if type(type_name) is not str:
-            return False
-        if type_name == "object":
-            properties = node.get("properties")
-            required = node.get("required")
-            if properties is not None and type(properties) is not dict:
-                return False
-            if required is not None and (
-                type(required) is not list or any(type(name) is not str for name in required)
-            ):
-                return False
-            for key, child in (properties or {}).items():
-                if type(key) is not str:
-                    return False
-                stack.append((child, depth + 1))
-        elif type_name == "array":
-            if "items" in node:
-                stack.append((node["items"], depth + 1))
-        elif type_name in SCALAR_KINDS:
-            if "enum" in node and type(node["enum"]) is not list:
-                return False
-        else:
-            return False
+            stack.extend((branch, depth + 1) for branch in node["oneOf"])  # type: ignore[attr-defined]
+        elif node.get("type") == "object":
+            properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+            stack.extend((child, depth + 1) for child in properties.values())
+        elif node.get("type") == "array" and "items" in node:
+            stack.append((node["items"], depth + 1))  # type: ignore[arg-type]
     return True
+
+
+_NONE_TYPE: Final = type(None)
+
+
+def _plain_key(key: object) -> bool:
+    """Whether hashing and comparing ``key`` runs no user code: an exact ``str``, ``int``,
+    ``float``, ``bool`` or ``None``. Compared by identity: a set lookup of ``type(key)`` would
+    run a metaclass's ``__hash__``/``__eq__``."""
+    kind = type(key)
+    return kind is str or kind is int or kind is float or kind is bool or kind is _NONE_TYPE
+
+
+def _has_odd_keys(value: object) -> bool:
+    """Whether ``value`` holds a dict key that is not plain (see :func:`_plain_key`).
+
+    Only such a key can run user code (``__hash__``/``__eq__``) when the walker looks a name up
+    in a dict. Generated check-only code stops at a union branch's first failure, where the
+    walker goes on looking names up; so a union with no single match hands a value holding
+    such keys to the walker (see the ``oneOf`` code in :mod:`.codegen`). The value's own level
+    is checked in place (the common case: a small object); containers below it are visited
+    once each, so cycles end and the cost is linear in the distinct containers.
+    """
+    stack: list[object] | None = None
+    if type(value) is dict:
+        for key, child in value.items():
+            if type(key) is not str and not _plain_key(key):
+                return True
+            kind = type(child)
+            if kind is dict or kind is list:
+                if stack is None:
+                    stack = [child]
+                else:
+                    stack.append(child)
+    elif type(value) is list:
+        for child in value:
+            kind = type(child)
+            if kind is dict or kind is list:
+                if stack is None:
+                    stack = [child]
+                else:
+                    stack.append(child)
+    if stack is None:
+        return False
+    seen = {id(value)}
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if type(item) is dict:
+            for key in item:
+                if type(key) is not str and not _plain_key(key):
+                    return True
+            item = item.values()
+        for child in item:  # type: ignore[attr-defined]
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append(child)
+    return False
+
+
+def _count(branches: tuple[Callable[[object], bool], ...], value: object) -> int:
+    """How many of a wide union's check-only branch functions accept ``value``."""
+    matched = 0
+    for branch in branches:
+        if branch(value):
+            matched += 1
+    return matched
+
+
+def _one(branches: tuple[Callable[[object], bool], ...], value: object) -> bool:
+    """Whether exactly one of a wide union's check-only branch functions accepts ``value``."""
+    matched = False
+    for branch in branches:
+        if branch(value):
+            if matched:
+                return False
+            matched = True
+    return matched
 
 
 def _lossless(value: object) -> bool:
@@ -229,6 +292,9 @@ def _build(schema: dict[str, object]) -> Validator:
     namespace: dict[str, object] = {
         **generated.constants,
         "_lossless": _lossless,
+        "_odd_keys": _has_odd_keys,
+        "_count": _count,
+        "_one": _one,
         "_copysign": math.copysign,
         "_Invalid": Invalid,
         "_walk": walk,
@@ -260,6 +326,69 @@ def _generic(schema: object) -> Validator:
     return validate
 
 
+def _content_key(schema: object) -> str | None:
+    """An exact text key of an asserted schema's content, or ``None`` when there is none.
+
+    Unlike a JSON rendering, it tells apart every two values that may validate differently:
+    each number is written exactly (an ``int`` in hexadecimal, so any size; a ``float`` by
+    :meth:`float.hex`), ``True`` from ``1``, ``1`` from ``1.0``, and keys keep their order. A
+    container met again is written as a back-reference to its first occurrence, so the key is
+    linear in the distinct containers (two schemas that share differently get different keys:
+    a cache miss, never a wrong hit). Any other type gives ``None`` (no content caching).
+    """
+    out: list[str] = []
+    seen: dict[int, int] = {}
+    # Items are values to encode, or literal strings (``_Lit``) to emit.
+    stack: list[object] = [schema]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is _Lit:
+            out.append(item)  # type: ignore[arg-type]
+        elif kind is str:
+            out.append(repr(item))
+        elif kind is bool:
+            out.append("T" if item else "F")
+        elif item is None:
+            out.append("N")
+        elif kind is int:
+            out.append("i" + hex(item))  # type: ignore[arg-type]
+        elif kind is float:
+            out.append("f" + item.hex())  # type: ignore[attr-defined]
+        elif kind is dict or kind is list:
+            first = seen.get(id(item))
+            if first is not None:
+                out.append(f"@{first}")
+                continue
+            seen[id(item)] = len(seen)
+            if kind is dict:
+                out.append("{")
+                stack.append(_Lit("}"))
+                for key, child in reversed(list(item.items())):  # type: ignore[attr-defined]
+                    if type(key) is not str:
+                        return None
+                    stack.append(_Lit(","))
+                    stack.append(child)
+                    stack.append(_Lit(repr(key) + ":"))
+            else:
+                out.append("[")
+                stack.append(_Lit("]"))
+                for child in reversed(item):  # type: ignore[call-overload]
+                    stack.append(_Lit(","))
+                    stack.append(child)
+        else:
+            return None
+    return "".join(out)
+
+
+class _Lit(str):
+    """A literal piece of a content key (told apart from a ``str`` value by its type)."""
+
+    __slots__ = ()
+
+
+#: Guards the two caches: ``compile_validator`` may be called from several threads.
+_lock = threading.Lock()
 _by_identity: dict[int, tuple[object, Validator]] = {}
 _by_text: dict[str, Validator] = {}
 
@@ -280,23 +409,27 @@ def compile_validator(schema: object) -> Validator:
     Returns:
         A callable ``(value, path="value") -> list[str]``; never raises for asserted schemas.
     """
-    hit = _by_identity.get(id(schema))
+    with _lock:
+        hit = _by_identity.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
     if not _compilable(schema):
         validator = _generic(schema)
     else:
-        # A compilable schema is an acyclic tree of JSON-ish data, so its text is a content key
-        # (1 and 1.0 render alike and validate alike; True and 1 do not).
-        text = js_json(schema)
-        cached = _by_text.get(text)
+        key = _content_key(schema)
+        with _lock:
+            cached = _by_text.get(key) if key is not None else None
         if cached is None:
+            # Built outside the lock: two threads may build the same schema, and one wins.
             cached = _build(schema)  # type: ignore[arg-type]
-            if len(_by_text) >= _CACHE_SIZE:
-                del _by_text[next(iter(_by_text))]
-            _by_text[text] = cached
+            if key is not None:
+                with _lock:
+                    if len(_by_text) >= _CACHE_SIZE:
+                        del _by_text[next(iter(_by_text))]
+                    _by_text[key] = cached
         validator = cached
-    if len(_by_identity) >= _CACHE_SIZE:
-        del _by_identity[next(iter(_by_identity))]
-    _by_identity[id(schema)] = (schema, validator)
+    with _lock:
+        if len(_by_identity) >= _CACHE_SIZE:
+            del _by_identity[next(iter(_by_identity))]
+        _by_identity[id(schema)] = (schema, validator)
     return validator

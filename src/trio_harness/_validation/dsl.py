@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Final, NoReturn, TypeAlias
 
 from .._errors import JsonSchemaError
-from .._json import NOT_JSON, snapshot_json_value
+from .._json import NOT_JSON, json_node_limit, node_limit_message, snapshot_json_value
 from .subset import (
     ANNOTATION_KEYWORDS,
     ANNOTATION_ORDER,
@@ -91,9 +91,26 @@ def _fail(path: _Path, message: str) -> NoReturn:
     raise JsonSchemaError([_render(path) + message])
 
 
-def _detach(value: object) -> object:
-    """A deep copy of lossless JSON data; anything else is kept as-is for the assertion to report."""
-    copy = snapshot_json_value(value)
+def _root(path: _Path) -> str:
+    while type(path) is tuple:
+        path = path[0]
+    assert type(path) is str
+    return path
+
+
+def _too_large(path: _Path) -> NoReturn:
+    raise JsonSchemaError([node_limit_message(_root(path), json_node_limit())])
+
+
+def _detach(value: object, path: _Path) -> object:
+    """A deep copy of lossless JSON data; anything else is kept as-is for the assertion to report.
+
+    A payload over the JSON node limit makes the whole spec too large.
+    """
+    problems: list[str] = []
+    copy = snapshot_json_value(value, problems)
+    if problems:
+        _too_large(path)
     return value if copy is NOT_JSON else copy
 
 
@@ -114,17 +131,24 @@ class _Compiler:
     spec stays referenced by the caller for the whole run, so those ids are stable.
     """
 
-    __slots__ = ("ancestors", "stack")
+    __slots__ = ("ancestors", "budget", "stack")
 
     def __init__(self) -> None:
         self.ancestors: set[int] = set()
         self.stack: list[_Task] = []
+        # Every node and map is charged: a spec sharing sub-specs is compiled as the tree it
+        # expands to, so compilation stops at the JSON node limit.
+        self.budget = json_node_limit()
 
     def run(self) -> None:
         stack = self.stack
         while stack:
             task = stack.pop()
             kind = task[0]
+            if kind in (_NODE, _MAP):
+                self.budget -= 1
+                if self.budget < 0:
+                    _too_large(task[2])
             if kind == _NODE:
                 self._node(task[1], task[2], task[3], task[4], task[5])
             elif kind == _MAP:
@@ -187,7 +211,7 @@ class _Compiler:
                 _fail(path, _MSG_ONE_OF)
             compiled: list[Any] = []
             out: dict[str, Any] = {"oneOf": compiled}
-            self._annotations(spec, out)
+            self._annotations(spec, out, path)
             self._place(target, key, out)
             self.ancestors.add(spec_id)
             stack = self.stack
@@ -203,15 +227,18 @@ class _Compiler:
             _fail(path, _MSG_TYPE)
         self._check_vocabulary(spec, path, _VOCABULARY[kind], required is not None)
         out = {} if kind == "json" else {"type": kind}
-        self._annotations(spec, out)
+        self._annotations(spec, out, path)
         if kind in _SCALAR_KINDS:
             if "enum" in spec:
                 members = spec["enum"]
                 if type(members) is not list:
                     _fail(path, _MSG_ENUM)
-                out["enum"] = [_detach(member) for member in members]
+                self.budget -= len(members)
+                if self.budget < 0:
+                    _too_large(path)
+                out["enum"] = [_detach(member, path) for member in members]
             if "const" in spec:
-                out["const"] = _detach(spec["const"])
+                out["const"] = _detach(spec["const"], path)
             self._place(target, key, out)
         elif kind == "array":
             self._place(target, key, out)
@@ -240,11 +267,10 @@ class _Compiler:
             if key not in vocabulary and not (is_entry and key == "required"):
                 _fail(path, "." + key + _MSG_UNSUPPORTED_KEY)
 
-    @staticmethod
-    def _annotations(spec: dict[str, Any], out: dict[str, Any]) -> None:
+    def _annotations(self, spec: dict[str, Any], out: dict[str, Any], path: _Path) -> None:
         for key in ANNOTATION_ORDER:
             if key in spec:
-                out[key] = _detach(spec[key])
+                out[key] = _detach(spec[key], path)
 
     @staticmethod
     def _place(target: dict[str, Any] | list[Any], key: str | None, out: dict[str, Any]) -> None:

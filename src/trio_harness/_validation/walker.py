@@ -22,25 +22,54 @@ its ancestors (that ancestor would contain the value again: a cycle inside the v
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypeAlias
 
 from .._errors import UnreachableVariantError, unreachable
 from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .subset import js_same_value_zero
 
-__all__ = ["diagnostic_path", "property_path", "validate_json_schema_value"]
+__all__ = ["diagnostic_path", "property_path", "render_path", "validate_json_schema_value"]
 
 _MISSING: Final = object()
 
+#: A path, built lazily: the root label (a ``str``), or ``(parent, step, separator)`` where the
+#: separator is ``"."`` (a key below a non-empty path), ``""`` (a key below an empty path, shown
+#: bare) or ``"["`` (an element index). Each frame adds one small tuple instead of a full string,
+#: so a walk ``n`` levels deep holds O(n) path data, not O(n²); a path is rendered only for a
+#: violation.
+Path: TypeAlias = "str | tuple[Path, str | int, str]"
 
-def diagnostic_path(path: str) -> str:
+
+def _is_empty(path: Path) -> bool:
+    """Whether ``path`` renders as ``""`` (an empty root, or empty keys below one)."""
+    if type(path) is str:
+        return path == ""
+    return path[2] == "" and path[1] == ""
+
+
+def render_path(path: Path) -> str:
+    """The text of a lazy path (``""`` for the empty root)."""
+    parts: list[str] = []
+    while type(path) is tuple:
+        path, step, separator = path
+        parts.append(f"[{step}]" if separator == "[" else separator + step)  # type: ignore[operator]
+    parts.append(path)  # type: ignore[arg-type]
+    parts.reverse()
+    return "".join(parts)
+
+
+def diagnostic_path(path: Path) -> str:
     """The path as violations show it: the empty root reads ``arguments``."""
-    return path or "arguments"
+    return render_path(path) or "arguments"
 
 
-def property_path(path: str, key: str) -> str:
+def property_path(path: Path, key: str) -> str:
     """``<path>.<key>``, or the bare key at the empty root (keys are inserted raw)."""
-    return f"{path}.{key}" if path else key
+    return render_path(_child(path, key))
+
+
+def _child(path: Path, key: str) -> Path:
+    return (path, key, "" if _is_empty(path) else ".")
 
 
 def _number_problem(value: object) -> str | None:
@@ -84,7 +113,7 @@ def _scalar_violation(node: dict[str, object], type_name: object, value: object)
 
 
 def _undeclared_violations(
-    node: dict[str, object], value: dict[object, object], path: str, out: list[str]
+    node: dict[str, object], value: dict[object, object], path: Path, out: list[str]
 ) -> None:
     if node.get("additionalProperties") is not False:
         return
@@ -113,7 +142,7 @@ class _Frame:
 
     __slots__ = ("node", "own", "path", "sink", "stage", "value")
 
-    def __init__(self, node: dict[str, object], value: object, path: str, sink: list[str]) -> None:
+    def __init__(self, node: dict[str, object], value: object, path: Path, sink: list[str]) -> None:
         self.node = node
         self.value = value
         self.path = path
@@ -122,7 +151,7 @@ class _Frame:
         self.own: list[str] | list[list[str]] = []
 
 
-def _walk(schema: dict[str, object], value: object, path: str) -> list[str]:
+def _walk(schema: dict[str, object], value: object, path: Path) -> list[str]:
     result: list[str] = []
     stack = [_Frame(schema, value, path, result)]
     frame = stack[0]
@@ -191,10 +220,11 @@ def _run(stack: list[_Frame]) -> None:
                     own.append(f'missing required property "{property_path(path, name)}"')
             properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
             children = []
+            separator = "" if _is_empty(path) else "."
             for key, child_node in properties.items():
                 child = value.get(key, _MISSING)
                 if child is not _MISSING:
-                    children.append(_Frame(child_node, child, property_path(path, key), own))
+                    children.append(_Frame(child_node, child, (path, key, separator), own))
             stack.extend(reversed(children))
             continue
         if type_name == "array":
@@ -215,7 +245,7 @@ def _run(stack: list[_Frame]) -> None:
             items: dict[str, object] = node["items"]  # type: ignore[assignment]
             sink = frame.sink
             for index in range(len(value) - 1, -1, -1):
-                stack.append(_Frame(items, value[index], f"{path}[{index}]", sink))
+                stack.append(_Frame(items, value[index], (path, index, "["), sink))
             continue
         stack.pop()
         problem = _scalar_violation(node, type_name, value)
