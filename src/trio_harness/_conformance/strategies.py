@@ -304,10 +304,10 @@ def invalid_values(schema: Any) -> st.SearchStrategy[Any]:
 
 @st.composite
 def _array_with_bad_item(draw: st.DrawFn, items: Any) -> list[Any]:
-    bad = draw(invalid_values(items))
+    bad = draw(st.lists(invalid_values(items), min_size=1, max_size=2))
     good = draw(st.lists(valid_values(items), max_size=2))
     position = draw(st.integers(0, len(good)))
-    return [*good[:position], bad, *good[position:]]
+    return [*good[:position], *bad, *good[position:]]
 
 
 def _object_breaks(schema: dict[str, Any]) -> list[st.SearchStrategy[Any]]:
@@ -330,10 +330,12 @@ def _object_breaks(schema: dict[str, Any]) -> list[st.SearchStrategy[Any]]:
         return value
 
     @st.composite
-    def bad_property(draw: st.DrawFn) -> dict[str, Any]:
+    def bad_properties(draw: st.DrawFn) -> dict[str, Any]:
+        # One or several properties broken at once (several violations to report).
         value = draw(_valid_objects(schema))
-        key = draw(st.sampled_from(sorted(properties)))
-        value[key] = draw(invalid_values(properties[key]))
+        keys = draw(st.lists(st.sampled_from(sorted(properties)), min_size=1, unique=True))
+        for key in keys:
+            value[key] = draw(invalid_values(properties[key]))
         return value
 
     if required:
@@ -341,7 +343,7 @@ def _object_breaks(schema: dict[str, Any]) -> list[st.SearchStrategy[Any]]:
     if schema.get("additionalProperties", True) is False:
         breaks.append(extra())
     if properties:
-        breaks.append(bad_property())
+        breaks.append(bad_properties())
     return breaks
 
 
@@ -415,8 +417,9 @@ def argument_texts(
         @st.composite
         def wrong(draw: st.DrawFn) -> Any:
             value = draw(valid_values(schema))
-            key = draw(st.sampled_from(sorted(breakable)))
-            value[key] = draw(invalid_values(breakable[key]))
+            keys = draw(st.lists(st.sampled_from(sorted(breakable)), min_size=1, unique=True))
+            for key in keys:
+                value[key] = draw(invalid_values(breakable[key]))
             return value
 
         options.append(made("wrong-type", wrong()))
@@ -425,7 +428,8 @@ def argument_texts(
         @st.composite
         def missing(draw: st.DrawFn) -> Any:
             value = draw(valid_values(schema))
-            value.pop(draw(st.sampled_from(required)), None)
+            for key in draw(st.lists(st.sampled_from(required), min_size=1, unique=True)):
+                value.pop(key, None)
             return value
 
         options.append(made("missing", missing()))
@@ -452,7 +456,10 @@ _TOOL_NAMES: Final = ["read", "write", "search"]
 
 @st.composite
 def _classifier(draw: st.DrawFn) -> Any:
-    return draw(st.sampled_from([*_CLASSIFIERS, {"argument": "p"}]))
+    # Mostly parallel, so that windows fill up and exclusive calls meet running bodies.
+    return draw(
+        st.sampled_from(["always"] * 5 + ["never"] * 2 + [*_CLASSIFIERS[2:], {"argument": "p"}])
+    )
 
 
 @st.composite
