@@ -265,11 +265,15 @@ class PoolMonitor:
             for other_id in record.overlapped:
                 other = self.records[other_id]
                 if record.exclusive or other.exclusive:
-                    alone = record.call_id if record.exclusive else other_id
+                    alone, partner = (
+                        (record.call_id, other_id)
+                        if record.exclusive
+                        else (other_id, record.call_id)
+                    )
                     found.append(
-                        f"exclusive body of {alone} overlaps another body "
-                        f"({other_id} running when {record.call_id} started at "
-                        f"{record.body_started:g})"
+                        f"exclusive body of {alone} overlaps the body of {partner} "
+                        f"({record.call_id} started at {record.body_started:g} while "
+                        f"{other_id} was running)"
                     )
         if self.max_in_flight > cap:
             found.append(f"{self.max_in_flight} bodies in flight at once, cap {cap}")

@@ -168,7 +168,7 @@ async def test_the_monitor_catches_a_classifier_that_lies(autojump_clock: Any) -
     await monitor.execute_tool_calls(th.Session(), STEP)
     problems = monitor.violations()
     assert problems
-    assert all(p.startswith("exclusive body of w1 overlaps another body") for p in problems)
+    assert all(p.startswith("exclusive body of w1 overlaps the body of r") for p in problems)
     with pytest.raises(AssertionError, match="w1"):
         monitor.assert_ok()
     # Asking the lying classifier itself finds nothing: the pool obeyed it.
