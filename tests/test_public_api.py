@@ -427,6 +427,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         th.nope  # noqa: B018
 
+
 TESTING = [
     "ARGUMENT_KINDS",
     "ArgumentText",
