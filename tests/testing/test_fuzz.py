@@ -99,7 +99,6 @@ sys.meta_path.insert(0, Block())
 import trio_harness, trio_harness.lowlevel, trio_harness.providers
 import trio_harness._conformance as kit
 assert not any(m == "hypothesis" or m.startswith("hypothesis.") for m in sys.modules)
-from trio_harness import testing
 from trio_harness.__main__ import main
 status = main(["conformance", "fuzz", "--port", "true"])
 assert status == 2, status
