@@ -295,7 +295,7 @@ def invalid_values(schema: Any) -> st.SearchStrategy[Any]:
             return not (in_enum and is_const)
 
         options.append(st.one_of(_OF_TYPE[type_name], st.sampled_from(allowed)).filter(outside))
-    if type_name == "array" and "items" in schema:
+    if type_name == "array" and "items" in schema and not invalid_values(schema["items"]).is_empty:
         options.append(_array_with_bad_item(schema["items"]))
     if type_name == "object":
         options.extend(_object_breaks(schema))
@@ -333,7 +333,7 @@ def _object_breaks(schema: dict[str, Any]) -> list[st.SearchStrategy[Any]]:
     def bad_properties(draw: st.DrawFn) -> dict[str, Any]:
         # One or several properties broken at once (several violations to report).
         value = draw(_valid_objects(schema))
-        keys = draw(st.lists(st.sampled_from(sorted(properties)), min_size=1, unique=True))
+        keys = draw(st.lists(st.sampled_from(breakable), min_size=1, unique=True))
         for key in keys:
             value[key] = draw(invalid_values(properties[key]))
         return value
@@ -342,7 +342,10 @@ def _object_breaks(schema: dict[str, Any]) -> list[st.SearchStrategy[Any]]:
         breaks.append(missing())
     if schema.get("additionalProperties", True) is False:
         breaks.append(extra())
-    if properties:
+    breakable = sorted(
+        key for key, child in properties.items() if not invalid_values(child).is_empty
+    )
+    if breakable:
         breaks.append(bad_properties())
     return breaks
 
