@@ -41,7 +41,7 @@ def test_fuzz_shrinks_a_port_that_drops_the_last_violation(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["--port", port("first_violation_only"), "--area", "validation"]
-    status, out, seconds = fuzz(capsys, *argv, "--examples", "100", "--seed", "1")
+    status, out, seconds = fuzz(capsys, *argv, "--examples", "100", "--seed", "2")
     assert status == 1
     assert "validation: DISAGREEMENT" in out
     vector = minimal_vector(out)
@@ -50,7 +50,7 @@ def test_fuzz_shrinks_a_port_that_drops_the_last_violation(
     assert "port answer:\n" + json.dumps({"violations": violations[:1]}) in out
     assert seconds < 30
     # The seed makes the run reproducible: the same minimal case again.
-    again, out_again, _ = fuzz(capsys, *argv, "--examples", "100", "--seed", "1")
+    again, out_again, _ = fuzz(capsys, *argv, "--examples", "100", "--seed", "2")
     assert again == 1
     assert minimal_vector(out_again) == vector
 
@@ -59,7 +59,7 @@ def test_fuzz_shrinks_a_port_without_exclusive_barriers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["--port", port("no_exclusive_barrier"), "--area", "scheduling"]
-    status, out, seconds = fuzz(capsys, *argv, "--examples", "50", "--seed", "1")
+    status, out, seconds = fuzz(capsys, *argv, "--examples", "50", "--seed", "2")
     assert status == 1
     vector = minimal_vector(out)
     assert vector["op"] == "schedule"
@@ -69,6 +69,19 @@ def test_fuzz_shrinks_a_port_without_exclusive_barriers(
     assert seconds < 30
     # The printed vector is a kit line: the reference answers it with its own expected.
     assert testing.run_scenario(vector["scenario"]) == vector["expected"]  # type: ignore[arg-type]
+
+
+def test_fuzz_shrinks_a_port_that_marks_unstarted_calls_aborted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--port", port("abort_marks_unstarted_aborted"), "--area", "scheduling"]
+    status, out, seconds = fuzz(capsys, *argv, "--examples", "50", "--seed", "1")
+    assert status == 1
+    vector = minimal_vector(out)
+    assert len(vector["scenario"]["calls"]) == 1  # type: ignore[index]
+    assert vector["scenario"]["abortAtMs"] == 0  # type: ignore[index]
+    assert "ABORTED_BEFORE_DISPATCH" in out
+    assert seconds < 30
 
 
 def test_fuzz_passes_a_correct_forwarding_port(capsys: pytest.CaptureFixture[str]) -> None:

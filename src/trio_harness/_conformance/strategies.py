@@ -154,10 +154,13 @@ def _parameter(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
-def parameter_maps(max_size: int = 4) -> st.SearchStrategy[dict[str, Any]]:
+def parameter_maps(min_size: int = 0, max_size: int = 4) -> st.SearchStrategy[dict[str, Any]]:
     """Author parameter maps (the DSL of ``define_tool``'s ``parameters``) of scalar parameters."""
     return st.dictionaries(
-        st.sampled_from(["path", "n", "mode", "flag", "limit"]), _parameter(), max_size=max_size
+        st.sampled_from(["path", "n", "mode", "flag", "limit"]),
+        _parameter(),
+        min_size=min_size,
+        max_size=max_size,
     )
 
 
@@ -494,7 +497,7 @@ def scheduling_scenarios(
     Args:
         min_calls: Fewest calls in the step.
         max_calls: Most calls in the step (the size knob).
-        caps: The ``cap`` values to draw (default: absent, or 1 to 4).
+        caps: The ``cap`` values to draw (default: absent, or 1 to 4, small ones more often).
         abort: Sometimes set ``abortAtMs``.
         failures: Sometimes add a ``schedulerFailure``.
         registry_changes: Sometimes give a call ``onCommit`` changes.
@@ -504,7 +507,7 @@ def scheduling_scenarios(
     return _scenarios(
         min_calls,
         max_calls,
-        st.one_of(st.none(), st.integers(1, 4)) if caps is None else caps,
+        st.one_of(st.none(), st.integers(1, 3), st.integers(1, 4)) if caps is None else caps,
         abort,
         failures,
         registry_changes,
@@ -618,7 +621,7 @@ def _scenarios(
                 ]
         calls.append(call)
     scenario["calls"] = calls
-    if failures and calls and draw(st.integers(0, 3)) == 0:
+    if failures and calls and draw(st.integers(0, 2)) == 0:
         phase = draw(st.sampled_from(["prepare", "dispatch", "commit"]))
         scenario["schedulerFailure"] = {
             "call": draw(st.sampled_from([call["id"] for call in calls])),
@@ -644,7 +647,7 @@ def _validate_request(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def _validate_args_request(draw: st.DrawFn) -> dict[str, Any]:
-    spec = draw(parameter_maps())
+    spec = draw(parameter_maps(min_size=2))
     raw = draw(argument_texts(spec, ("valid", "wrong-type", "missing", "not-an-object")))
     return {"op": "validateArgs", "spec": spec, "args": json.loads(raw.text)}
 
