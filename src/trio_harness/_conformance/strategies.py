@@ -473,7 +473,7 @@ def _tool(draw: st.DrawFn, name: str, timeouts: bool) -> dict[str, Any]:
     tool: dict[str, Any] = {"name": name, "parallel": draw(_classifier())}
     if draw(st.booleans()):
         tool["parameters"] = {"p": {"type": "boolean"}}
-    if timeouts and draw(st.integers(0, 4)) == 0:
+    if timeouts and draw(st.integers(0, 4)) == 4:  # shrinks to off
         tool["timeoutMs"] = draw(st.integers(1, 60))
     return tool
 
@@ -604,9 +604,9 @@ def _scenarios(
         body = draw(_body(abort_at is not None))
         if body:
             call["body"] = body
-        if hooks and draw(st.integers(0, 3)) == 0:
+        if hooks and draw(st.integers(0, 3)) == 3:
             draw(_hook(call))
-        if registry_changes and draw(st.integers(0, 3)) == 0:
+        if registry_changes and draw(st.integers(0, 3)) == 3:
             target = draw(st.sampled_from(_TOOL_NAMES))
             change = draw(st.sampled_from(["setParallel", "remove", "add"]))
             if change == "setParallel":
@@ -621,7 +621,7 @@ def _scenarios(
                 ]
         calls.append(call)
     scenario["calls"] = calls
-    if failures and calls and draw(st.integers(0, 2)) == 0:
+    if failures and calls and draw(st.integers(0, 2)) == 2:
         phase = draw(st.sampled_from(["prepare", "dispatch", "commit"]))
         scenario["schedulerFailure"] = {
             "call": draw(st.sampled_from([call["id"] for call in calls])),
