@@ -72,6 +72,8 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.oracle", 7.13),
     ("_conformance.generate", 7.14),
     ("_conformance.runner", 7.15),
+    ("_conformance.strategies", 7.151),
+    ("_conformance.fuzz", 7.152),
     ("_conformance.cli", 7.16),
     ("_conformance", 7.19),
     ("_apps.typed", 7.30),
@@ -83,6 +85,7 @@ ORDER: list[tuple[str, float]] = [
     ("providers.openai", 7.62),
     ("providers.anthropic", 7.63),
     ("providers", 7.69),
+    ("testing", 7.45),
     ("lowlevel", 7.5),
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),
@@ -102,6 +105,7 @@ TRIO_ALLOWED = {
     "_apps.turn",
     "_apps.sigint",
     "providers._common",
+    "testing",  # PoolMonitor reads Trio's clock
     "__main__",
 }
 

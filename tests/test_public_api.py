@@ -426,3 +426,30 @@ def test_names_that_moved_to_lowlevel_still_resolve_with_a_deprecation_warning(n
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         th.nope  # noqa: B018
+
+
+TESTING = [
+    "ARGUMENT_KINDS",
+    "ArgumentText",
+    "BodyRecord",
+    "LogViolation",
+    "PoolMonitor",
+    "argument_texts",
+    "check_session",
+    "invalid_values",
+    "json_values",
+    "parameter_maps",
+    "run_scenario",
+    "scheduling_scenarios",
+    "subset_schemas",
+    "valid_values",
+]
+
+
+def test_the_testing_module_is_pinned_and_documented() -> None:
+    import trio_harness.testing as tht
+
+    assert tht.__all__ == TESTING
+    assert all(hasattr(tht, name) for name in TESTING)
+    reference = (INIT.parent.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
+    assert [name for name in TESTING if f"`{name}" not in reference] == []

@@ -1,5 +1,7 @@
 """Shared hypothesis strategies: JSON values, hostile/non-JSON values, and subset schemas.
 
+``json_values`` and ``subset_schemas`` are the public ones of :mod:`trio_harness.testing`
+(re-exported here); ``any_values`` is the test suite's own.
 ``json_values()`` are plain lossless JSON (what a parser produces); ``any_values()`` adds the
 things the validator must survive (non-finite floats, ``-0.0``, huge ints, tuples, sets,
 ``Decimal``, dict/list subclasses, non-``str`` keys, cycles). ``subset_schemas()`` produces
@@ -13,6 +15,8 @@ from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
+
+from trio_harness.testing import json_values, subset_schemas
 
 __all__ = [
     "any_values",
@@ -38,18 +42,6 @@ def json_scalars() -> st.SearchStrategy[Any]:
         st.sampled_from([0, 1, 2, 1.0, 2.0, 1.5, -1, "a", "b", ""]),
         _FLOATS,
         st.text(max_size=5),
-    )
-
-
-def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
-    """Lossless JSON trees: exact lists and ``str``-keyed dicts of scalars."""
-    return st.recursive(
-        json_scalars(),
-        lambda children: st.one_of(
-            st.lists(children, max_size=4),
-            st.dictionaries(_KEYS, children, max_size=4),
-        ),
-        max_leaves=max_leaves,
     )
 
 
@@ -104,72 +96,4 @@ def any_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
             st.dictionaries(_KEYS, children, max_size=2).map(_cyclic_dict),
         ),
         max_leaves=max_leaves,
-    )
-
-
-_SCALAR_MEMBERS: dict[str, st.SearchStrategy[Any]] = {
-    "string": st.sampled_from(["a", "b", "", "é", 'q"']),
-    "number": st.sampled_from([0, 1, 1.5, -2, 2.0, 1e21, 1e-7]),
-    "integer": st.sampled_from([0, 1, 2, -3, 2.0]),
-    "boolean": st.booleans(),
-    "null": st.none(),
-}
-
-
-@st.composite
-def _scalar_schema(draw: st.DrawFn) -> dict[str, Any]:
-    type_name = draw(st.sampled_from(sorted(_SCALAR_MEMBERS)))
-    node: dict[str, Any] = {"type": type_name}
-    members = _SCALAR_MEMBERS[type_name]
-    enum = draw(st.none() | st.lists(members, min_size=1, max_size=3))
-    if enum is not None:
-        node["enum"] = enum
-    if draw(st.booleans()):
-        node["const"] = draw(st.sampled_from(enum) if enum else members)
-    if draw(st.booleans()):
-        node["description"] = "d"
-    return node
-
-
-def _annotations_only() -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({}, optional={"description": st.just("any"), "default": st.none()})
-
-
-def subset_schemas(max_leaves: int = 8) -> st.SearchStrategy[dict[str, Any]]:
-    """Schemas inside the enforced subset (they pass ``assert_supported_json_schema``)."""
-
-    def extend(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-        @st.composite
-        def obj(draw: st.DrawFn) -> dict[str, Any]:
-            node: dict[str, Any] = {"type": "object"}
-            if draw(st.booleans()):
-                properties = draw(st.dictionaries(_KEYS, children, max_size=3))
-                node["properties"] = properties
-                required = (
-                    draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
-                    if properties
-                    else []
-                )
-                if required:
-                    node["required"] = required
-            additional = draw(st.sampled_from([None, True, False]))
-            if additional is not None:
-                node["additionalProperties"] = additional
-            return node
-
-        @st.composite
-        def arr(draw: st.DrawFn) -> dict[str, Any]:
-            node: dict[str, Any] = {"type": "array"}
-            if draw(st.booleans()):
-                node["items"] = draw(children)
-            return node
-
-        return st.one_of(
-            obj(),
-            arr(),
-            st.lists(children, min_size=2, max_size=3).map(lambda branches: {"oneOf": branches}),
-        )
-
-    return st.recursive(
-        st.one_of(_scalar_schema(), _annotations_only()), extend, max_leaves=max_leaves
     )

@@ -3,9 +3,15 @@
 Private package (layer 7, between ``_oracle`` and ``lowlevel``): modules import the library only
 through its lower layers' interfaces. ``run_scenario`` and ``check_log`` (with their result
 types) are public as ``trio_harness.lowlevel`` names; the rest serves the command line.
+
+The hypothesis strategies (``strategies``, behind ``trio_harness.testing``) and ``conformance
+fuzz`` need hypothesis, an optional extra: their names are loaded on first access, so importing
+this package never imports hypothesis.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from .behaviours import BEHAVIOURS, Behaviour, behaviours_of
 from .checklog import LogFormatError, LogViolation, check_log, check_log_text
@@ -21,8 +27,47 @@ from .scenario import (
     run_scenario,
 )
 
+if TYPE_CHECKING:
+    from .strategies import (
+        ARGUMENT_KINDS,
+        ArgumentText,
+        argument_texts,
+        invalid_values,
+        json_values,
+        parameter_maps,
+        scheduling_scenarios,
+        subset_schemas,
+        valid_values,
+    )
+
+#: Names of :mod:`.strategies`, loaded on first access (they need hypothesis).
+_STRATEGY_NAMES = frozenset(
+    {
+        "ARGUMENT_KINDS",
+        "ArgumentText",
+        "argument_texts",
+        "invalid_values",
+        "json_values",
+        "parameter_maps",
+        "scheduling_scenarios",
+        "subset_schemas",
+        "valid_values",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STRATEGY_NAMES:
+        from . import strategies
+
+        return getattr(strategies, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "ARGUMENT_KINDS",
     "BEHAVIOURS",
+    "ArgumentText",
     "Behaviour",
     "Case",
     "Failure",
@@ -37,12 +82,19 @@ __all__ = [
     "answer_request_line",
     "answer_request_lines",
     "answer_scenario",
+    "argument_texts",
     "behaviours_of",
     "check_log",
     "check_log_text",
+    "invalid_values",
+    "json_values",
     "load_cases",
+    "parameter_maps",
     "parse_scenario",
     "run_cases",
     "run_command",
     "run_scenario",
+    "scheduling_scenarios",
+    "subset_schemas",
+    "valid_values",
 ]

@@ -1,6 +1,6 @@
 """The kit's command-line subcommands, attached to ``python -m trio_harness``.
 
-``conformance generate``, ``conformance run`` and ``check-log`` are defined here so that
+``conformance generate``, ``conformance run``, ``conformance fuzz`` and ``check-log`` are defined here so that
 ``__main__`` only hands them their sub-parser and their parsed arguments.
 """
 
@@ -20,9 +20,16 @@ _RUN_HELP = (
     "5 the port wrote something that is not an answer line."
 )
 
+_FUZZ_HELP = (
+    "Draw random cases (hypothesis), send each to the port and to the reference, and stop at the "
+    "first disagreement: the case is shrunk and printed as a ready-to-save vector line with both "
+    "answers. Needs hypothesis (pip install trio_harness[testing]). Exit status: 0 the port "
+    "agrees, 1 a disagreement, 2 bad usage, 3 the port crashed, 4 it hung, 5 it wrote garbage."
+)
+
 
 def add_commands(commands: Any) -> None:
-    """Add ``conformance`` (``generate``, ``run``) and ``check-log`` to the sub-parsers."""
+    """Add ``conformance`` (``generate``, ``run``, ``fuzz``) and ``check-log`` to the sub-parsers."""
     conformance = commands.add_parser(
         "conformance", help="generate the conformance kit, or run a port against it"
     )
@@ -64,6 +71,32 @@ def add_commands(commands: Any) -> None:
         help="also run the official suite's draft 2020-12 cases that fall inside the subset",
     )
     run.add_argument("--json", metavar="FILE", help="write a machine-readable report to FILE")
+    fuzz = actions.add_parser(
+        "fuzz",
+        help="differential fuzzing: random cases to a port and to the reference",
+        description=_FUZZ_HELP,
+    )
+    fuzz.add_argument(
+        "--port", required=True, metavar="CMD", help="the port's command line (as for run)"
+    )
+    fuzz.add_argument(
+        "--area",
+        choices=["validation", "scheduling"],
+        help="fuzz only this area (default: validation, then scheduling)",
+    )
+    fuzz.add_argument(
+        "--examples", type=int, default=100, metavar="N", help="cases drawn per area (100)"
+    )
+    fuzz.add_argument(
+        "--seed", type=int, metavar="S", help="hypothesis seed (default: random, printed)"
+    )
+    fuzz.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="per-case answer timeout before the port is declared hung (10)",
+    )
     check = commands.add_parser(
         "check-log",
         help="check a session log (JSON Lines) for the pool's invariants",
@@ -109,6 +142,24 @@ def _generate(spec: str, check: bool) -> int:
     return 1 if stale else 0
 
 
+def _fuzz(args: argparse.Namespace) -> int:
+    if args.examples < 1 or args.timeout <= 0:
+        sys.stderr.write(
+            "python -m trio_harness conformance fuzz: --examples and --timeout must be > 0\n"
+        )
+        return 2
+    try:
+        from .fuzz import AREAS, main_fuzz
+    except ImportError as error:
+        sys.stderr.write(
+            f"python -m trio_harness conformance fuzz needs hypothesis ({error}); "
+            "install it with: pip install 'trio_harness[testing]'\n"
+        )
+        return 2
+    areas = AREAS if args.area is None else (args.area,)
+    return main_fuzz(args.port, areas, args.examples, args.seed, args.timeout, sys.stdout)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a subcommand added by :func:`add_commands`; returns the exit status."""
     if args.command == "check-log":
@@ -117,6 +168,8 @@ def run_command(args: argparse.Namespace) -> int:
         return main_check_log(args.file, args.allow_unpaired, sys.stdout, sys.stderr)
     if args.action == "generate":
         return _generate(args.spec, args.check)
+    if args.action == "fuzz":
+        return _fuzz(args)
     from .runner import main_run
 
     if args.jobs < 1 or args.timeout <= 0:

@@ -41,7 +41,11 @@ __all__ = [
     "SPEC_FILES",
     "Case",
     "Failure",
+    "PortError",
+    "PortProcess",
     "Report",
+    "compare_scheduling",
+    "judge",
     "load_cases",
     "load_json_schema_test_suite",
     "print_report",
@@ -390,7 +394,7 @@ class PortError(Exception):
         self.verdict = verdict
 
 
-class _Port:
+class PortProcess:
     """One running port process, spoken to one line at a time."""
 
     def __init__(self, command: str, timeout: float) -> None:
@@ -518,7 +522,7 @@ def _run_port(
     command: str, cases: Sequence[Case], timeout: float, report: Report, lock: threading.Lock
 ) -> None:
     try:
-        port = _Port(command, timeout)
+        port = PortProcess(command, timeout)
     except OSError as error:
         with lock:
             report.problems.append(f"crash: cannot start {command!r}: {error}")

@@ -1,0 +1,222 @@
+"""``python -m trio_harness conformance fuzz``: differential fuzzing of a port against the reference.
+
+Hypothesis draws cases (validation requests, or scheduling scenarios), each is sent to the port
+exactly as ``conformance run`` sends a kit line (:class:`~.runner.PortProcess`) and answered by
+the reference oracle in-process (:func:`~.oracle.answer_request`); the answers are compared as
+``conformance run`` compares them (:func:`~.runner.judge`). On the first disagreement hypothesis
+shrinks the case, and the minimal one is printed as a ready-to-save vector line with both answers.
+Scenarios whose reference answer has timer ties (two timers expiring at one instant: more than
+one answer is allowed) are passed over. With ``--seed`` a run is reproducible.
+
+Needs hypothesis (``pip install trio_harness[testing]``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Sequence
+from typing import Any, Final, TextIO
+
+import attrs
+from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
+
+from .._arguments import loads_any_depth
+from .._json import js_json
+from .behaviours import behaviours_of
+from .oracle import answer_request
+from .runner import EXIT_CODES, Case, Failure, PortError, PortProcess, judge
+from .scenario import parse_scenario
+from .strategies import scheduling_requests, validation_requests
+
+__all__ = ["AREAS", "FuzzResult", "fuzz_port", "main_fuzz"]
+
+#: The areas ``--area`` accepts, in the order a run without ``--area`` fuzzes them.
+AREAS: Final = ("validation", "scheduling")
+
+
+@attrs.define
+class FuzzResult:
+    """What one area's fuzzing found.
+
+    Attributes:
+        area: ``validation`` or ``scheduling``.
+        seed: The seed the run used.
+        cases: Cases sent to the port (shrinking included).
+        first_found_after: Cases sent before the first disagreement (``None``: none found).
+        seconds_to_find: Seconds until the first disagreement.
+        seconds: Seconds of the whole run (shrinking included).
+        vector: The minimal disagreeing case as a kit line (``expected`` = the reference).
+        port_answer: The port's answer to that case.
+        difference: The first difference, as ``conformance run`` describes it.
+        port_error: ``(verdict, message)`` when the port crashed, hung or wrote garbage.
+    """
+
+    area: str
+    seed: int
+    cases: int = 0
+    first_found_after: int | None = None
+    seconds_to_find: float | None = None
+    seconds: float = 0.0
+    vector: dict[str, Any] | None = None
+    port_answer: Any = None
+    difference: str | None = None
+    port_error: tuple[str, str] | None = None
+
+
+class _Disagreement(Exception):
+    pass
+
+
+class _PortDown(Exception):
+    pass
+
+
+def _vector(area: str, request: dict[str, Any], expected: Any, seed: int) -> dict[str, Any]:
+    if area != "scheduling":
+        return {**request, "expected": expected}
+    tags = behaviours_of(parse_scenario(request["scenario"]), expected)
+    return {
+        "op": "schedule",
+        "id": f"fuzz/seed-{seed}",
+        "tags": tags,
+        "scenario": request["scenario"],
+        "expected": expected,
+    }
+
+
+def fuzz_port(
+    command: str,
+    area: str,
+    *,
+    examples: int = 100,
+    seed: int = 0,
+    timeout: float = 10.0,
+    knobs: dict[str, Any] | None = None,
+) -> FuzzResult:
+    """Fuzz one area of the port started by ``command``; stops at the first disagreement.
+
+    Args:
+        command: The port's command line (JSON lines on stdin/stdout, ``spec/PROTOCOL.md``).
+        area: ``validation`` or ``scheduling``.
+        examples: Cases hypothesis draws at most (shrinking comes on top).
+        seed: The hypothesis seed.
+        timeout: Seconds to wait for each answer before calling the port hung.
+        knobs: Keyword arguments for :func:`~.strategies.scheduling_scenarios`.
+    """
+    strategy: st.SearchStrategy[dict[str, Any]] = (
+        scheduling_requests(**(knobs or {})) if area == "scheduling" else validation_requests()
+    )
+    result = FuzzResult(area, seed)
+    started = time.perf_counter()
+    port = PortProcess(command, timeout)
+
+    @hypothesis_seed(seed)
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+    )
+    @given(strategy)
+    def check(request: dict[str, Any]) -> None:
+        if result.port_error is not None:
+            raise _PortDown
+        # Requests travel as JSON text, to the reference as to the port.
+        reference = answer_request(loads_any_depth(js_json(request)))
+        expected = reference.get("expected")
+        if expected is None or (type(expected) is dict and expected.get("ties")):
+            reject()
+        result.cases += 1
+        try:
+            answer = port.ask(request)
+        except PortError as error:
+            result.port_error = (error.verdict, str(error))
+            raise _PortDown from None
+        outcome = judge(Case("fuzz", area, request, expected), answer)
+        if isinstance(outcome, Failure):
+            if result.first_found_after is None:
+                result.first_found_after = result.cases
+                result.seconds_to_find = time.perf_counter() - started
+            result.vector = _vector(area, request, expected, seed)
+            result.port_answer = answer.get("expected", answer) if type(answer) is dict else answer
+            result.difference = outcome.diff
+            raise _Disagreement
+
+    try:
+        check()
+    except (_Disagreement, _PortDown, HypothesisException, ExceptionGroup):
+        # The outcome is in ``result`` (a flaky port or too many tied scenarios end here too).
+        pass
+    finally:
+        if result.port_error is not None:
+            port.kill()
+        else:
+            port.close()
+        result.seconds = time.perf_counter() - started
+    return result
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def print_result(result: FuzzResult, command: str, examples: int, out: TextIO) -> None:
+    """The human report of one area: agreement, or the minimal case and both answers."""
+    if result.port_error is not None:
+        verdict, message = result.port_error
+        out.write(f"{result.area}: {verdict.upper()} after {result.cases} cases: {message}\n")
+        return
+    if result.vector is None:
+        out.write(
+            f"{result.area}: {result.cases} cases, the port agrees with trio_harness "
+            f"({result.seconds:.2f} s)\n"
+        )
+        return
+    out.write(
+        f"{result.area}: DISAGREEMENT — first found after {result.first_found_after} cases "
+        f"({result.seconds_to_find:.2f} s), shrunk in {result.seconds:.2f} s total "
+        f"({result.cases} cases)\n\n"
+    )
+    out.write("minimal case (a ready-to-save vector line; expected = the reference's answer):\n")
+    out.write(_dump(result.vector) + "\n\n")
+    out.write("reference answer:\n" + _dump(result.vector["expected"]) + "\n\n")
+    out.write("port answer:\n" + _dump(result.port_answer) + "\n\n")
+    out.write("first difference:\n")
+    for line in (result.difference or "").splitlines():
+        out.write(f"    {line}\n")
+    out.write(
+        "\nreproduce: python -m trio_harness conformance fuzz "
+        f"--port {json.dumps(command)} --area {result.area} --examples {examples} "
+        f"--seed {result.seed}\n"
+    )
+
+
+def main_fuzz(
+    command: str,
+    areas: Sequence[str],
+    examples: int,
+    seed: int | None,
+    timeout: float,
+    out: TextIO,
+) -> int:
+    """``conformance fuzz``: 0 the port agrees, 1 a disagreement (printed), 3/4/5 as ``run``."""
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**32)
+    out.write(f"conformance fuzz against {command} (seed {seed}, {examples} examples per area)\n")
+    for area in areas:
+        result = fuzz_port(command, area, examples=examples, seed=seed, timeout=timeout)
+        print_result(result, command, examples, out)
+        if result.port_error is not None:
+            return EXIT_CODES[result.port_error[0]]
+        if result.vector is not None:
+            return 1
+    return 0
