@@ -139,6 +139,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         app.run("stdio")
     else:
+        app.settings.log_level = "INFO"  # the test waits for uvicorn's startup line
         anyio.run(
             lambda: app.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2]))
         )
