@@ -29,7 +29,6 @@ from .extended import (
     Vocabulary,
     assert_extended_json_schema,
     compile_extended_validator,
-    utf16_length,
     validate_extended_value,
 )
 from .normalize import NormalizedSchema, normalize_json_schema
@@ -52,7 +51,6 @@ __all__ = [
     "compile_validator",
     "normalize_json_schema",
     "translate_pattern",
-    "utf16_length",
     "validate_extended_value",
     "parameter_schema_spec_to_json_schema",
     "validate_args",

@@ -7,7 +7,8 @@ Keywords added, by the type they sit on (each is reported as misplaced elsewhere
 
 * ``number``/``integer``: ``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``
   (numbers, draft 2020-12 form), ``multipleOf`` (a number > 0; decimal-exact, see below);
-* ``string``: ``minLength``, ``maxLength`` (UTF-16 code units, as JavaScript counts), ``pattern``
+* ``string``: ``minLength``, ``maxLength`` (Unicode code points, as JSON Schema and Ajv count;
+  not JavaScript's ``.length``, which counts UTF-16 code units), ``pattern``
   (:mod:`.pattern`'s ECMA-262 subset, unanchored), ``format`` (an annotation unless format
   assertion is asked for; then ``date-time``, ``date``, ``time``, ``email``, ``uri``, ``uuid``,
   ``ipv4``, ``ipv6``, ``hostname`` are checked and other names are annotations);
@@ -50,7 +51,6 @@ __all__ = [
     "assert_extended_json_schema",
     "compile_extended_validator",
     "extended_violations",
-    "utf16_length",
     "validate_extended_value",
 ]
 
@@ -72,13 +72,6 @@ EXTENSION_KEYWORDS: Final = frozenset(
 _OWN_KEYWORDS: Final = frozenset(key for keys in _BY_TYPE.values() for key in keys)
 
 Validator = Callable[[object, str], list[str]]
-
-
-def utf16_length(text: str) -> int:
-    """The length of ``text`` as JavaScript's ``String.prototype.length`` counts it (UTF-16 units)."""
-    if text.isascii():
-        return len(text)
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,7 +190,8 @@ def _is_multiple(value: int | float, divisor: int | float) -> bool:
 
 
 def _is_count(value: object) -> bool:
-    return type(value) is int and value >= 0
+    # 2.0 is an integer in JSON Schema (and in JavaScript).
+    return is_json_integer(value) and value >= 0  # type: ignore[operator]
 
 
 def _payload_problem(key: str, payload: object) -> str | None:
@@ -378,17 +372,17 @@ def _plural(count: int, word: str) -> str:
 def _string_checks(node: dict[str, Any], formats: Formats) -> list[Callable[[Any], str | None]]:
     checks: list[Callable[[Any], str | None]] = []
     if "minLength" in node:
-        low = node["minLength"]
+        low = int(node["minLength"])
         checks.append(
             lambda v: None
-            if utf16_length(v) >= low
+            if len(v) >= low
             else f"must be at least {_plural(low, 'character')} long"
         )
     if "maxLength" in node:
-        high = node["maxLength"]
+        high = int(node["maxLength"])
         checks.append(
             lambda v: None
-            if utf16_length(v) <= high
+            if len(v) <= high
             else f"must be at most {_plural(high, 'character')} long"
         )
     if "pattern" in node:
@@ -409,12 +403,12 @@ def _count_checks(
 ) -> list[Callable[[Any], str | None]]:
     checks: list[Callable[[Any], str | None]] = []
     if low_key in node:
-        low = node[low_key]
+        low = int(node[low_key])
         checks.append(
             lambda v: None if len(v) >= low else f"must have at least {_plural(low, word)}"
         )
     if high_key in node:
-        high = node[high_key]
+        high = int(node[high_key])
         checks.append(
             lambda v: None if len(v) <= high else f"must have at most {_plural(high, word)}"
         )

@@ -23,8 +23,9 @@ Rewrites (each a ``changes`` entry, ``<path>: <what>``):
   ``true`` subschemas become ``{}``, ``additionalProperties: {}`` becomes ``true``;
 * draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the number form, and an array
   ``items`` (draft 4-7 tuples) becomes ``prefixItems`` (``additionalItems`` → ``items``);
-* the root of a tool's ``inputSchema`` without ``type`` becomes ``type: "object"`` (MCP tool
-  arguments are always an object).
+* keywords without a ``type`` (``{"minimum": 1}`` constrains numbers only) become ``oneOf`` one
+  branch per JSON type, each with the keywords of its type; the root of a tool's ``inputSchema``
+  without ``type`` becomes ``type: "object"`` instead (MCP tool arguments are always an object).
 
 Unkept parts (``unkept`` entries, the part removed): unknown keywords (``not``, ``if``,
 ``patternProperties``, ``contains``, ...), non-disjoint ``anyOf``, colliding ``allOf``, ``false``
@@ -114,6 +115,21 @@ def _json_type(value: object) -> str:
     return "array" if kind is list else "object"
 
 
+def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
+    """Whether adding ``key: value`` from another schema to ``target`` would change what a keyword
+    already there (or the added one) sees: ``additionalProperties`` sees its own node's
+    ``properties``, ``items`` its own node's ``prefixItems``."""
+    if key == "additionalProperties" and value is not True:
+        return bool(target.get("properties"))
+    if key == "properties" and value:
+        return target.get("additionalProperties", True) is not True
+    if key == "items":
+        return "prefixItems" in target
+    if key == "prefixItems":
+        return "items" in target
+    return False
+
+
 def _member_fits(type_name: str, value: object) -> bool:
     actual = _json_type(value)
     return actual == type_name or (type_name == "number" and actual == "integer")
@@ -197,8 +213,14 @@ class _Normalizer:
             node = self.combine(node, "oneOf", path)
         if "type" not in node and "oneOf" not in node:
             node = self.infer_type(node, path)
-            if type(node.get("type")) is list or "oneOf" in node:
+            if type(node.get("type")) is list:
                 return self.node(node, path)
+            if "oneOf" in node:
+                node["oneOf"] = [
+                    self.children(branch, f"{path}.oneOf[{index}]")
+                    for index, branch in enumerate(node["oneOf"])
+                ]
+                return self.children(node, path)
         return self.children(node, path)
 
     def inline(self, node: dict[str, Any], path: str) -> dict[str, Any]:
@@ -223,6 +245,9 @@ class _Normalizer:
             return node
         merged = dict(resolved)
         for key, value in node.items():
+            if key not in merged and _interacts(merged, key, value):
+                self.lose(f"{path}.{key}", "would see the referenced schema's properties/items (not expressible)")
+                continue
             if key in merged and merged[key] != value:
                 if key in ANNOTATION_KEYWORDS:
                     merged[key] = value  # the referring node's own annotation wins
@@ -316,6 +341,12 @@ class _Normalizer:
                 if type(branch) is not dict:
                     continue
                 for key, value in branch.items():
+                    if key not in merged and _interacts(merged, key, value):
+                        self.lose(
+                            f"{path}.{combinator}[{index}].{key}",
+                            "would see the other branch's properties/items once merged (not expressible)",
+                        )
+                        continue
                     if key in merged and merged[key] != value:
                         if key in ANNOTATION_KEYWORDS:
                             continue
@@ -358,7 +389,28 @@ class _Normalizer:
                 continue
             merged = dict(branch)
             impossible = False
+            kind = merged.get("type")
             for key, value in moved.items():
+                if key not in merged and _interacts(merged, key, value):
+                    self.lose(
+                        f"{path}[{index}].{key}",
+                        "would see the branch's own properties/items once merged (not expressible)",
+                    )
+                    continue
+                if (
+                    type(kind) is str
+                    and kind in _TYPE_KEYWORDS
+                    and key != "type"
+                    and key not in _TYPE_KEYWORDS[kind]
+                    and key not in ("items", "required", "properties", "additionalProperties")
+                    or (
+                        type(kind) is str
+                        and kind != "object"
+                        and key in ("required", "properties", "additionalProperties")
+                    )
+                    or (type(kind) is str and kind != "array" and key == "items")
+                ):
+                    continue  # does not constrain values of this branch's type
                 if key not in merged:
                     merged[key] = value
                 elif merged[key] != value:
@@ -381,6 +433,9 @@ class _Normalizer:
         if type(branch) is not dict:
             return node
         for key, value in branch.items():
+            if key not in node and _interacts(node, key, value):
+                self.lose(f"{path}.{key}", "would see the node's own properties/items (not expressible)")
+                continue
             if key in node and node[key] != value and key not in ANNOTATION_KEYWORDS:
                 self.lose(f"{path}.{key}", "collides with the merged branch's keyword")
                 continue
@@ -447,9 +502,17 @@ class _Normalizer:
             node["type"] = "object"
             self.change(path, 'type "object" added (tool arguments are always an object)')
         elif own:
-            self.lose(path, f"keywords {own} without a type (they would constrain only some types)")
-            for key in own:
-                del node[key]
+            # Untyped keywords constrain only values of their type: one branch per JSON type,
+            # each with the keywords of its type, is the same schema (integer is inside number).
+            outer = {key: value for key, value in node.items() if key not in _ANY}
+            branches = []
+            for name in ("object", "array", "string", "number", "boolean", "null"):
+                branch: dict[str, Any] = {"type": name}
+                branch.update((key, node[key]) for key in own if key in _TYPE_KEYWORDS[name])
+                branches.append(branch)
+            self.change(path, f"keywords {own} without a type written as one oneOf branch per type")
+            outer["oneOf"] = branches
+            return outer
         return node
 
     def children(self, node: dict[str, Any], path: str) -> dict[str, Any]:
@@ -466,13 +529,22 @@ class _Normalizer:
             elif key == "items" and value is True:
                 self.change(child_path, "items: true dropped (no constraint)")
             elif key == "items" and value is False:
-                self.lose(child_path, "items: false (no element allowed) is not expressible")
+                prefix = node.get("prefixItems")
+                limit = len(prefix) if type(prefix) is list else 0
+                if self.vocabulary == "strict":
+                    self.lose(child_path, "items: false needs maxItems (not in the strict vocabulary)")
+                else:
+                    current = node.get("maxItems")
+                    out["maxItems"] = limit if type(current) is not int else min(current, limit)
+                    self.change(child_path, f"items: false written as maxItems: {limit}")
             elif key == "prefixItems" and type(value) is list:
                 out[key] = [self.node(child, f"{child_path}[{index}]") for index, child in enumerate(value)]
             elif key == "oneOf" and type(value) is list:
                 out[key] = value  # branches were normalized by combine()
             elif key in CONSTRAINT_KEYWORDS or key in ANNOTATION_KEYWORDS:
                 out[key] = copy.deepcopy(value)
+            elif key == "maxItems" and "maxItems" in out:
+                continue  # already tightened by items: false
             elif key in EXTENSION_KEYWORDS:
                 if self.vocabulary == "strict":
                     self.lose(child_path, "an extension keyword (not in the strict vocabulary)")
