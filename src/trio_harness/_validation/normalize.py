@@ -361,7 +361,9 @@ class _Normalizer:
         if "oneOf" in node:
             self.lose(f"{path}.{combinator}", "beside another union (not expressible)")
             return node
-        flat, disjoint = self.disjoint(normalized, f"{path}.{combinator}")
+        flat, disjoint = self.disjoint(
+            normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
+        )
         if len(flat) == 1:
             self.change(f"{path}.{combinator}", "one distinct branch merged into the node")
             return self.merge_branch(node, flat[0], path)
@@ -458,32 +460,40 @@ class _Normalizer:
             return found
         return None
 
-    def disjoint(self, branches: list[Any], path: str) -> tuple[list[Any], bool]:
-        """Flatten nested unions, drop duplicate branches; tell whether types are disjoint."""
+    def types_disjoint(self, branches: list[Any]) -> bool:
+        seen: set[str] = set()
+        for branch in branches:
+            types = self.branch_types(branch)
+            if types is None or types & seen:
+                return False
+            seen |= types
+        return True
+
+    def disjoint(self, branches: list[Any], path: str, *, any_of: bool) -> tuple[list[Any], bool]:
+        """Flatten nested disjoint unions and (for ``anyOf``) drop duplicate branches; tell
+        whether the branches are disjoint by type. Under ``oneOf`` a duplicate branch is kept: it
+        makes the union fail where it matches, which is its meaning."""
         flat: list[Any] = []
         for branch in branches:
             if (
                 type(branch) is dict
-                and "oneOf" in branch
+                and type(branch.get("oneOf")) is list
                 and all(key == "oneOf" or key in ANNOTATION_KEYWORDS for key in branch)
+                and self.types_disjoint(branch["oneOf"])
             ):
                 flat.extend(branch["oneOf"])
-                self.change(path, "nested union flattened")
+                self.change(path, "nested union of disjoint branches flattened")
             else:
                 flat.append(branch)
-        unique: list[Any] = []
-        for branch in flat:
-            if branch in unique:
-                self.change(path, "duplicate branch removed")
-                continue
-            unique.append(branch)
-        seen: set[str] = set()
-        for branch in unique:
-            types = self.branch_types(branch)
-            if types is None or types & seen:
-                return unique, False
-            seen |= types
-        return unique, True
+        if any_of:
+            unique: list[Any] = []
+            for branch in flat:
+                if branch in unique:
+                    self.change(path, "duplicate branch removed")
+                    continue
+                unique.append(branch)
+            flat = unique
+        return flat, self.types_disjoint(flat)
 
     def infer_type(self, node: dict[str, Any], path: str) -> dict[str, Any]:
         members = node["enum"] if type(node.get("enum")) is list else None
