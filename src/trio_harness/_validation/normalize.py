@@ -428,7 +428,9 @@ class _Normalizer:
                 self.change(f"{path}[{index}]", "branch contradicts the sibling type; never matches, dropped")
                 continue
             out.append(merged)
-        self.change(path, f"sibling keywords {shared} moved into every branch")
+        node_path = path.rsplit(".", 1)[0]
+        for key in shared:
+            self.change(f"{node_path}.{key}", f"moved into every branch of {path}")
         return out
 
     def merge_branch(self, node: dict[str, Any], branch: object, path: str) -> dict[str, Any]:
