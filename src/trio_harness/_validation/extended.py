@@ -719,6 +719,125 @@ def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
     return obj
 
 
+_Fast = Callable[[Any], bool]
+
+
+def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
+    """A check-only predicate: ``True`` iff :func:`_compile`'s checker finds no violation.
+
+    No paths, no messages: valid calls (the common case) pay only for the checks.
+    """
+    if not _has_extension(node):
+        strict = compile_validator(node)
+        return lambda value: not strict(value, "")
+    if "oneOf" in node:
+        branches = [_fast(branch, formats) for branch in node["oneOf"]]
+
+        def one_of(value: Any) -> bool:
+            matched = 0
+            for branch in branches:
+                if branch(value):
+                    matched += 1
+            return matched == 1
+
+        return one_of
+    type_name = node["type"]
+    if type_name in ("string", "number", "integer"):
+        checks = _string_checks(node, formats) if type_name == "string" else _number_checks(node)
+        if "enum" in node or "const" in node:
+            strict = compile_validator(
+                {key: item for key, item in node.items() if key in _STRICT_LOCAL}
+            )
+
+            def type_ok(value: Any) -> bool:
+                return not strict(value, "")
+        elif type_name == "string":
+
+            def type_ok(value: Any) -> bool:
+                return type(value) is str
+        else:
+            type_ok = is_json_number if type_name == "number" else is_json_integer
+
+        def scalar(value: Any) -> bool:
+            if not type_ok(value):
+                return False
+            for check in checks:
+                if check(value) is not None:
+                    return False
+            return True
+
+        return scalar
+    if type_name == "array":
+        return _fast_array(node, formats)
+    return _fast_object(node, formats)
+
+
+def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
+    counts = _count_checks(node, "minItems", "maxItems", "item")
+    prefix = [_fast(child, formats) for child in node.get("prefixItems", [])]
+    items = _fast(node["items"], formats) if "items" in node else None
+    unique = node.get("uniqueItems") is True
+    size = len(prefix)
+
+    def array(value: Any) -> bool:
+        if type(value) is not list:
+            return False
+        for check in counts:
+            if check(value) is not None:
+                return False
+        for index, element in enumerate(value):
+            if index < size:
+                if not prefix[index](element):
+                    return False
+            elif items is not None:
+                if not items(element):
+                    return False
+            elif not is_json_value(element):
+                return False
+        return not unique or _duplicates(value) is None
+
+    return array
+
+
+def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
+    # One strict validator call covers the type, ``required``, every property without extension
+    # keywords, and the lossless check of everything else; the extension parts follow.
+    declared: dict[str, Any] = node.get("properties", {})
+    skeleton: dict[str, Any] = {
+        "type": "object",
+        "properties": {key: child for key, child in declared.items() if not _has_extension(child)},
+    }
+    if "required" in node:
+        skeleton["required"] = node["required"]
+    strict = compile_validator(skeleton)
+    extended = [
+        (key, _fast(child, formats)) for key, child in declared.items() if _has_extension(child)
+    ]
+    extra_node = node.get("additionalProperties")
+    closed = extra_node is False
+    extra = _fast(extra_node, formats) if type(extra_node) is dict else None
+    counts = _count_checks(node, "minProperties", "maxProperties", "property")
+
+    def obj(value: Any) -> bool:
+        if strict(value, ""):
+            return False
+        for key, check in extended:
+            if key in value and not check(value[key]):
+                return False
+        if closed or extra is not None:
+            for key, child in value.items():
+                if key in declared:
+                    continue
+                if closed or not extra(child):  # type: ignore[misc]
+                    return False
+        for count in counts:
+            if count(value) is not None:
+                return False
+        return True
+
+    return obj
+
+
 def compile_extended_validator(schema: object, *, formats: Formats = "annotate") -> Validator:
     """Assert ``schema`` (subset + extension) and build its validator once.
 
@@ -736,10 +855,13 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
     if not _has_extension(schema):
         return compile_validator(schema)
     check = _compile(schema, formats)  # type: ignore[arg-type]
+    fast = _fast(schema, formats)  # type: ignore[arg-type]
 
     def validate(value: object, path: str = "value") -> list[str]:
         out: list[str] = []
         try:
+            if fast(value):
+                return out
             check(value, path, out)
         except (TypeError, RecursionError):
             return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
