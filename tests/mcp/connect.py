@@ -35,11 +35,13 @@ async def stdio_toolset(
     toolset = McpToolset(runtime, **options)  # type: ignore[arg-type]
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "stdio"])
     with open(os.devnull, "w") as errlog:  # noqa: ASYNC230 - the server's log is not needed
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, message_handler=toolset.message_handler) as session:
-                await session.initialize()
-                await toolset.sync(session)
-                yield runtime, toolset, session
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, message_handler=toolset.message_handler) as session,
+        ):
+            await session.initialize()
+            await toolset.sync(session)
+            yield runtime, toolset, session
 
 
 def _free_port() -> int:
@@ -77,13 +79,13 @@ async def http_toolset(
 
             nursery.start_soon(drain)
             url = f"http://127.0.0.1:{port}/mcp"
-            async with streamable_http_client(url) as (read, write):
-                async with ClientSession(
-                    read, write, message_handler=toolset.message_handler
-                ) as session:
-                    await session.initialize()
-                    await toolset.sync(session)
-                    yield runtime, toolset, session
+            async with (
+                streamable_http_client(url) as (read, write),
+                ClientSession(read, write, message_handler=toolset.message_handler) as session,
+            ):
+                await session.initialize()
+                await toolset.sync(session)
+                yield runtime, toolset, session
             process.terminate()
     finally:
         if process.returncode is None:

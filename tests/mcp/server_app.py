@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 READ_ONLY = ToolAnnotations(readOnlyHint=True)
 
 
-class Color(str, enum.Enum):
+class Color(enum.StrEnum):
     red = "red"
     green = "green"
 
@@ -140,6 +140,4 @@ if __name__ == "__main__":
         app.run("stdio")
     else:
         app.settings.log_level = "INFO"  # the test waits for uvicorn's startup line
-        anyio.run(
-            lambda: app.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2]))
-        )
+        anyio.run(lambda: app.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2])))

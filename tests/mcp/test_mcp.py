@@ -59,10 +59,19 @@ async def test_every_tool_is_registered_with_its_normalised_schema_and_mode() ->
             report = {r.name: r for r in toolset.reports}["search"]
             assert report.parallel is True
             assert any('"#/$defs/Color" inlined' in change for change in report.changes)
-            assert runtime.execution_mode(th.ToolExecutionInput("c", "search", {"query": "a"})).kind == "parallel"
-            assert runtime.execution_mode(th.ToolExecutionInput("c", "write", {"tag": "a"})).kind == "exclusive"
+            assert (
+                runtime.execution_mode(th.ToolExecutionInput("c", "search", {"query": "a"})).kind
+                == "parallel"
+            )
+            assert (
+                runtime.execution_mode(th.ToolExecutionInput("c", "write", {"tag": "a"})).kind
+                == "exclusive"
+            )
             # Invalid arguments never classify a read-only tool as parallel (fail-closed).
-            assert runtime.execution_mode(th.ToolExecutionInput("c", "search", {"page": 0})).kind == "exclusive"
+            assert (
+                runtime.execution_mode(th.ToolExecutionInput("c", "search", {"page": 0})).kind
+                == "exclusive"
+            )
 
 
 async def test_invalid_arguments_are_reported_locally_by_path_and_never_sent() -> None:
@@ -88,9 +97,11 @@ async def test_invalid_arguments_are_reported_locally_by_path_and_never_sent() -
                 '"items[0].qty" must be >= 1; missing required property "items[1].name"; '
                 '"items[1].qty" must be <= 100'
             ]
-            assert answers["c1"]["isError"] and answers["c2"]["isError"]
+            assert answers["c1"]["isError"]
+            assert answers["c2"]["isError"]
             # The server never saw either call: its journal is empty.
-            assert answers["c3"]["content"] == [] and not answers["c3"]["isError"]
+            assert answers["c3"]["content"] == []
+            assert not answers["c3"]["isError"]
 
 
 async def test_content_errors_and_server_text_once() -> None:
@@ -126,8 +137,10 @@ async def test_error_result_carries_the_mcp_code() -> None:
         async with stdio_toolset() as (runtime, _, _session):
             result = await runtime.execute(th.ToolExecutionInput("c", "explicit_error", {}))
             assert result.is_error
-            assert result.error is not None and result.error.message == "quota exceeded"
-            assert result.error.info is not None and result.error.info.code == MCP_TOOL_ERROR
+            assert result.error is not None
+            assert result.error.message == "quota exceeded"
+            assert result.error.info is not None
+            assert result.error.info.code == MCP_TOOL_ERROR
 
 
 async def test_structured_content_is_kept_and_checked() -> None:
@@ -230,7 +243,8 @@ async def test_relisting_after_tools_list_changed_updates_the_registry_between_s
             await trio.testing.wait_all_tasks_blocked()
             assert toolset.changed is True
             reports = await toolset.sync_if_changed(session)
-            assert reports is not None and "late" in toolset.names
+            assert reports is not None
+            assert "late" in toolset.names
             assert toolset.changed is False
             assert await toolset.sync_if_changed(session) is None
             await th.execute_tool_calls(
@@ -262,7 +276,8 @@ async def test_the_same_server_over_streamable_http() -> None:
                 ],
             )
             answers = results(session)
-            assert texts(answers["r1"]) == ["peeked r1"] and texts(answers["r2"]) == ["peeked r2"]
+            assert texts(answers["r1"]) == ["peeked r1"]
+            assert texts(answers["r2"]) == ["peeked r2"]
             assert texts(answers["w"]) == ["wrote w"]
             assert texts(answers["bad"]) == ['Error: invalid arguments: "page" must be >= 1']
 
@@ -272,14 +287,18 @@ async def test_strict_vocabulary_refuses_the_extension_and_names_every_reason() 
         async with stdio_toolset(vocabulary="strict") as (runtime, toolset, _):
             reports = {report.name: report for report in toolset.reports}
             assert reports["search"].registered is False
-            assert "schema.properties.query.minLength: an extension keyword (not in the strict vocabulary)" in reports["search"].reasons
+            assert (
+                "schema.properties.query.minLength: an extension keyword (not in the strict vocabulary)"
+                in reports["search"].reasons
+            )
             assert reports["journal"].registered is True
             assert "search" not in [schema["name"] for schema in runtime.schemas()]
 
 
 def test_toolset_defaults_are_extended_and_fail_closed() -> None:
     toolset = McpToolset(th.ToolRuntime())
-    assert toolset.names == [] and toolset.changed is False
+    assert toolset.names == []
+    assert toolset.changed is False
 
 
 @pytest.mark.parametrize("prefix", ["", "srv_"])
@@ -287,5 +306,7 @@ async def test_prefix_names(prefix: str) -> None:
     with trio.fail_after(BOUND_S):
         async with stdio_toolset(prefix=prefix) as (runtime, toolset, _):
             assert f"{prefix}search" in toolset.names
-            result = await runtime.execute(th.ToolExecutionInput("c", f"{prefix}search", {"query": "a"}))
+            result = await runtime.execute(
+                th.ToolExecutionInput("c", f"{prefix}search", {"query": "a"})
+            )
             assert not result.is_error

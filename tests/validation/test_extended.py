@@ -43,7 +43,11 @@ def test_every_violation_in_the_upstream_style() -> None:
             "x": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
             "s": {"type": "string", "minLength": 3, "maxLength": 4, "pattern": "^a"},
             "l": {"type": "array", "minItems": 2, "maxItems": 3, "uniqueItems": True},
-            "t": {"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+            "t": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}],
+                "items": {"type": "integer"},
+            },
             "o": {"type": "object", "minProperties": 2, "maxProperties": 2},
         },
         "additionalProperties": {"type": "boolean"},
@@ -81,7 +85,10 @@ def test_every_violation_in_the_upstream_style() -> None:
 def test_strict_subtrees_answer_exactly_as_the_strict_validator() -> None:
     schema = {
         "type": "object",
-        "properties": {"a": {"type": "string", "enum": ["x"]}, "b": {"type": "integer", "minimum": 0}},
+        "properties": {
+            "a": {"type": "string", "enum": ["x"]},
+            "b": {"type": "integer", "minimum": 0},
+        },
         "required": ["a"],
         "additionalProperties": False,
     }
@@ -95,10 +102,16 @@ def test_strict_subtrees_answer_exactly_as_the_strict_validator() -> None:
 
 def test_lengths_count_code_points_and_multiple_of_is_decimal_exact() -> None:
     assert both({"type": "string", "maxLength": 1}, "💩") == []  # one code point (two UTF-16 units)
-    assert both({"type": "string", "minLength": 2}, "💩") == ['"arguments" must be at least 2 characters long']
-    assert both({"type": "number", "multipleOf": 0.1}, 0.3) == []  # 0.3 / 0.1 is 2.9999999999999996 in floats
+    assert both({"type": "string", "minLength": 2}, "💩") == [
+        '"arguments" must be at least 2 characters long'
+    ]
+    assert (
+        both({"type": "number", "multipleOf": 0.1}, 0.3) == []
+    )  # 0.3 / 0.1 is 2.9999999999999996 in floats
     assert both({"type": "number", "multipleOf": 0.01}, 19.99) == []
-    assert both({"type": "number", "multipleOf": 0.1}, 0.35) == ['"arguments" must be a multiple of 0.1']
+    assert both({"type": "number", "multipleOf": 0.1}, 0.35) == [
+        '"arguments" must be a multiple of 0.1'
+    ]
     assert both({"type": "integer", "multipleOf": 1e-8}, 12391239123) == []
     assert both({"type": "integer", "multipleOf": 0.123456789}, 1e308) != []
 
@@ -106,7 +119,9 @@ def test_lengths_count_code_points_and_multiple_of_is_decimal_exact() -> None:
 def test_format_is_an_annotation_unless_asserted() -> None:
     schema = {"type": "string", "format": "date-time"}
     assert both(schema, "yesterday") == []
-    assert both(schema, "yesterday", formats="assert") == ['"arguments" must be a valid "date-time"']
+    assert both(schema, "yesterday", formats="assert") == [
+        '"arguments" must be a valid "date-time"'
+    ]
     assert both(schema, "2024-02-29T10:00:00Z", formats="assert") == []
     assert both({"type": "string", "format": "x-custom"}, "anything", formats="assert") == []
     valid = {
@@ -175,10 +190,16 @@ def test_prefix_items_then_items_and_open_tails() -> None:
 
 
 def test_non_json_values_never_raise() -> None:
-    schema = {"type": "object", "properties": {"a": {"type": "integer", "minimum": 0}}, "minProperties": 1}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer", "minimum": 0}},
+        "minProperties": 1,
+    }
     assert both(schema, {"a": 1, "b": (1, 2)}) == ['"arguments" must be a lossless JSON object']
     assert both(schema, {1: 1}) == ['"arguments" must be a lossless JSON object']
-    assert both({"type": "number", "minimum": 0}, float("nan")) == ['"arguments" must be a finite JSON number']
+    assert both({"type": "number", "minimum": 0}, float("nan")) == [
+        '"arguments" must be a finite JSON number'
+    ]
 
 
 # -- agreement with python-jsonschema -----------------------------------------------------------
@@ -221,7 +242,9 @@ def string_schema(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         schema["maxLength"] = draw(st.integers(schema.get("minLength", 0), 5))
     if draw(st.booleans()):
-        schema["pattern"] = draw(st.sampled_from(["^a", "b$", "[0-9]", "^(a|b)+$", "\\d{2,}", "^.$", "é"]))
+        schema["pattern"] = draw(
+            st.sampled_from(["^a", "b$", "[0-9]", "^(a|b)+$", "\\d{2,}", "^.$", "é"])
+        )
     if draw(st.booleans()):
         schema["enum"] = draw(st.lists(st.text(alphabet="ab1", max_size=3), min_size=1, max_size=3))
     return schema
@@ -278,7 +301,9 @@ def any_schema(depth: int) -> st.SearchStrategy[dict[str, Any]]:
 
 
 @given(any_schema(2), VALUES)
-def test_python_jsonschema_agrees_on_the_extended_vocabulary(schema: dict[str, Any], value: Any) -> None:
+def test_python_jsonschema_agrees_on_the_extended_vocabulary(
+    schema: dict[str, Any], value: Any
+) -> None:
     th.assert_extended_json_schema(schema)
     ours = both(schema, value, "value")
     theirs = jsonschema.Draft202012Validator(schema).is_valid(value)

@@ -43,9 +43,15 @@ FILES = [
 ]
 #: (file, group description) → why the schema has no exact subset+extension form.
 NOT_EXPRESSIBLE = {
-    ("additionalProperties", "additionalProperties being false does not allow other properties"): "patternProperties",
+    (
+        "additionalProperties",
+        "additionalProperties being false does not allow other properties",
+    ): "patternProperties",
     ("additionalProperties", "non-ASCII pattern with additionalProperties"): "patternProperties",
-    ("additionalProperties", "additionalProperties does not look in applicators"): "allOf beside properties of another node",
+    (
+        "additionalProperties",
+        "additionalProperties does not look in applicators",
+    ): "allOf beside properties of another node",
     ("additionalProperties", "additionalProperties with propertyNames"): "propertyNames",
     ("additionalProperties", "dependentSchemas with additionalProperties"): "dependentSchemas",
     ("prefixItems", "prefixItems with boolean schemas"): "a false schema",
@@ -86,7 +92,8 @@ def test_suite_group(name: str, group: dict[str, Any]) -> None:
         assert normalized.unkept == ()
         assert any(REJECTED_PATTERNS[key] in violation for violation in normalized.violations)
         return
-    assert normalized.unkept == () and normalized.violations == ()
+    assert normalized.unkept == ()
+    assert normalized.violations == ()
     compiled = compile_extended_validator(normalized.schema)
     for case in group["tests"]:
         walked = th.validate_extended_value(normalized.schema, case["data"])

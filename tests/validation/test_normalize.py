@@ -42,7 +42,7 @@ PYDANTIC = {
 def test_pydantic_defs_refs_and_optional() -> None:
     original = copy.deepcopy(PYDANTIC)
     normalized = th.normalize_json_schema(PYDANTIC)
-    assert PYDANTIC == original  # never mutated
+    assert original == PYDANTIC  # never mutated
     assert normalized.exact
     assert normalized.schema == {
         "properties": {
@@ -156,7 +156,11 @@ def test_draft4_and_tuple_forms() -> None:
         {"type": "array", "items": [{"type": "string"}], "additionalItems": False}, tool_input=False
     )
     assert tuple_form.exact
-    assert tuple_form.schema == {"type": "array", "prefixItems": [{"type": "string"}], "maxItems": 1}
+    assert tuple_form.schema == {
+        "type": "array",
+        "prefixItems": [{"type": "string"}],
+        "maxItems": 1,
+    }
 
 
 # -- the real-world schemas ----------------------------------------------------------------------
@@ -184,9 +188,7 @@ def test_all_147_real_world_schemas_register_with_full_checking() -> None:
             pass
         normalized = th.normalize_json_schema(schema)
         assert normalized.exact, (entry["tool"], normalized.unkept, normalized.violations)
-        th.define_json_tool(
-            name=entry["tool"], description="", input_schema=schema, execute=_never
-        )
+        th.define_json_tool(name=entry["tool"], description="", input_schema=schema, execute=_never)
     assert strict_ok == 80  # the strict subset alone, unchanged
 
 
@@ -201,7 +203,10 @@ def _occurrences(node: Any, path: str) -> list[str]:
         return found
     for key, value in node.items():
         found.append(f"{path}.{key}")
-        if key in ("properties", "$defs", "definitions", "patternProperties") and type(value) is dict:
+        if (
+            key in ("properties", "$defs", "definitions", "patternProperties")
+            and type(value) is dict
+        ):
             for name, child in value.items():
                 found.extend(_occurrences(child, f"{path}.{key}.{name}"))
         elif key in ("items", "additionalProperties", "not") and type(value) is dict:

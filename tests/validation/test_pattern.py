@@ -37,7 +37,9 @@ def search(pattern: str, text: str) -> bool:
         ("^\\/\\.$", "/.", True),
     ],
 )
-def test_supported_constructs_mean_what_javascript_means(pattern: str, text: str, matches: bool) -> None:
+def test_supported_constructs_mean_what_javascript_means(
+    pattern: str, text: str, matches: bool
+) -> None:
     assert search(pattern, text) is matches
 
 

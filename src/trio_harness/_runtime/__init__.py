@@ -19,7 +19,6 @@ This ``__init__`` is the package's interface: code outside the package imports f
 
 from .abort import abort_relay, cancel_on_abort, current_relay
 from .define import define_tool
-from .json_tool import define_json_tool, json_schema_validator
 from .execution import (
     DispatchOutcome,
     Preparation,
@@ -47,6 +46,7 @@ from .hooks import (
     PreToolDecision,
     ResultObserver,
 )
+from .json_tool import define_json_tool, json_schema_validator
 from .pipeline import ToolScheduler
 from .tool_runtime import ToolRuntime
 

@@ -50,10 +50,10 @@ __all__ = [
     "compile_extended_validator",
     "compile_validator",
     "normalize_json_schema",
-    "translate_pattern",
-    "validate_extended_value",
     "parameter_schema_spec_to_json_schema",
+    "translate_pattern",
     "validate_args",
+    "validate_extended_value",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]

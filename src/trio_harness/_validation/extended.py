@@ -79,9 +79,7 @@ Validator = Callable[[object, str], list[str]]
 # ---------------------------------------------------------------------------------------------
 
 _DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
-_TIME: Final = re.compile(
-    r"(\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))\Z", re.ASCII
-)
+_TIME: Final = re.compile(r"(\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))\Z", re.ASCII)
 _EMAIL: Final = re.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+\Z")
 _URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]*\Z")
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
@@ -254,10 +252,15 @@ def _skeleton(schema: object, path: str, out: list[str], ancestors: set[int]) ->
                 if problem is not None:
                     out.append(f"{path}.{key} {problem}")
                 elif key == "prefixItems":
-                    for index, child in enumerate(payload):  # type: ignore[arg-type]
+                    branches: list[object] = payload  # type: ignore[assignment]
+                    for index, child in enumerate(branches):
                         _assert_into(child, f"{path}.prefixItems[{index}]", out, ancestors)
                 continue
-            if key == "additionalProperties" and type(payload) is not bool and type_name == "object":
+            if (
+                key == "additionalProperties"
+                and type(payload) is not bool
+                and type_name == "object"
+            ):
                 _assert_into(payload, f"{path}.additionalProperties", out, ancestors)
                 continue
             if key == "properties" and is_schema_record(payload):
@@ -374,16 +377,16 @@ def _string_checks(node: dict[str, Any], formats: Formats) -> list[Callable[[Any
     if "minLength" in node:
         low = int(node["minLength"])
         checks.append(
-            lambda v: None
-            if len(v) >= low
-            else f"must be at least {_plural(low, 'character')} long"
+            lambda v: (
+                None if len(v) >= low else f"must be at least {_plural(low, 'character')} long"
+            )
         )
     if "maxLength" in node:
         high = int(node["maxLength"])
         checks.append(
-            lambda v: None
-            if len(v) <= high
-            else f"must be at most {_plural(high, 'character')} long"
+            lambda v: (
+                None if len(v) <= high else f"must be at most {_plural(high, 'character')} long"
+            )
         )
     if "pattern" in node:
         source = node["pattern"]
@@ -460,9 +463,7 @@ def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: li
         out.extend(own)
         if not own or _scalar_ok(type_name, value):
             checks = (
-                _string_checks(node, formats)
-                if type_name == "string"
-                else _number_checks(node)
+                _string_checks(node, formats) if type_name == "string" else _number_checks(node)
             )
             label = f'"{diagnostic_path(path)}" '
             for check in checks:
@@ -477,7 +478,9 @@ def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: li
 
 
 #: Keywords of a node that the strict validator checks on the node itself (children excluded).
-_STRICT_LOCAL: Final = frozenset(("type", "enum", "const", "description", "title", "default", "examples"))
+_STRICT_LOCAL: Final = frozenset(
+    ("type", "enum", "const", "description", "title", "default", "examples")
+)
 
 
 def _walk_array(
@@ -676,7 +679,9 @@ def _compile_array(node: dict[str, Any], formats: Formats) -> _Check:
 
 def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
     required: list[str] = list(node.get("required", ()))
-    properties = {key: _compile(child, formats) for key, child in node.get("properties", {}).items()}
+    properties = {
+        key: _compile(child, formats) for key, child in node.get("properties", {}).items()
+    }
     extra_node = node.get("additionalProperties")
     closed = extra_node is False
     extra = _compile(extra_node, formats) if type(extra_node) is dict else None
@@ -708,8 +713,8 @@ def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
                 extra(child, property_path(path, key), own)
             elif not is_json_value(child):
                 lossless = False
-        for check in counts:
-            problem = check(value)
+        for count in counts:
+            problem = count(value)
             if problem is not None:
                 own.append(f'"{diagnostic_path(path)}" {problem}')
         if not own and not lossless:
@@ -761,10 +766,7 @@ def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
         def scalar(value: Any) -> bool:
             if not type_ok(value):
                 return False
-            for check in checks:
-                if check(value) is not None:
-                    return False
-            return True
+            return all(check(value) is None for check in checks)
 
         return scalar
     if type_name == "array":
@@ -830,10 +832,7 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
                     continue
                 if closed or not extra(child):  # type: ignore[misc]
                     return False
-        for count in counts:
-            if count(value) is not None:
-                return False
-        return True
+        return all(count(value) is None for count in counts)
 
     return obj
 
@@ -868,4 +867,3 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
         return out
 
     return validate
-

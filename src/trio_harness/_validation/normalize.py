@@ -66,11 +66,33 @@ _DROPPED: Final = frozenset(
 _KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
 #: The keywords each type owns (the rest are annotations or belong to another type).
 _TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
-    "object": frozenset(("properties", "required", "additionalProperties", "minProperties", "maxProperties")),
+    "object": frozenset(
+        ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+    ),
     "array": frozenset(("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
     "string": frozenset(("minLength", "maxLength", "pattern", "format", "enum", "const")),
-    "number": frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "enum", "const")),
-    "integer": frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "enum", "const")),
+    "number": frozenset(
+        (
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "enum",
+            "const",
+        )
+    ),
+    "integer": frozenset(
+        (
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "enum",
+            "const",
+        )
+    ),
     "boolean": frozenset(("enum", "const")),
     "null": frozenset(("enum", "const")),
 }
@@ -106,7 +128,7 @@ def _json_type(value: object) -> str:
     kind = type(value)
     if kind is bool:
         return "boolean"
-    if kind is int or (kind is float and value.is_integer()):  # type: ignore[union-attr]
+    if kind is int or (type(value) is float and value.is_integer()):
         return "integer"
     if kind is float:
         return "number"
@@ -190,12 +212,14 @@ class _Normalizer:
             elif key in _DROPPED or key.startswith("x-"):
                 del node[key]
                 self.change(f"{path}.{key}", "dropped (no constraint)")
-            elif key in ANNOTATION_KEYWORDS:
-                if not is_json_value(node[key]) or (
-                    key in ("title", "description") and type(node[key]) is not str
-                ):
-                    del node[key]
-                    self.change(f"{path}.{key}", "annotation dropped (not a lossless JSON string/value)")
+            elif key in ANNOTATION_KEYWORDS and (
+                not is_json_value(node[key])
+                or (key in ("title", "description") and type(node[key]) is not str)
+            ):
+                del node[key]
+                self.change(
+                    f"{path}.{key}", "annotation dropped (not a lossless JSON string/value)"
+                )
         self.legacy(node, path)
         if node.get("nullable") is True or "nullable" in node:
             nullable = node.pop("nullable") is True
@@ -229,7 +253,9 @@ class _Normalizer:
             self.lose(f"{path}.$ref", "is not a string")
             return node
         if ref in self.resolving:
-            self.lose(f"{path}.$ref", f'"{ref}" is recursive; not followed (the value there is unchecked)')
+            self.lose(
+                f"{path}.$ref", f'"{ref}" is recursive; not followed (the value there is unchecked)'
+            )
             return node
         ok, target = self.resolve(ref)
         if not ok:
@@ -246,7 +272,10 @@ class _Normalizer:
         merged = dict(resolved)
         for key, value in node.items():
             if key not in merged and _interacts(merged, key, value):
-                self.lose(f"{path}.{key}", "would see the referenced schema's properties/items (not expressible)")
+                self.lose(
+                    f"{path}.{key}",
+                    "would see the referenced schema's properties/items (not expressible)",
+                )
                 continue
             if key in merged and merged[key] != value:
                 if key in ANNOTATION_KEYWORDS:
@@ -263,7 +292,9 @@ class _Normalizer:
                 flag = node.pop(bound)
                 if flag and plain in node:
                     node[bound] = node.pop(plain)
-                    self.change(f"{path}.{bound}", f"draft-4 boolean form written as {bound}: <number>")
+                    self.change(
+                        f"{path}.{bound}", f"draft-4 boolean form written as {bound}: <number>"
+                    )
                 else:
                     self.change(f"{path}.{bound}", "draft-4 boolean without effect dropped")
         if type(node.get("items")) is list:
@@ -333,7 +364,8 @@ class _Normalizer:
             if shared:
                 branches = self.distribute(node, shared, branches, f"{path}.{combinator}")
         normalized = [
-            self.node(branch, f"{path}.{combinator}[{index}]") for index, branch in enumerate(branches)
+            self.node(branch, f"{path}.{combinator}[{index}]")
+            for index, branch in enumerate(branches)
         ]
         if combinator == "allOf" or len(normalized) == 1:
             merged = node
@@ -400,11 +432,13 @@ class _Normalizer:
                     )
                     continue
                 if (
-                    type(kind) is str
-                    and kind in _TYPE_KEYWORDS
-                    and key != "type"
-                    and key not in _TYPE_KEYWORDS[kind]
-                    and key not in ("items", "required", "properties", "additionalProperties")
+                    (
+                        type(kind) is str
+                        and kind in _TYPE_KEYWORDS
+                        and key != "type"
+                        and key not in _TYPE_KEYWORDS[kind]
+                        and key not in ("items", "required", "properties", "additionalProperties")
+                    )
                     or (
                         type(kind) is str
                         and kind != "object"
@@ -425,7 +459,10 @@ class _Normalizer:
                         break
                     self.lose(f"{path}[{index}].{key}", "collides with the union's sibling keyword")
             if impossible:
-                self.change(f"{path}[{index}]", "branch contradicts the sibling type; never matches, dropped")
+                self.change(
+                    f"{path}[{index}]",
+                    "branch contradicts the sibling type; never matches, dropped",
+                )
                 continue
             out.append(merged)
         node_path = path.rsplit(".", 1)[0]
@@ -438,7 +475,9 @@ class _Normalizer:
             return node
         for key, value in branch.items():
             if key not in node and _interacts(node, key, value):
-                self.lose(f"{path}.{key}", "would see the node's own properties/items (not expressible)")
+                self.lose(
+                    f"{path}.{key}", "would see the node's own properties/items (not expressible)"
+                )
                 continue
             if key in node and node[key] != value and key not in ANNOTATION_KEYWORDS:
                 self.lose(f"{path}.{key}", "collides with the merged branch's keyword")
@@ -534,7 +573,8 @@ class _Normalizer:
             child_path = f"{path}.{key}"
             if key in ("properties",) and type(value) is dict:
                 out[key] = {
-                    name: self.node(child, f"{path}.properties.{name}") for name, child in value.items()
+                    name: self.node(child, f"{path}.properties.{name}")
+                    for name, child in value.items()
                 }
             elif key in ("items", "additionalProperties") and type(value) is not bool:
                 out[key] = self.node(value, child_path)
@@ -544,13 +584,17 @@ class _Normalizer:
                 prefix = node.get("prefixItems")
                 limit = len(prefix) if type(prefix) is list else 0
                 if self.vocabulary == "strict":
-                    self.lose(child_path, "items: false needs maxItems (not in the strict vocabulary)")
+                    self.lose(
+                        child_path, "items: false needs maxItems (not in the strict vocabulary)"
+                    )
                 else:
                     current = node.get("maxItems")
                     out["maxItems"] = limit if type(current) is not int else min(current, limit)
                     self.change(child_path, f"items: false written as maxItems: {limit}")
             elif key == "prefixItems" and type(value) is list:
-                out[key] = [self.node(child, f"{child_path}[{index}]") for index, child in enumerate(value)]
+                out[key] = [
+                    self.node(child, f"{child_path}[{index}]") for index, child in enumerate(value)
+                ]
             elif key == "oneOf" and type(value) is list:
                 out[key] = value  # branches were normalized by combine()
             elif key in CONSTRAINT_KEYWORDS or key in ANNOTATION_KEYWORDS:
@@ -568,9 +612,15 @@ class _Normalizer:
             fitting = [member for member in out["enum"] if _member_fits(kind, member)]
             if len(fitting) != len(out["enum"]) and fitting:
                 out["enum"] = fitting
-                self.change(f"{path}.enum", f"members that are not {kind} values dropped (never valid)")
+                self.change(
+                    f"{path}.enum", f"members that are not {kind} values dropped (never valid)"
+                )
         if kind == "object" and type(out.get("required")) is list:
-            properties = out.setdefault("properties", {}) if type(out.get("properties", {})) is dict else None
+            properties = (
+                out.setdefault("properties", {})
+                if type(out.get("properties", {})) is dict
+                else None
+            )
             if properties is not None:
                 for name in out["required"]:
                     if type(name) is str and name not in properties:
