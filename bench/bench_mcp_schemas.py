@@ -111,10 +111,11 @@ def broken(schema: dict[str, Any], value: Any) -> Any:
     return value
 
 
-def measure(quick: bool) -> int:
+def measure(quick: bool, *, show: bool = True) -> list[dict[str, Any]]:
+    """Time every real-world tool; returns one row per tool (``[]`` without the schemas)."""
     if not SCHEMAS.is_file():
         print(f"the real-world schemas are not at {SCHEMAS}: nothing to measure")
-        return 0
+        return []
     rounds = 3 if quick else 7
     rows = []
     for entry in json.loads(SCHEMAS.read_text(encoding="utf-8")):
@@ -138,6 +139,13 @@ def measure(quick: bool) -> int:
             row[f"js_{label}"] = _time(lambda v=value, f=theirs: list(f.iter_errors(v)), rounds)
             row[f"rs_{label}"] = _time(lambda v=value, f=rust: list(f.iter_errors(v)), rounds)
         rows.append(row)
+    if show:
+        report(rows)
+    return rows
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    """Print the summary of :func:`measure`'s rows."""
 
     def geomean(values: list[float]) -> float:
         return math.exp(statistics.fmean(math.log(v) for v in values))
