@@ -310,3 +310,67 @@ async def test_prefix_names(prefix: str) -> None:
                 th.ToolExecutionInput("c", f"{prefix}search", {"query": "a"})
             )
             assert not result.is_error
+
+
+class ScriptedSession:
+    """Answers ``call_tool`` with a scripted result (the mapping of results, without a server)."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.calls: list[tuple[str, Any]] = []
+
+    async def call_tool(self, name: str, arguments: Any) -> Any:
+        self.calls.append((name, arguments))
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+def scripted_tool(session: ScriptedSession) -> th.ToolDefinition:
+    from mcp.types import Tool
+
+    from trio_harness.mcp import mcp_tool_definition
+
+    tool = Tool(
+        name="count",
+        inputSchema={"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}},
+        outputSchema={
+            "type": "object",
+            "properties": {"total": {"type": "integer", "maximum": 10}},
+            "required": ["total"],
+        },
+    )
+    definition, report = mcp_tool_definition(session, tool)  # type: ignore[arg-type]
+    assert report.output_checked and not report.parallel
+    return definition
+
+
+async def test_structured_content_violating_the_output_schema_is_an_output_error() -> None:
+    from mcp.types import CallToolResult, TextContent
+
+    session = ScriptedSession(
+        CallToolResult(
+            content=[TextContent(type="text", text="99")], structuredContent={"total": 99}
+        )
+    )
+    runtime = th.ToolRuntime()
+    runtime.register(scripted_tool(session))
+    result = await runtime.execute(th.ToolExecutionInput("c", "count", {"n": 1}))
+    assert result.is_error
+    assert result.error is not None and result.error.info is not None
+    assert result.error.info.code == "INVALID_TOOL_OUTPUT"
+    assert result.error.message == (
+        'tool "count" returned invalid output: "structuredContent.total" must be <= 10'
+    )
+    # The SDK's own outputSchema check (it runs first when the tool was listed) maps the same way.
+    session.answer = RuntimeError("Invalid structured content returned by tool count: 99 > 10")
+    result = await runtime.execute(th.ToolExecutionInput("c", "count", {"n": 1}))
+    assert result.error is not None and result.error.info is not None
+    assert result.error.info.code == "INVALID_TOOL_OUTPUT"
+    # Invalid arguments never reach the session.
+    calls = len(session.calls)
+    result = await runtime.execute(th.ToolExecutionInput("c", "count", {"n": -1}))
+    assert result.content == (
+        {"type": "text", "text": 'Error: invalid arguments: "n" must be >= 0'},
+    )
+    assert len(session.calls) == calls
