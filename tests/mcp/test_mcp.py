@@ -341,7 +341,8 @@ def scripted_tool(session: ScriptedSession) -> th.ToolDefinition:
         },
     )
     definition, report = mcp_tool_definition(session, tool)  # type: ignore[arg-type]
-    assert report.output_checked and not report.parallel
+    assert report.output_checked
+    assert not report.parallel
     return definition
 
 
@@ -357,7 +358,8 @@ async def test_structured_content_violating_the_output_schema_is_an_output_error
     runtime.register(scripted_tool(session))
     result = await runtime.execute(th.ToolExecutionInput("c", "count", {"n": 1}))
     assert result.is_error
-    assert result.error is not None and result.error.info is not None
+    assert result.error is not None
+    assert result.error.info is not None
     assert result.error.info.code == "INVALID_TOOL_OUTPUT"
     assert result.error.message == (
         'tool "count" returned invalid output: "structuredContent.total" must be <= 10'
@@ -365,7 +367,8 @@ async def test_structured_content_violating_the_output_schema_is_an_output_error
     # The SDK's own outputSchema check (it runs first when the tool was listed) maps the same way.
     session.answer = RuntimeError("Invalid structured content returned by tool count: 99 > 10")
     result = await runtime.execute(th.ToolExecutionInput("c", "count", {"n": 1}))
-    assert result.error is not None and result.error.info is not None
+    assert result.error is not None
+    assert result.error.info is not None
     assert result.error.info.code == "INVALID_TOOL_OUTPUT"
     # Invalid arguments never reach the session.
     calls = len(session.calls)
