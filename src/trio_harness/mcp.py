@@ -289,7 +289,11 @@ class McpToolset:
                     )
                 )
                 continue
-            self._runtime.register(definition)
+            try:
+                self._runtime.register(definition)
+            except ValueError as error:  # the name is taken by another registration
+                reports.append(attrs.evolve(report, registered=False, reasons=(str(error),)))
+                continue
             self._registered.append(definition.name)
             reports.append(report)
         self.reports = reports

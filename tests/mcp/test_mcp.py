@@ -295,6 +295,25 @@ async def test_strict_vocabulary_refuses_the_extension_and_names_every_reason() 
             assert "search" not in [schema["name"] for schema in runtime.schemas()]
 
 
+async def test_a_name_taken_by_another_tool_is_reported_not_registered() -> None:
+    runtime = th.ToolRuntime()
+    taken, _ = th.define_json_tool(
+        name="journal", description="mine", input_schema={"type": "object"}, execute=_local
+    )
+    runtime.register(taken)
+    with trio.fail_after(BOUND_S):
+        async with stdio_toolset(runtime) as (_, toolset, _session):
+            report = {r.name: r for r in toolset.reports}["journal"]
+            assert report.registered is False
+            assert report.reasons[0].startswith('tool "journal" is already registered')
+            assert "journal" not in toolset.names
+            assert runtime.schemas()[0]["description"] == "mine"
+
+
+async def _local(args: Any, ctx: Any) -> Any:
+    return "local"
+
+
 def test_toolset_defaults_are_extended_and_fail_closed() -> None:
     toolset = McpToolset(th.ToolRuntime())
     assert toolset.names == []
