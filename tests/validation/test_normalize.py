@@ -95,6 +95,23 @@ def test_recursive_refs_are_reported_not_followed() -> None:
     assert normalized.schema["properties"]["head"] == {"type": "object", "properties": {"next": {}}}
 
 
+def test_fanning_out_references_are_bounded_and_reported() -> None:
+    defs = {
+        f"d{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"}, "b": {"$ref": f"#/$defs/d{i + 1}"}},
+        }
+        for i in range(30)
+    }
+    defs["d30"] = {"type": "string"}
+    normalized = th.normalize_json_schema({"$defs": defs, "$ref": "#/$defs/d0"})
+    assert any(
+        "not inlined: the schema already inlined 10000 references" in line
+        for line in normalized.unkept
+    )
+    assert not normalized.exact
+
+
 def test_type_arrays_nullable_and_untyped_enums() -> None:
     normalized = th.normalize_json_schema(
         {

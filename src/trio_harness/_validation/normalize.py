@@ -97,6 +97,9 @@ _TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
     "null": frozenset(("enum", "const")),
 }
 _ANY: Final = frozenset().union(*_TYPE_KEYWORDS.values())
+#: References inlined per schema at most: a schema whose definitions fan out (each referring to
+#: two others, twenty deep) would otherwise grow exponentially.
+MAX_INLINED_REFS: Final = 10_000
 
 
 @attrs.frozen
@@ -165,6 +168,7 @@ class _Normalizer:
         self.changes: list[str] = []
         self.unkept: list[str] = []
         self.resolving: list[str] = []
+        self.inlined = 0
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -257,6 +261,13 @@ class _Normalizer:
                 f"{path}.$ref", f'"{ref}" is recursive; not followed (the value there is unchecked)'
             )
             return node
+        if self.inlined >= MAX_INLINED_REFS:
+            self.lose(
+                f"{path}.$ref",
+                f'"{ref}" not inlined: the schema already inlined {MAX_INLINED_REFS} references',
+            )
+            return node
+        self.inlined += 1
         ok, target = self.resolve(ref)
         if not ok:
             self.lose(f"{path}.$ref", f'"{ref}" {target}')
