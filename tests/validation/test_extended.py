@@ -315,3 +315,32 @@ def test_normalising_an_extended_schema_changes_nothing(schema: dict[str, Any], 
     normalized = th.normalize_json_schema(schema, tool_input=False)
     assert normalized.exact
     assert both(normalized.schema, value, "value") == both(schema, value, "value")
+
+
+def test_schemas_too_deep_for_the_extension_are_refused_not_crashed() -> None:
+    schema: dict[str, Any] = {"type": "integer", "minimum": 0}
+    for _ in range(5000):
+        schema = {"type": "array", "items": schema}
+    with pytest.raises(th.JsonSchemaError) as caught:
+        th.assert_extended_json_schema(schema)
+    assert caught.value.violations == ["schema is nested too deeply for the extended vocabulary"]
+    normalized = th.normalize_json_schema(schema, tool_input=False)
+    assert normalized.unkept == ("schema: nested too deeply to normalize",)
+    # Without extension keywords the strict (iterative) validators take the whole schema.
+    strict: dict[str, Any] = {"type": "integer"}
+    for _ in range(5000):
+        strict = {"type": "array", "items": strict}
+    assert compile_extended_validator(strict)([[[]]], "value") == []
+
+
+def test_cyclic_schemas_are_reported() -> None:
+    cyclic: dict[str, Any] = {"type": "array", "minItems": 1}
+    cyclic["items"] = cyclic
+    with pytest.raises(th.JsonSchemaError) as caught:
+        th.assert_extended_json_schema(cyclic)
+    assert caught.value.violations == ["schema.items is circular"]
+    plain: dict[str, Any] = {"type": "array"}
+    plain["items"] = plain
+    with pytest.raises(th.JsonSchemaError) as caught:
+        th.assert_extended_json_schema(plain)
+    assert caught.value.violations == ["schema.items is circular"]

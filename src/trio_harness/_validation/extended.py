@@ -297,6 +297,13 @@ def _assert_into(schema: object, path: str, out: list[str], ancestors: set[int])
 def extended_violations(schema: object) -> list[str]:
     """Every violation of ``schema`` against the subset + extension (``[]`` when supported)."""
     out: list[str] = []
+    if not _has_extension(schema):
+        # The strict assertion alone, iterative: any depth.
+        try:
+            assert_supported_json_schema(schema)
+        except JsonSchemaError as error:
+            out.extend(error.violations)
+        return out
     try:
         _assert_into(schema, "schema", out, set())
     except RecursionError:
@@ -323,10 +330,12 @@ def assert_extended_json_schema(schema: object) -> None:
 def _has_extension(node: object) -> bool:
     """Whether any node of this (asserted) schema uses an extension keyword."""
     stack = [node]
+    seen: set[int] = set()  # a forged schema may be cyclic
     while stack:
         current = stack.pop()
-        if type(current) is not dict:
+        if type(current) is not dict or id(current) in seen:
             continue
+        seen.add(id(current))
         for key, payload in current.items():
             if key in _OWN_KEYWORDS:
                 return True
