@@ -41,7 +41,7 @@ from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .compiled import compile_validator
 from .pattern import PatternError, translate_pattern
 from .subset import assert_supported_json_schema, is_schema_record
-from .walker import diagnostic_path, property_path, validate_json_schema_value
+from .walker import validate_json_schema_value
 
 __all__ = [
     "EXTENSION_KEYWORDS",
@@ -72,6 +72,17 @@ EXTENSION_KEYWORDS: Final = frozenset(
 _OWN_KEYWORDS: Final = frozenset(key for keys in _BY_TYPE.values() for key in keys)
 
 Validator = Callable[[object, str], list[str]]
+
+
+def diagnostic_path(path: str) -> str:
+    """The path as violations show it: the empty root reads ``arguments`` (as the walker's)."""
+    return path or "arguments"
+
+
+def property_path(path: str, key: str) -> str:
+    """``<path>.<key>``, or the bare key at the empty root (as the walker's, on plain strings:
+    this module's paths are rendered eagerly, one per schema level)."""
+    return f"{path}.{key}" if path else key
 
 
 # ---------------------------------------------------------------------------------------------
@@ -775,7 +786,10 @@ def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
         def scalar(value: Any) -> bool:
             if not type_ok(value):
                 return False
-            return all(check(value) is None for check in checks)
+            for check in checks:  # noqa: SIM110 - a loop beats all() over a generator here
+                if check(value) is not None:
+                    return False
+            return True
 
         return scalar
     if type_name == "array":
@@ -810,20 +824,39 @@ def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
     return array
 
 
+def _is_plain_scalar(node: dict[str, Any]) -> bool:
+    return "oneOf" not in node and node.get("type") in ("string", "number", "integer")
+
+
 def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
-    # One strict validator call covers the type, ``required``, every property without extension
-    # keywords, and the lossless check of everything else; the extension parts follow.
+    # One strict validator call covers the type, ``required``, every property's strict part
+    # (scalar properties with extension keywords enter with their strict keywords only) and the
+    # lossless check of everything else; the extension parts follow.
     declared: dict[str, Any] = node.get("properties", {})
+    strict_properties: dict[str, Any] = {}
+    bounds: list[tuple[str, list[Callable[[Any], str | None]]]] = []
+    extended: list[tuple[str, _Fast]] = []
+    for key, child in declared.items():
+        if not _has_extension(child):
+            strict_properties[key] = child
+        elif _is_plain_scalar(child):
+            strict_properties[key] = {k: v for k, v in child.items() if k in _STRICT_LOCAL}
+            kind = child["type"]
+            bounds.append(
+                (key, _string_checks(child, formats) if kind == "string" else _number_checks(child))
+            )
+        else:
+            extended.append((key, _fast(child, formats)))
+    required: list[str] = list(node.get("required", ()))
+    # The skeleton must pass the strict assertion to be compiled (else ``compile_validator``
+    # falls back to the walker): it requires only the names it declares; the others below.
     skeleton: dict[str, Any] = {
         "type": "object",
-        "properties": {key: child for key, child in declared.items() if not _has_extension(child)},
+        "properties": strict_properties,
+        "required": [name for name in required if name in strict_properties],
     }
-    if "required" in node:
-        skeleton["required"] = node["required"]
+    others = [name for name in required if name not in strict_properties]
     strict = compile_validator(skeleton)
-    extended = [
-        (key, _fast(child, formats)) for key, child in declared.items() if _has_extension(child)
-    ]
     extra_node = node.get("additionalProperties")
     closed = extra_node is False
     extra = _fast(extra_node, formats) if type(extra_node) is dict else None
@@ -832,8 +865,17 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
     def obj(value: Any) -> bool:
         if strict(value, ""):
             return False
-        for key, check in extended:
-            if key in value and not check(value[key]):
+        for name in others:
+            if name not in value:
+                return False
+        for key, checks in bounds:
+            if key in value:
+                child = value[key]  # its type passed the strict check
+                for bound in checks:
+                    if bound(child) is not None:
+                        return False
+        for key, predicate in extended:
+            if key in value and not predicate(value[key]):
                 return False
         if closed or extra is not None:
             for key, child in value.items():
@@ -841,7 +883,10 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
                     continue
                 if closed or not extra(child):  # type: ignore[misc]
                     return False
-        return all(count(value) is None for count in counts)
+        for count in counts:  # noqa: SIM110 - a loop beats all() over a generator here
+            if count(value) is not None:
+                return False
+        return True
 
     return obj
 
