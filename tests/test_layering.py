@@ -46,6 +46,9 @@ ORDER: list[tuple[str, float]] = [
     ("_validation.codegen", 2.2),
     ("_validation.compiled", 2.3),
     ("_validation.dsl", 2.4),
+    ("_validation.pattern", 2.5),
+    ("_validation.extended", 2.6),
+    ("_validation.normalize", 2.7),
     ("_validation", 2.9),
     ("_values", 3.0),
     ("_session", 4.0),
@@ -55,6 +58,7 @@ ORDER: list[tuple[str, float]] = [
     ("_runtime.execution", 5.1),
     ("_runtime.hooks", 5.2),
     ("_runtime.define", 5.3),
+    ("_runtime.json_tool", 5.35),
     ("_runtime.registry", 5.4),
     ("_runtime.results", 5.5),
     ("_runtime.pipeline", 5.6),
@@ -87,6 +91,7 @@ ORDER: list[tuple[str, float]] = [
     ("providers", 7.69),
     ("testing", 7.45),
     ("lowlevel", 7.5),
+    ("mcp", 7.8),  # the optional MCP bridge (extra ``mcp``)
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),
 ]

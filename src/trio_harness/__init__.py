@@ -105,6 +105,7 @@ from ._runtime import (
     ToolRuntime,
     cancel_on_abort,
     context_message,
+    define_json_tool,
     define_tool,
 )
 from ._session import (
@@ -125,10 +126,14 @@ from ._timeline import (
     traces_from_lines,
 )
 from ._validation import (
+    NormalizedSchema,
+    assert_extended_json_schema,
     assert_object_json_schema,
     assert_supported_json_schema,
+    normalize_json_schema,
     parameter_schema_spec_to_json_schema,
     validate_args,
+    validate_extended_value,
     validate_json_schema_value,
     value_schema_spec_to_json_schema,
 )
@@ -188,6 +193,7 @@ __all__ = [
     "ModelReplied",
     "ModelRequested",
     "ModelStep",
+    "NormalizedSchema",
     "PostToolDecision",
     "PreToolDecision",
     "PresentedCall",
@@ -231,11 +237,13 @@ __all__ = [
     "abort_on_sigint",
     "aborted_before_dispatch_result",
     "aborted_result",
+    "assert_extended_json_schema",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "cancel_on_abort",
     "check_replay",
     "context_message",
+    "define_json_tool",
     "define_tool",
     "error_result",
     "execute_sub_calls",
@@ -243,6 +251,7 @@ __all__ = [
     "format_presented",
     "is_json_value",
     "load_session_log",
+    "normalize_json_schema",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
     "present_log",
@@ -253,6 +262,7 @@ __all__ = [
     "tool",
     "traces_from_lines",
     "validate_args",
+    "validate_extended_value",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]

@@ -9,7 +9,9 @@ Trio) exposes the parts below the application surface:
   :class:`Scheduler`, :class:`Preparation`, :class:`DispatchOutcome`, :class:`PoolRuntime`,
   :class:`Runtime`, :class:`Policy`), for wrapping ``runtime.scheduler`` or building a runtime,
   and the pool's tracer protocol (:class:`PoolTracer`; ``StepTrace`` is the ready one);
-* the compiled validator (:func:`compile_validator`) and the lossless-JSON helpers
+* the compiled validators (:func:`compile_validator`, and :func:`compile_extended_validator` of
+  the opt-in extended vocabulary, with its ``pattern`` translator :func:`translate_pattern` and
+  the :data:`FORMAT_ASSERTIONS` table) and the lossless-JSON helpers
   (:func:`snapshot_json_value`, :data:`NOT_JSON`, :func:`is_json_number`, :func:`js_json`) and
   the JSON node limit (:func:`json_node_limit`, :func:`set_json_node_limit`);
 * the conformance oracle's single-case answer (:func:`answer_case`), a scheduling scenario run
@@ -40,16 +42,26 @@ from ._runtime import (
     Scheduler,
     ToolScheduler,
 )
-from ._validation import MAX_COMPILED_DEPTH, Validator, compile_validator
+from ._validation import (
+    FORMAT_ASSERTIONS,
+    MAX_COMPILED_DEPTH,
+    PatternError,
+    Validator,
+    compile_extended_validator,
+    compile_validator,
+    translate_pattern,
+)
 
 __all__ = [
     "DEFAULT_JSON_NODE_LIMIT",
+    "FORMAT_ASSERTIONS",
     "MAX_COMPILED_DEPTH",
     "NOT_JSON",
     "CallState",
     "DispatchOutcome",
     "LogViolation",
     "Op",
+    "PatternError",
     "Policy",
     "PoolRuntime",
     "PoolTracer",
@@ -62,6 +74,7 @@ __all__ = [
     "Validator",
     "answer_case",
     "check_log",
+    "compile_extended_validator",
     "compile_validator",
     "is_json_integer",
     "is_json_number",
@@ -70,5 +83,6 @@ __all__ = [
     "run_scenario",
     "set_json_node_limit",
     "snapshot_json_value",
+    "translate_pattern",
     "validate_cap",
 ]

@@ -7,6 +7,7 @@ interfaces):
   phase shapes the pool drives (``Preparation``, ``DispatchOutcome``, the ``Scheduler`` protocol);
 * :mod:`.hooks` — decisions, hook signatures, the approval service, ``HookList`` and ``Policy``;
 * :mod:`.define` — ``define_tool`` (hard and soft argument validation);
+* :mod:`.json_tool` — ``define_json_tool``: a raw JSON Schema, normalised, with a chosen vocabulary;
 * :mod:`.registry` — registration checks, lookup, fail-closed classification;
 * :mod:`.results` — how a body's value, a denial, a block or a cancellation becomes a result;
 * :mod:`.abort` — an abort event turned into cancelled scopes (Trio);
@@ -45,6 +46,7 @@ from .hooks import (
     PreToolDecision,
     ResultObserver,
 )
+from .json_tool import define_json_tool, json_schema_validator
 from .pipeline import ToolScheduler
 from .tool_runtime import ToolRuntime
 
@@ -77,5 +79,7 @@ __all__ = [
     "cancel_on_abort",
     "context_message",
     "current_relay",
+    "define_json_tool",
     "define_tool",
+    "json_schema_validator",
 ]

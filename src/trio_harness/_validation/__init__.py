@@ -8,7 +8,11 @@ Modules, in dependency order (each imports only those before it):
 * :mod:`.codegen` — the code generator that specialises a validator to one schema;
 * :mod:`.compiled` — ``compile_validator``: caches, the compilability check, the helpers the
   generated code calls, and the fallback to the walker;
-* :mod:`.dsl` — the author DSL compiled to the subset, and ``validate_args``.
+* :mod:`.dsl` — the author DSL compiled to the subset, and ``validate_args``;
+* :mod:`.pattern` — the ECMA-262 ``pattern`` subset, translated to Python ``re`` (opt-in vocabulary);
+* :mod:`.extended` — the opt-in extended vocabulary: assertion, reference walker, compiled closures;
+* :mod:`.normalize` — ``normalize_json_schema``: foreign schemas rewritten into the subset, with a
+  report of every change and every unkept part.
 
 This ``__init__`` is the package's interface: code outside the package imports from here only.
 """
@@ -19,17 +23,37 @@ from .dsl import (
     validate_args,
     value_schema_spec_to_json_schema,
 )
+from .extended import (
+    FORMAT_ASSERTIONS,
+    Formats,
+    Vocabulary,
+    assert_extended_json_schema,
+    compile_extended_validator,
+    validate_extended_value,
+)
+from .normalize import NormalizedSchema, normalize_json_schema
+from .pattern import PatternError, translate_pattern
 from .subset import assert_object_json_schema, assert_supported_json_schema
 from .walker import validate_json_schema_value
 
 __all__ = [
+    "FORMAT_ASSERTIONS",
     "MAX_COMPILED_DEPTH",
+    "Formats",
+    "NormalizedSchema",
+    "PatternError",
     "Validator",
+    "Vocabulary",
+    "assert_extended_json_schema",
     "assert_object_json_schema",
     "assert_supported_json_schema",
+    "compile_extended_validator",
     "compile_validator",
+    "normalize_json_schema",
     "parameter_schema_spec_to_json_schema",
+    "translate_pattern",
     "validate_args",
+    "validate_extended_value",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]

@@ -1,0 +1,684 @@
+"""``normalize_json_schema``: a foreign JSON Schema rewritten into the subset (+ extension).
+
+Every rewrite keeps the schema's meaning exactly, and every one is reported; what cannot be kept
+is removed *and reported* (never silently). The input is never mutated.
+
+Rewrites (each a ``changes`` entry, ``<path>: <what>``):
+
+* dropped keywords that carry no constraint: ``$schema``, ``$id``, ``$anchor``, ``$comment``,
+  ``$defs``/``definitions`` (after inlining), ``deprecated``, ``readOnly``, ``writeOnly``,
+  ``contentMediaType``, ``contentEncoding``, ``x-*`` vendor keys, and annotation payloads that
+  are not lossless JSON;
+* local ``$ref`` (``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer into the
+  document) inlined, its sibling keywords merged when they do not collide; a recursive reference
+  is *not* followed: it is an unkept part;
+* ``type: [..]`` → ``oneOf`` of one branch per type (keywords go to the branch of their type;
+  ``integer`` beside ``number`` is dropped as included), ``nullable: true`` → a ``null`` branch;
+* ``anyOf``/``oneOf``/``allOf`` of one branch merged into the node; ``anyOf`` whose branches are
+  disjoint by type → ``oneOf`` (nested unions flattened); ``allOf`` of non-colliding branches
+  merged;
+* ``enum``/``const`` without a type get the type of their members (mixed members → ``oneOf``);
+  ``enum`` members of another type than the declared one dropped (they could never match);
+* ``required`` names missing from ``properties`` get an unconstrained property ``{}``;
+  ``true`` subschemas become ``{}``, ``additionalProperties: {}`` becomes ``true``;
+* draft-4 boolean ``exclusiveMinimum``/``exclusiveMaximum`` become the number form, and an array
+  ``items`` (draft 4-7 tuples) becomes ``prefixItems`` (``additionalItems`` → ``items``);
+* keywords without a ``type`` (``{"minimum": 1}`` constrains numbers only) become ``oneOf`` one
+  branch per JSON type, each with the keywords of its type; the root of a tool's ``inputSchema``
+  without ``type`` becomes ``type: "object"`` instead (MCP tool arguments are always an object).
+
+Unkept parts (``unkept`` entries, the part removed): unknown keywords (``not``, ``if``,
+``patternProperties``, ``contains``, ...), non-disjoint ``anyOf``, colliding ``allOf``, ``false``
+subschemas, remote or broken ``$ref``, recursive ``$ref``, and, under the strict vocabulary,
+every extension keyword.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+import attrs
+
+from .._errors import JsonSchemaError
+from .._json import is_json_value
+from .extended import EXTENSION_KEYWORDS, Vocabulary, extended_violations
+from .subset import ANNOTATION_KEYWORDS, CONSTRAINT_KEYWORDS, assert_supported_json_schema
+
+__all__ = ["NormalizedSchema", "normalize_json_schema"]
+
+_DROPPED: Final = frozenset(
+    (
+        "$schema",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$comment",
+        "$vocabulary",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentMediaType",
+        "contentEncoding",
+        "discriminator",
+    )
+)
+_KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
+#: The keywords each type owns (the rest are annotations or belong to another type).
+_TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
+    "object": frozenset(
+        ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
+    ),
+    "array": frozenset(("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
+    "string": frozenset(("minLength", "maxLength", "pattern", "format", "enum", "const")),
+    "number": frozenset(
+        (
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "enum",
+            "const",
+        )
+    ),
+    "integer": frozenset(
+        (
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "enum",
+            "const",
+        )
+    ),
+    "boolean": frozenset(("enum", "const")),
+    "null": frozenset(("enum", "const")),
+}
+_ANY: Final = frozenset().union(*_TYPE_KEYWORDS.values())
+#: References inlined per schema at most: a schema whose definitions fan out (each referring to
+#: two others, twenty deep) would otherwise grow exponentially.
+MAX_INLINED_REFS: Final = 10_000
+
+
+@attrs.frozen
+class NormalizedSchema:
+    """What :func:`normalize_json_schema` made of a schema.
+
+    Attributes:
+        schema: The rewritten schema (a fresh object; the input is untouched).
+        changes: Every meaning-preserving rewrite, as ``"<path>: <what>"``.
+        unkept: Every part that could not be kept (removed from ``schema``), as
+            ``"<path>: <why>"``. Empty means ``schema`` checks exactly what the input did.
+        violations: What the subset (+ extension) assertion still reports on ``schema``.
+    """
+
+    schema: Any
+    changes: tuple[str, ...]
+    unkept: tuple[str, ...]
+    violations: tuple[str, ...]
+
+    @property
+    def exact(self) -> bool:
+        """Whether ``schema`` is supported and checks exactly what the input schema did."""
+        return not self.unkept and not self.violations
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is bool:
+        return "boolean"
+    if kind is int or (type(value) is float and value.is_integer()):
+        return "integer"
+    if kind is float:
+        return "number"
+    if kind is str:
+        return "string"
+    return "array" if kind is list else "object"
+
+
+def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
+    """Whether adding ``key: value`` from another schema to ``target`` would change what a keyword
+    already there (or the added one) sees: ``additionalProperties`` sees its own node's
+    ``properties``, ``items`` its own node's ``prefixItems``."""
+    if key == "additionalProperties" and value is not True:
+        return bool(target.get("properties"))
+    if key == "properties" and value:
+        return target.get("additionalProperties", True) is not True
+    if key == "items":
+        return "prefixItems" in target
+    if key == "prefixItems":
+        return "items" in target
+    return False
+
+
+def _member_fits(type_name: str, value: object) -> bool:
+    actual = _json_type(value)
+    return actual == type_name or (type_name == "number" and actual == "integer")
+
+
+class _Normalizer:
+    def __init__(self, root: object, vocabulary: Vocabulary, tool_input: bool) -> None:
+        self.root = root
+        self.tool_input = tool_input
+        self.vocabulary = vocabulary
+        self.changes: list[str] = []
+        self.unkept: list[str] = []
+        self.resolving: list[str] = []
+        self.inlined = 0
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def change(self, path: str, what: str) -> None:
+        self.changes.append(f"{path}: {what}")
+
+    def lose(self, path: str, why: str) -> None:
+        self.unkept.append(f"{path}: {why}")
+
+    def resolve(self, ref: str) -> tuple[bool, object]:
+        if not ref.startswith("#"):
+            return False, "is not a local reference (remote references are not fetched)"
+        node: object = self.root
+        pointer = ref[1:]
+        if pointer and not pointer.startswith("/"):
+            return False, "is not a JSON pointer (anchors are not supported)"
+        for raw in pointer.split("/")[1:] if pointer else []:
+            part = raw.replace("~1", "/").replace("~0", "~")
+            if type(node) is dict and part in node:
+                node = node[part]
+            elif type(node) is list and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return False, "points at nothing"
+        return True, node
+
+    # -- the walk -------------------------------------------------------------------------
+
+    def node(self, schema: object, path: str) -> object:
+        if schema is True:
+            self.change(path, "true schema written as {}")
+            return {}
+        if schema is False:
+            self.lose(path, "a false schema (no value allowed) is not expressible")
+            return {}
+        if type(schema) is not dict:
+            return copy.deepcopy(schema)
+        node: dict[str, Any] = dict(schema)
+        if "$ref" in node:
+            node = self.inline(node, path)
+        for key in list(node):
+            if key in ("$defs", "definitions"):
+                del node[key]
+                self.change(f"{path}.{key}", "removed after inlining its references")
+            elif key in _DROPPED or key.startswith("x-"):
+                del node[key]
+                self.change(f"{path}.{key}", "dropped (no constraint)")
+            elif key in ANNOTATION_KEYWORDS and (
+                not is_json_value(node[key])
+                or (key in ("title", "description") and type(node[key]) is not str)
+            ):
+                del node[key]
+                self.change(
+                    f"{path}.{key}", "annotation dropped (not a lossless JSON string/value)"
+                )
+        self.legacy(node, path)
+        if node.get("nullable") is True or "nullable" in node:
+            nullable = node.pop("nullable") is True
+            if nullable:
+                node = self.add_null(node, path)
+            else:
+                self.change(f"{path}.nullable", "nullable: false dropped (no constraint)")
+        if type(node.get("type")) is list:
+            return self.node(self.split_types(node, path), path)
+        if "allOf" in node:
+            node = self.combine(node, "allOf", path)
+        if "anyOf" in node:
+            node = self.combine(node, "anyOf", path)
+        elif "oneOf" in node:
+            node = self.combine(node, "oneOf", path)
+        if "type" not in node and "oneOf" not in node:
+            node = self.infer_type(node, path)
+            if type(node.get("type")) is list:
+                return self.node(node, path)
+            if "oneOf" in node:
+                node["oneOf"] = [
+                    self.children(branch, f"{path}.oneOf[{index}]")
+                    for index, branch in enumerate(node["oneOf"])
+                ]
+                return self.children(node, path)
+        return self.children(node, path)
+
+    def inline(self, node: dict[str, Any], path: str) -> dict[str, Any]:
+        ref = node.pop("$ref")
+        if type(ref) is not str:
+            self.lose(f"{path}.$ref", "is not a string")
+            return node
+        if ref in self.resolving:
+            self.lose(
+                f"{path}.$ref", f'"{ref}" is recursive; not followed (the value there is unchecked)'
+            )
+            return node
+        if self.inlined >= MAX_INLINED_REFS:
+            self.lose(
+                f"{path}.$ref",
+                f'"{ref}" not inlined: the schema already inlined {MAX_INLINED_REFS} references',
+            )
+            return node
+        self.inlined += 1
+        ok, target = self.resolve(ref)
+        if not ok:
+            self.lose(f"{path}.$ref", f'"{ref}" {target}')
+            return node
+        self.resolving.append(ref)
+        try:
+            resolved = self.node(target, path)
+        finally:
+            self.resolving.pop()
+        self.change(f"{path}.$ref", f'"{ref}" inlined')
+        if type(resolved) is not dict:
+            return node
+        merged = dict(resolved)
+        for key, value in node.items():
+            if key not in merged and _interacts(merged, key, value):
+                self.lose(
+                    f"{path}.{key}",
+                    "would see the referenced schema's properties/items (not expressible)",
+                )
+                continue
+            if key in merged and merged[key] != value:
+                if key in ANNOTATION_KEYWORDS:
+                    merged[key] = value  # the referring node's own annotation wins
+                    continue
+                self.lose(f"{path}.{key}", f"collides with the referenced schema's {key}")
+                continue
+            merged[key] = value
+        return merged
+
+    def legacy(self, node: dict[str, Any], path: str) -> None:
+        for bound, plain in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            if type(node.get(bound)) is bool:
+                flag = node.pop(bound)
+                if flag and plain in node:
+                    node[bound] = node.pop(plain)
+                    self.change(
+                        f"{path}.{bound}", f"draft-4 boolean form written as {bound}: <number>"
+                    )
+                else:
+                    self.change(f"{path}.{bound}", "draft-4 boolean without effect dropped")
+        if type(node.get("items")) is list:
+            node["prefixItems"] = node.pop("items")
+            self.change(f"{path}.items", "tuple form written as prefixItems")
+            if "additionalItems" in node:
+                node["items"] = node.pop("additionalItems")
+                self.change(f"{path}.additionalItems", "written as items")
+        elif "additionalItems" in node:
+            node.pop("additionalItems")
+            self.change(f"{path}.additionalItems", "dropped (no effect without tuple items)")
+        if node.get("additionalProperties") == {}:
+            node["additionalProperties"] = True
+            self.change(f"{path}.additionalProperties", "{} written as true")
+
+    def add_null(self, node: dict[str, Any], path: str) -> dict[str, Any]:
+        self.change(f"{path}.nullable", "written as a null branch")
+        kind = node.get("type")
+        if type(kind) is str:
+            node["type"] = [kind, "null"]
+        elif type(kind) is list:
+            node["type"] = [*kind, "null"]
+        else:
+            annotations = {key: node.pop(key) for key in list(node) if key in ANNOTATION_KEYWORDS}
+            return {**annotations, "anyOf": [node, {"type": "null"}]}
+        if "enum" in node and None not in node["enum"]:
+            node["enum"] = [*node["enum"], None]
+        return node
+
+    def split_types(self, node: dict[str, Any], path: str) -> dict[str, Any]:
+        types = [name for name in node.pop("type") if name in _KNOWN_TYPES]
+        if "number" in types and "integer" in types:
+            types.remove("integer")
+            self.change(f"{path}.type", "integer dropped beside number (included)")
+        types = list(dict.fromkeys(types))
+        if len(types) == 1:
+            node["type"] = types[0]
+            self.change(f"{path}.type", "one-type array written as a string")
+            return node
+        outer = {key: value for key, value in node.items() if key not in _ANY}
+        branches = []
+        for name in types:
+            branch: dict[str, Any] = {"type": name}
+            for key in _TYPE_KEYWORDS[name]:
+                if key in node:
+                    branch[key] = node[key]
+            if "enum" in branch:
+                branch["enum"] = [m for m in branch["enum"] if _member_fits(name, m)]
+                if not branch["enum"]:
+                    continue
+            if "const" in branch and not _member_fits(name, branch["const"]):
+                continue
+            branches.append(branch)
+        self.change(f"{path}.type", f"type array {types} written as oneOf (disjoint by type)")
+        if len(branches) == 1:
+            return {**outer, **branches[0]}
+        outer["oneOf"] = branches
+        return outer
+
+    def combine(self, node: dict[str, Any], combinator: str, path: str) -> dict[str, Any]:
+        branches = node.pop(combinator)
+        if type(branches) is not list or not branches:
+            self.lose(f"{path}.{combinator}", "must be a non-empty array")
+            return node
+        if combinator != "allOf" and len(branches) > 1 and "oneOf" not in node:
+            shared = [key for key in node if key in _ANY or key == "type"]
+            if shared:
+                branches = self.distribute(node, shared, branches, f"{path}.{combinator}")
+        normalized = [
+            self.node(branch, f"{path}.{combinator}[{index}]")
+            for index, branch in enumerate(branches)
+        ]
+        if combinator == "allOf" or len(normalized) == 1:
+            merged = node
+            for index, branch in enumerate(normalized):
+                if type(branch) is not dict:
+                    continue
+                for key, value in branch.items():
+                    if key not in merged and _interacts(merged, key, value):
+                        self.lose(
+                            f"{path}.{combinator}[{index}].{key}",
+                            "would see the other branch's properties/items once merged (not expressible)",
+                        )
+                        continue
+                    if key in merged and merged[key] != value:
+                        if key in ANNOTATION_KEYWORDS:
+                            continue
+                        self.lose(
+                            f"{path}.{combinator}[{index}].{key}",
+                            "collides with a sibling keyword (an intersection is not expressible)",
+                        )
+                        continue
+                    merged[key] = value
+            self.change(f"{path}.{combinator}", "merged into the node")
+            return merged
+        if "oneOf" in node:
+            self.lose(f"{path}.{combinator}", "beside another union (not expressible)")
+            return node
+        flat, disjoint = self.disjoint(
+            normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
+        )
+        if len(flat) == 1:
+            self.change(f"{path}.{combinator}", "one distinct branch merged into the node")
+            return self.merge_branch(node, flat[0], path)
+        if combinator == "anyOf":
+            if not disjoint:
+                self.lose(
+                    f"{path}.anyOf",
+                    "branches overlap by type (anyOf is not expressible as oneOf); removed",
+                )
+                return node
+            self.change(f"{path}.anyOf", "branches disjoint by type: written as oneOf")
+        node["oneOf"] = flat
+        return node
+
+    def distribute(
+        self, node: dict[str, Any], shared: list[str], branches: list[Any], path: str
+    ) -> list[Any]:
+        """X and (B1 | ... | Bn) == (X and B1) | ... | (X and Bn): the sibling keywords of a
+        union move into each branch; a branch whose type contradicts X can never match (dropped)."""
+        moved = {key: node.pop(key) for key in shared}
+        out: list[Any] = []
+        for index, branch in enumerate(branches):
+            if type(branch) is not dict:
+                out.append(branch)
+                continue
+            merged = dict(branch)
+            impossible = False
+            kind = merged.get("type")
+            for key, value in moved.items():
+                if key not in merged and _interacts(merged, key, value):
+                    self.lose(
+                        f"{path}[{index}].{key}",
+                        "would see the branch's own properties/items once merged (not expressible)",
+                    )
+                    continue
+                if (
+                    (
+                        type(kind) is str
+                        and kind in _TYPE_KEYWORDS
+                        and key != "type"
+                        and key not in _TYPE_KEYWORDS[kind]
+                        and key not in ("items", "required", "properties", "additionalProperties")
+                    )
+                    or (
+                        type(kind) is str
+                        and kind != "object"
+                        and key in ("required", "properties", "additionalProperties")
+                    )
+                    or (type(kind) is str and kind != "array" and key == "items")
+                ):
+                    continue  # does not constrain values of this branch's type
+                if key not in merged:
+                    merged[key] = value
+                elif merged[key] != value:
+                    if key == "type" and type(value) is str and type(merged[key]) is str:
+                        pair = {value, merged[key]}
+                        if pair == {"number", "integer"}:
+                            merged[key] = "integer"
+                            continue
+                        impossible = True
+                        break
+                    self.lose(f"{path}[{index}].{key}", "collides with the union's sibling keyword")
+            if impossible:
+                self.change(
+                    f"{path}[{index}]",
+                    "branch contradicts the sibling type; never matches, dropped",
+                )
+                continue
+            out.append(merged)
+        node_path = path.rsplit(".", 1)[0]
+        for key in shared:
+            self.change(f"{node_path}.{key}", f"moved into every branch of {path}")
+        return out
+
+    def merge_branch(self, node: dict[str, Any], branch: object, path: str) -> dict[str, Any]:
+        if type(branch) is not dict:
+            return node
+        for key, value in branch.items():
+            if key not in node and _interacts(node, key, value):
+                self.lose(
+                    f"{path}.{key}", "would see the node's own properties/items (not expressible)"
+                )
+                continue
+            if key in node and node[key] != value and key not in ANNOTATION_KEYWORDS:
+                self.lose(f"{path}.{key}", "collides with the merged branch's keyword")
+                continue
+            node.setdefault(key, value)
+        return node
+
+    def branch_types(self, branch: object) -> set[str] | None:
+        if type(branch) is not dict:
+            return None
+        kind = branch.get("type")
+        if type(kind) is str:
+            return {"number", "integer"} if kind in ("number", "integer") else {kind}
+        if "oneOf" in branch:
+            found: set[str] = set()
+            for inner in branch["oneOf"]:
+                inner_types = self.branch_types(inner)
+                if inner_types is None:
+                    return None
+                found |= inner_types
+            return found
+        return None
+
+    def types_disjoint(self, branches: list[Any]) -> bool:
+        seen: set[str] = set()
+        for branch in branches:
+            types = self.branch_types(branch)
+            if types is None or types & seen:
+                return False
+            seen |= types
+        return True
+
+    def disjoint(self, branches: list[Any], path: str, *, any_of: bool) -> tuple[list[Any], bool]:
+        """Flatten nested disjoint unions and (for ``anyOf``) drop duplicate branches; tell
+        whether the branches are disjoint by type. Under ``oneOf`` a duplicate branch is kept: it
+        makes the union fail where it matches, which is its meaning."""
+        flat: list[Any] = []
+        for branch in branches:
+            if (
+                type(branch) is dict
+                and type(branch.get("oneOf")) is list
+                and all(key == "oneOf" or key in ANNOTATION_KEYWORDS for key in branch)
+                and self.types_disjoint(branch["oneOf"])
+            ):
+                flat.extend(branch["oneOf"])
+                self.change(path, "nested union of disjoint branches flattened")
+            else:
+                flat.append(branch)
+        if any_of:
+            unique: list[Any] = []
+            for branch in flat:
+                if branch in unique:
+                    self.change(path, "duplicate branch removed")
+                    continue
+                unique.append(branch)
+            flat = unique
+        return flat, self.types_disjoint(flat)
+
+    def infer_type(self, node: dict[str, Any], path: str) -> dict[str, Any]:
+        members = node["enum"] if type(node.get("enum")) is list else None
+        if "const" in node:
+            members = [node["const"]]
+        if members:
+            types = list(dict.fromkeys(_json_type(member) for member in members))
+            if "integer" in types and "number" in types:
+                types.remove("integer")
+            node["type"] = types[0] if len(types) == 1 else types
+            self.change(f"{path}.type", f"inferred from the enum/const members: {types}")
+            return node
+        own = [key for key in node if key in _ANY]
+        kinds = {name for name, keys in _TYPE_KEYWORDS.items() for key in own if key in keys}
+        if own and self.tool_input and path == "schema" and kinds <= {"object"}:
+            node["type"] = "object"
+            self.change(path, 'type "object" added (tool arguments are always an object)')
+        elif own:
+            # Untyped keywords constrain only values of their type: one branch per JSON type,
+            # each with the keywords of its type, is the same schema (integer is inside number).
+            outer = {key: value for key, value in node.items() if key not in _ANY}
+            branches = []
+            for name in ("object", "array", "string", "number", "boolean", "null"):
+                branch: dict[str, Any] = {"type": name}
+                branch.update((key, node[key]) for key in own if key in _TYPE_KEYWORDS[name])
+                branches.append(branch)
+            self.change(path, f"keywords {own} without a type written as one oneOf branch per type")
+            outer["oneOf"] = branches
+            return outer
+        return node
+
+    def children(self, node: dict[str, Any], path: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        kind = node.get("type")
+        for key, value in node.items():
+            child_path = f"{path}.{key}"
+            if key in ("properties",) and type(value) is dict:
+                out[key] = {
+                    name: self.node(child, f"{path}.properties.{name}")
+                    for name, child in value.items()
+                }
+            elif key in ("items", "additionalProperties") and type(value) is not bool:
+                out[key] = self.node(value, child_path)
+            elif key == "items" and value is True:
+                self.change(child_path, "items: true dropped (no constraint)")
+            elif key == "items" and value is False:
+                prefix = node.get("prefixItems")
+                limit = len(prefix) if type(prefix) is list else 0
+                if self.vocabulary == "strict":
+                    self.lose(
+                        child_path, "items: false needs maxItems (not in the strict vocabulary)"
+                    )
+                else:
+                    current = node.get("maxItems")
+                    out["maxItems"] = limit if type(current) is not int else min(current, limit)
+                    self.change(child_path, f"items: false written as maxItems: {limit}")
+            elif key == "prefixItems" and type(value) is list:
+                out[key] = [
+                    self.node(child, f"{child_path}[{index}]") for index, child in enumerate(value)
+                ]
+            elif key == "oneOf" and type(value) is list:
+                out[key] = value  # branches were normalized by combine()
+            elif key in CONSTRAINT_KEYWORDS or key in ANNOTATION_KEYWORDS:
+                out[key] = copy.deepcopy(value)
+            elif key == "maxItems" and "maxItems" in out:
+                continue  # already tightened by items: false
+            elif key in EXTENSION_KEYWORDS:
+                if self.vocabulary == "strict":
+                    self.lose(child_path, "an extension keyword (not in the strict vocabulary)")
+                else:
+                    out[key] = copy.deepcopy(value)
+            else:
+                self.lose(child_path, "not supported (removed)")
+        if type(kind) is str and "enum" in out and type(out["enum"]) is list:
+            fitting = [member for member in out["enum"] if _member_fits(kind, member)]
+            if len(fitting) != len(out["enum"]) and fitting:
+                out["enum"] = fitting
+                self.change(
+                    f"{path}.enum", f"members that are not {kind} values dropped (never valid)"
+                )
+        if kind == "object" and type(out.get("required")) is list:
+            properties = (
+                out.setdefault("properties", {})
+                if type(out.get("properties", {})) is dict
+                else None
+            )
+            if properties is not None:
+                for name in out["required"]:
+                    if type(name) is str and name not in properties:
+                        properties[name] = {}
+                        self.change(f"{path}.required", f'"{name}" given an unconstrained property')
+                if not properties:
+                    del out["properties"]
+        return out
+
+
+def normalize_json_schema(
+    schema: object, *, vocabulary: Vocabulary = "extended", tool_input: bool = True
+) -> NormalizedSchema:
+    """Rewrite a foreign JSON Schema into the subset (+ the extended vocabulary), with a report.
+
+    Args:
+        schema: Any JSON Schema (draft 4 to 2020-12, OpenAPI ``nullable``), e.g. an MCP tool's
+            ``inputSchema`` or a pydantic ``model_json_schema()``.
+        vocabulary: ``"extended"`` (default) keeps the extension keywords; ``"strict"`` reports
+            them as unkept.
+        tool_input: The schema is a tool's arguments: a root without ``type`` becomes an object.
+
+    Returns:
+        A :class:`NormalizedSchema`: the new schema, every change, every unkept part, and what
+        the assertion of the chosen vocabulary still reports.
+    """
+    normalizer = _Normalizer(schema, vocabulary, tool_input)
+    try:
+        result = normalizer.node(schema, "schema")
+    except RecursionError:
+        return NormalizedSchema(
+            schema={},
+            changes=(),
+            unkept=("schema: nested too deeply to normalize",),
+            violations=(),
+        )
+    if vocabulary == "strict":
+        try:
+            assert_supported_json_schema(result)
+            violations: list[str] = []
+        except JsonSchemaError as error:
+            violations = list(error.violations)
+    else:
+        violations = extended_violations(result)
+    return NormalizedSchema(
+        schema=result,
+        changes=tuple(normalizer.changes),
+        unkept=tuple(normalizer.unkept),
+        violations=tuple(violations),
+    )
