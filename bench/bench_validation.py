@@ -50,7 +50,6 @@ from trio_harness import (
 _CANDIDATES = (
     Path(__file__).resolve().parent / "corpus.json",  # a copy of the shared corpus, kept in-tree
     Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "corpus.json",
-    Path("/work/shared/bench/corpus.json"),
 )
 
 

@@ -1,7 +1,7 @@
 """The answering oracle: recorded-case lines in, trio_harness's own answers out.
 
 Other ports (TypeScript, Rust, Go…) check themselves against trio_harness by sending cases in the
-format of ``tests/data/upstream-vectors.jsonl``: one JSON object per line with ``op``, its inputs
+format of ``spec/upstream-vectors.jsonl``: one JSON object per line with ``op``, its inputs
 and (optionally) ``expected``. The oracle answers each case with the same object, ``expected``
 replaced by this library's answer in exactly the upstream answer shape:
 

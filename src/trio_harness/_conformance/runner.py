@@ -1,7 +1,8 @@
 """``python -m trio_harness conformance run``: check a port (or trio_harness itself) against the kit.
 
-The kit is the ``spec/`` directory: recorded validation answers (``upstream-vectors.jsonl``,
-``json-schema-test-suite-subset.jsonl``) and scheduling scenarios (``scheduling-vectors.jsonl``).
+The kit is the ``spec/`` directory: recorded validation answers (``upstream-vectors.jsonl``) and
+scheduling scenarios (``scheduling-vectors.jsonl``); ``--json-schema-test-suite DIR`` adds the
+official suite's cases inside the subset, from a checkout of that suite the user points at.
 Without ``--port`` the cases are answered in-process by the reference oracle. With ``--port CMD``
 the runner starts CMD (``--jobs`` copies), sends each case as one JSON line on its standard input
 without ``expected``, and reads one JSON line back per case (``spec/PROTOCOL.md``).
@@ -55,7 +56,6 @@ __all__ = [
 #: Kit files and the area their cases belong to.
 SPEC_FILES: Final = (
     ("validation", "upstream-vectors.jsonl", "validation/upstream"),
-    ("validation", "json-schema-test-suite-subset.jsonl", "validation/suite-subset"),
     ("scheduling", "scheduling-vectors.jsonl", "scheduling"),
 )
 
