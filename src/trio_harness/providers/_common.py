@@ -8,7 +8,7 @@ from the SDK, from raw HTTP, and from recorded JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
 
@@ -24,6 +24,7 @@ __all__ = [
     "SseEvent",
     "ToolSource",
     "dump",
+    "feed_stream",
     "field",
     "js_argument_text",
     "result_text",
@@ -252,3 +253,21 @@ def stream_error(event: SseEvent, payload: Any) -> str | None:
         message = error.get("message") if isinstance(error, dict) else error
         return str(message or payload.get("message") or "the stream reported an error")
     return None
+
+
+async def feed_stream(streaming: Any, add: Callable[[Any], object]) -> None:
+    """Read a ``with_streaming_response.create(..., stream=True)`` context to its real end (see
+    :func:`sse_events`), handing each event's JSON to ``add``.
+
+    Raises:
+        ProviderStreamError: The stream carried an error event.
+    """
+    async with streaming as response, sse_events(response) as events:
+        async for sse in events:
+            if sse.data == "[DONE]":
+                continue
+            event = sse.json()
+            error = stream_error(sse, event)
+            if error is not None:
+                raise ProviderStreamError(error)
+            add(event)

@@ -24,13 +24,11 @@ from .._arguments import parse_arguments
 from .._json import js_json
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
-    ProviderStreamError,
     ToolSource,
     dump,
+    feed_stream,
     field,
     js_argument_text,
-    sse_events,
-    stream_error,
     tool_specs,
 )
 
@@ -227,20 +225,10 @@ class MessagesModel:
             stop = field(message, "stop_reason")
         else:
             accumulator = MessagesStreamAccumulator()
-            async with (
-                self.client.messages.with_streaming_response.create(
-                    **request, stream=True
-                ) as response,
-                sse_events(response) as events,
-            ):
-                async for sse in events:
-                    if sse.data == "[DONE]":
-                        continue
-                    event = sse.json()
-                    error = stream_error(sse, event)
-                    if error is not None:
-                        raise ProviderStreamError(error)
-                    accumulator.add(event)
+            await feed_stream(
+                self.client.messages.with_streaming_response.create(**request, stream=True),
+                accumulator.add,
+            )
             calls = accumulator.tool_calls()
             reply = accumulator.message()
             stop = accumulator.stop_reason

@@ -29,13 +29,11 @@ import attrs
 from .._apps import ModelStep
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
-    ProviderStreamError,
     ToolSource,
     dump,
+    feed_stream,
     field,
     result_text,
-    sse_events,
-    stream_error,
     tool_specs,
 )
 from ._strict import strict_schema
@@ -357,23 +355,18 @@ class ChatCompletionsModel:
             finish = field(choice, "finish_reason")
         else:
             accumulator = ChatStreamAccumulator()
-            async with (
-                self.client.chat.completions.with_streaming_response.create(
-                    **request, stream=True
-                ) as response,
-                sse_events(response) as events,
-            ):
-                async for sse in events:
-                    if sse.data == "[DONE]":
-                        continue
-                    chunk = sse.json()
-                    error = stream_error(sse, chunk)
-                    if error is not None:
-                        raise ProviderStreamError(error)
-                    before = len(accumulator.text)
-                    accumulator.add(chunk)
-                    if self.on_text is not None and len(accumulator.text) > before:
-                        self.on_text(accumulator.text[before:])
+            on_text = self.on_text
+
+            def add(chunk: Any) -> None:
+                before = len(accumulator.text)
+                accumulator.add(chunk)
+                if on_text is not None and len(accumulator.text) > before:
+                    on_text(accumulator.text[before:])
+
+            await feed_stream(
+                self.client.chat.completions.with_streaming_response.create(**request, stream=True),
+                add,
+            )
             message = accumulator.message()
             finish = accumulator.finish_reason
         self.messages.append(message)
@@ -431,20 +424,10 @@ class ResponsesModel:
             text = _output_text(response)
         else:
             accumulator = ResponsesStreamAccumulator()
-            async with (
-                self.client.responses.with_streaming_response.create(
-                    **request, stream=True
-                ) as response,
-                sse_events(response) as events,
-            ):
-                async for sse in events:
-                    if sse.data == "[DONE]":
-                        continue
-                    event = sse.json()
-                    error = stream_error(sse, event)
-                    if error is not None:
-                        raise ProviderStreamError(error)
-                    accumulator.add(event)
+            await feed_stream(
+                self.client.responses.with_streaming_response.create(**request, stream=True),
+                accumulator.add,
+            )
             output = accumulator.output()
             text = _output_text({"output": output}) or accumulator.text
         self.input.extend(dump(item) for item in output)
