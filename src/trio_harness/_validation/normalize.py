@@ -281,20 +281,14 @@ class _Normalizer:
         if type(resolved) is not dict:
             return node
         merged = dict(resolved)
-        for key, value in node.items():
-            if key not in merged and _interacts(merged, key, value):
-                self.lose(
-                    f"{path}.{key}",
-                    "would see the referenced schema's properties/items (not expressible)",
-                )
-                continue
-            if key in merged and merged[key] != value:
-                if key in ANNOTATION_KEYWORDS:
-                    merged[key] = value  # the referring node's own annotation wins
-                    continue
-                self.lose(f"{path}.{key}", f"collides with the referenced schema's {key}")
-                continue
-            merged[key] = value
+        self.merge_into(
+            merged,
+            node,
+            path,
+            sees="would see the referenced schema's properties/items (not expressible)",
+            collides="collides with the referenced schema's {key}",
+            source_annotations_win=True,  # the referring node's own annotation wins
+        )
         return merged
 
     def legacy(self, node: dict[str, Any], path: str) -> None:
@@ -383,22 +377,13 @@ class _Normalizer:
             for index, branch in enumerate(normalized):
                 if type(branch) is not dict:
                     continue
-                for key, value in branch.items():
-                    if key not in merged and _interacts(merged, key, value):
-                        self.lose(
-                            f"{path}.{combinator}[{index}].{key}",
-                            "would see the other branch's properties/items once merged (not expressible)",
-                        )
-                        continue
-                    if key in merged and merged[key] != value:
-                        if key in ANNOTATION_KEYWORDS:
-                            continue
-                        self.lose(
-                            f"{path}.{combinator}[{index}].{key}",
-                            "collides with a sibling keyword (an intersection is not expressible)",
-                        )
-                        continue
-                    merged[key] = value
+                self.merge_into(
+                    merged,
+                    branch,
+                    f"{path}.{combinator}[{index}]",
+                    sees="would see the other branch's properties/items once merged (not expressible)",
+                    collides="collides with a sibling keyword (an intersection is not expressible)",
+                )
             self.change(f"{path}.{combinator}", "merged into the node")
             return merged
         if "oneOf" in node:
@@ -484,17 +469,45 @@ class _Normalizer:
     def merge_branch(self, node: dict[str, Any], branch: object, path: str) -> dict[str, Any]:
         if type(branch) is not dict:
             return node
-        for key, value in branch.items():
-            if key not in node and _interacts(node, key, value):
-                self.lose(
-                    f"{path}.{key}", "would see the node's own properties/items (not expressible)"
-                )
-                continue
-            if key in node and node[key] != value and key not in ANNOTATION_KEYWORDS:
-                self.lose(f"{path}.{key}", "collides with the merged branch's keyword")
-                continue
-            node.setdefault(key, value)
+        self.merge_into(
+            node,
+            branch,
+            path,
+            sees="would see the node's own properties/items (not expressible)",
+            collides="collides with the merged branch's keyword",
+        )
         return node
+
+    def merge_into(
+        self,
+        target: dict[str, Any],
+        source: dict[str, Any],
+        prefix: str,
+        *,
+        sees: str,
+        collides: str,
+        source_annotations_win: bool = False,
+    ) -> None:
+        """Merge ``source``'s keywords into ``target`` wherever the meaning is kept; report the rest.
+
+        A keyword that would start constraining what ``target``'s own properties/items see is
+        unkept (``sees``); a keyword whose value differs is unkept (``collides``, which may name
+        ``{key}``), except annotations: ``source``'s wins when ``source_annotations_win``, else
+        ``target``'s stays.
+        """
+        for key, value in source.items():
+            if key not in target and _interacts(target, key, value):
+                self.lose(f"{prefix}.{key}", sees)
+                continue
+            if key in target and target[key] != value:
+                if key in ANNOTATION_KEYWORDS:
+                    if source_annotations_win:
+                        target[key] = value
+                    continue
+                self.lose(f"{prefix}.{key}", collides.format(key=key))
+                continue
+            if key not in target:
+                target[key] = value
 
     def branch_types(self, branch: object) -> set[str] | None:
         if type(branch) is not dict:
