@@ -16,7 +16,7 @@ import trio
 
 from .._arguments import parse_arguments
 from .._errors import SubCallDepthError
-from .._runtime import ToolExecution, ToolExecutionInput
+from .._runtime import ToolExecution, ToolExecutionInput, abort_type_error
 from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
 from .driver import Driver, PoolRuntime, PoolTracer
@@ -189,8 +189,9 @@ class _ListRecorder:
 
 
 def _check_abort(abort: object) -> None:
-    if abort is not None and not isinstance(abort, trio.Event):
-        raise TypeError(f"abort must be a trio.Event or None, got {type(abort).__name__}")
+    error = abort_type_error(abort)
+    if error is not None:
+        raise error
 
 
 async def execute_tool_calls(

@@ -17,7 +17,7 @@ interfaces):
 This ``__init__`` is the package's interface: code outside the package imports from here only.
 """
 
-from .abort import abort_relay, cancel_on_abort, current_relay
+from .abort import abort_relay, abort_type_error, cancel_on_abort, current_relay
 from .define import define_tool
 from .execution import (
     DispatchOutcome,
@@ -76,6 +76,7 @@ __all__ = [
     "ToolRuntime",
     "ToolScheduler",
     "abort_relay",
+    "abort_type_error",
     "cancel_on_abort",
     "context_message",
     "current_relay",

@@ -18,7 +18,14 @@ from contextlib import asynccontextmanager, contextmanager
 
 import trio
 
-__all__ = ["AbortRelay", "abort_relay", "cancel_on_abort", "current_relay"]
+__all__ = ["AbortRelay", "abort_relay", "abort_type_error", "cancel_on_abort", "current_relay"]
+
+
+def abort_type_error(abort: object) -> TypeError | None:
+    """The error for an ``abort`` that is neither a ``trio.Event`` nor ``None`` (else ``None``)."""
+    if abort is None or isinstance(abort, trio.Event):
+        return None
+    return TypeError(f"abort must be a trio.Event or None, got {type(abort).__name__}")
 
 
 class AbortRelay:

@@ -37,7 +37,7 @@ from .._values import (
     error_result,
     is_well_formed_error,
 )
-from .abort import cancel_on_abort, current_relay
+from .abort import abort_type_error, cancel_on_abort, current_relay
 from .execution import (
     DispatchOutcome,
     Preparation,
@@ -213,10 +213,11 @@ class ToolScheduler:
         finalize_content = entry.definition.finalize_content if entry is not None else None
         failure: BaseException | None = None
         arguments: Any = UNSET
-        if abort is not None and not isinstance(abort, trio.Event):
+        if abort is not None:
             # Checked before anything reads it (``is_set``); the call fails, nothing else does.
-            failure = TypeError(f"abort must be a trio.Event or None, got {type(abort).__name__}")
-            abort = None
+            failure = abort_type_error(abort)
+            if failure is not None:
+                abort = None
         try:
             raw = input.arguments
         except Exception as error:
