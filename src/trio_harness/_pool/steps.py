@@ -16,7 +16,7 @@ import trio
 
 from .._arguments import parse_arguments
 from .._errors import SubCallDepthError
-from .._runtime import ToolExecution, ToolExecutionInput, abort_type_error
+from .._runtime import ToolExecution, ToolExecutionInput, abort_type_error, refuse_awaitable
 from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
 from .driver import Driver, PoolRuntime, PoolTracer
@@ -142,14 +142,11 @@ class _SessionRecorder:
         if accept is not None:
             for context in result.additional_contexts:
                 returned = accept(context)
-                if returned is not None and inspect.isawaitable(returned):
-                    close = getattr(returned, "close", None)
-                    if close is not None:
-                        close()  # never awaited: close it so no "never awaited" warning leaks
-                    raise TypeError(
-                        "accept_context must be a synchronous callable "
-                        f"(it returned {type(returned).__name__}); every context would be lost"
-                    )
+                refuse_awaitable(
+                    returned,
+                    "accept_context must be a synchronous callable "
+                    f"(it returned {type(returned).__name__}); every context would be lost",
+                )
 
     def skipped(self, index: int) -> None:
         self.started(index)

@@ -45,6 +45,7 @@ from .hooks import (
     PreExecuteHook,
     PreToolDecision,
     ResultObserver,
+    refuse_awaitable,
 )
 from .json_tool import define_json_tool, json_schema_validator
 from .pipeline import ToolScheduler
@@ -83,4 +84,5 @@ __all__ = [
     "define_json_tool",
     "define_tool",
     "json_schema_validator",
+    "refuse_awaitable",
 ]

@@ -47,6 +47,7 @@ __all__ = [
     "PreExecuteHook",
     "PreToolDecision",
     "ResultObserver",
+    "refuse_awaitable",
 ]
 
 
@@ -211,6 +212,16 @@ class HookList(Generic[_T]):
                 self.items = tuple(entry[1] for entry in entries)
 
         return remove
+
+
+def refuse_awaitable(returned: object, message: str) -> None:
+    """Raise ``TypeError(message)`` if a callback that must be synchronous returned an awaitable,
+    closed first so that no "coroutine was never awaited" warning leaks."""
+    if returned is not None and isinstance(returned, Awaitable):
+        close: Callable[[], object] | None = getattr(returned, "close", None)
+        if close is not None:
+            close()
+        raise TypeError(message)
 
 
 @attrs.define(eq=False)

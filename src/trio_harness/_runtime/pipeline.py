@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final, Literal
 
@@ -57,6 +57,7 @@ from .hooks import (
     Policy,
     PostToolDecision,
     PreToolDecision,
+    refuse_awaitable,
 )
 from .registry import RegisteredTool, Registry
 from .results import (
@@ -671,12 +672,9 @@ class ToolScheduler:
         exec._finished = True
         for observer in self._policy.observers.items:
             try:
-                returned = observer(exec, result)
-                if returned is not None and isinstance(returned, Awaitable):
-                    close: Callable[[], object] | None = getattr(returned, "close", None)
-                    if close is not None:
-                        close()
-                    raise TypeError("tools/result observers must be synchronous")
+                refuse_awaitable(
+                    observer(exec, result), "tools/result observers must be synchronous"
+                )
             except Exception as error:
                 logger.warning(
                     'tool "%s" (%s): tools/result observer failed: %s',
