@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from trio_harness import is_json_value
 from trio_harness._json import (
-    MAX_SAFE_JSON_INT,
+    MAX_FINITE_JSON_INT,
     js_number,
 )
 from trio_harness.lowlevel import (
@@ -79,7 +79,7 @@ class StrSub(str):
         {1: "non-str key"},
         {"a": [1, math.nan]},
         [{"deep": (1,)}],
-        MAX_SAFE_JSON_INT * 10,
+        MAX_FINITE_JSON_INT * 10,
         len,
     ],
     ids=repr,

@@ -38,9 +38,11 @@ PACKAGE = Path(trio_harness.__file__).parent
 
 #: (module, rank): a module may import modules of strictly lower rank (see the docstring).
 ORDER: list[tuple[str, float]] = [
-    ("_json", 1.0),
+    ("_json.lossless", 1.0),
+    ("_json.stringify", 1.01),
+    ("_json.parse", 1.02),
+    ("_json", 1.09),
     ("_errors", 1.1),
-    ("_arguments", 1.2),
     ("_validation.subset", 2.0),
     ("_validation.walker", 2.1),
     ("_validation.codegen", 2.2),
@@ -51,9 +53,10 @@ ORDER: list[tuple[str, float]] = [
     ("_validation.normalize", 2.7),
     ("_validation", 2.9),
     ("_values", 3.0),
-    ("_session", 4.0),
-    ("_journal", 4.5),
-    ("_replay", 4.6),
+    ("_log.session", 4.0),
+    ("_log.journal", 4.5),
+    ("_log.replay", 4.6),
+    ("_log", 4.9),
     ("_runtime.abort", 5.0),
     ("_runtime.execution", 5.1),
     ("_runtime.hooks", 5.2),
@@ -68,8 +71,10 @@ ORDER: list[tuple[str, float]] = [
     ("_pool.driver", 6.1),
     ("_pool.steps", 6.2),
     ("_pool", 6.9),
+    ("_timeline.trace", 6.91),
+    ("_timeline.text", 6.92),
+    ("_timeline.svg", 6.93),
     ("_timeline", 6.95),
-    ("_oracle", 7.0),
     ("_conformance.scenario", 7.10),
     ("_conformance.behaviours", 7.11),
     ("_conformance.checklog", 7.12),
@@ -106,7 +111,7 @@ TRIO_ALLOWED = {
     "_pool.driver",
     "_pool.steps",
     "_conformance.scenario",
-    "_timeline",  # a step trace reads Trio's clock
+    "_timeline.trace",  # a step trace reads Trio's clock
     "_apps.turn",
     "_apps.sigint",
     "providers._common",

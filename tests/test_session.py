@@ -23,7 +23,7 @@ from trio_harness import (
     aborted_before_dispatch_result,
     error_result,
 )
-from trio_harness._session import _TYPED_OK, _typed_problem
+from trio_harness._log.session import _TYPED_OK, _typed_problem
 
 
 def pair(session: Session, call_id: str, result: ToolExecutionResult) -> None:

@@ -42,7 +42,6 @@ from ._apps import (
     run_turn,
     tool,
 )
-from ._arguments import parse_arguments
 from ._errors import (
     SUB_CALL_DEPTH_EXCEEDED,
     TOOL_ABORTED,
@@ -57,17 +56,31 @@ from ._errors import (
     ToolTimeoutError,
     UnreachableVariantError,
 )
-from ._journal import (
+from ._json import is_json_value, parse_arguments
+from ._log import (
     FSYNC_POLICIES,
     DurableSession,
     FsyncPolicy,
     LoadedSessionLog,
     LogCut,
+    MessageSource,
+    PresentedCall,
+    ReplayReport,
+    Session,
+    SessionEvent,
     SessionLogError,
     SessionLogLockedError,
+    ToolCallData,
+    ToolResultBlock,
+    ToolResultData,
+    ToolResultMessage,
+    UnansweredCall,
+    check_replay,
+    format_presented,
     load_session_log,
+    present_log,
+    repair_replay,
 )
-from ._json import is_json_value
 from ._pool import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
@@ -79,15 +92,6 @@ from ._pool import (
     ToolCallBlock,
     execute_sub_calls,
     execute_tool_calls,
-)
-from ._replay import (
-    PresentedCall,
-    ReplayReport,
-    UnansweredCall,
-    check_replay,
-    format_presented,
-    present_log,
-    repair_replay,
 )
 from ._runtime import (
     Accept,
@@ -107,15 +111,6 @@ from ._runtime import (
     context_message,
     define_json_tool,
     define_tool,
-)
-from ._session import (
-    MessageSource,
-    Session,
-    SessionEvent,
-    ToolCallData,
-    ToolResultBlock,
-    ToolResultData,
-    ToolResultMessage,
 )
 from ._timeline import (
     TRACE_EVENT,

@@ -21,7 +21,7 @@ Trio) exposes the parts below the application surface:
 
 from __future__ import annotations
 
-from ._conformance import LogViolation, ScenarioAnswer, check_log, run_scenario
+from ._conformance import LogViolation, ScenarioAnswer, answer_case, check_log, run_scenario
 from ._json import (
     DEFAULT_JSON_NODE_LIMIT,
     NOT_JSON,
@@ -32,7 +32,6 @@ from ._json import (
     set_json_node_limit,
     snapshot_json_value,
 )
-from ._oracle import answer_case
 from ._pool import CallState, Op, PoolRuntime, PoolTracer, StepCore, validate_cap
 from ._runtime import (
     DispatchOutcome,

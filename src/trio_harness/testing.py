@@ -36,6 +36,7 @@ from ._conformance import (
     subset_schemas,
     valid_values,
 )
+from ._log import Session, SessionEvent
 from ._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, StepOutcome, ToolCallBlock, execute_tool_calls
 from ._runtime import (
     DispatchOutcome,
@@ -45,7 +46,6 @@ from ._runtime import (
     ToolExecutionInput,
     ToolRuntime,
 )
-from ._session import Session, SessionEvent
 from ._values import ToolExecutionResult
 
 __all__ = [

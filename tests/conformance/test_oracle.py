@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.vector_cases import SUITE, SUITE_ABSENT, VECTORS
 from trio_harness.__main__ import main
-from trio_harness._oracle import (
+from trio_harness._conformance.oracle import (
     SKIPPED_UNDEFINED,
     UNDEFINED,
     answer_line,

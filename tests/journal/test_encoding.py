@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trio_harness as th
-from trio_harness import _journal as journal
-from trio_harness._journal import encode_line
+from trio_harness._log import journal
+from trio_harness._log.journal import encode_line
 from trio_harness.lowlevel import js_json
 
 TRICKY_CHARACTERS = st.sampled_from(

@@ -1,7 +1,7 @@
 """Reading the recorded upstream answers: tag decoding and JSON-exact comparison.
 
 Shared by the replay tests (``test_vectors.py``, ``test_dsl_vectors.py``). Written independently of
-``trio_harness._oracle`` on purpose, so that the replays do not trust the code they check. The
+``trio_harness._conformance.oracle`` on purpose, so that the replays do not trust the code they check. The
 recorded files are shallow, so plain recursion is fine here.
 """
 

@@ -15,7 +15,7 @@ from hypothesis import given
 
 from tests.support.strategies import any_values
 from trio_harness import is_json_value, validate_json_schema_value
-from trio_harness._json import MAX_SAFE_JSON_INT
+from trio_harness._json.lossless import MAX_FINITE_JSON_INT
 from trio_harness._validation.compiled import (
     _LOSSLESS_BUDGET,
     _build,
@@ -145,9 +145,9 @@ LOSSLESS_CASES: list[object] = [
     1.5,
     math.nan,
     math.inf,
-    MAX_SAFE_JSON_INT,
-    MAX_SAFE_JSON_INT + 1,
-    -MAX_SAFE_JSON_INT - 1,
+    MAX_FINITE_JSON_INT,
+    MAX_FINITE_JSON_INT + 1,
+    -MAX_FINITE_JSON_INT - 1,
     [],
     {},
     [1, [2, [3, {"a": None}]]],

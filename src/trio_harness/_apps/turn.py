@@ -15,7 +15,8 @@ from typing import Any, Literal, Protocol, TypeAlias
 import attrs
 import trio
 
-from .._arguments import parse_arguments
+from .._json import parse_arguments
+from .._log import Session
 from .._pool import (
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     PoolRuntime,
@@ -25,7 +26,6 @@ from .._pool import (
     execute_tool_calls,
 )
 from .._runtime import ToolExecutionInput, cancel_on_abort
-from .._session import Session
 from .._values import ToolExecutionResult, error_result
 
 __all__ = [

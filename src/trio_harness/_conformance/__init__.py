@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .behaviours import BEHAVIOURS, Behaviour, behaviours_of
 from .checklog import LogFormatError, LogViolation, check_log, check_log_text
 from .cli import add_commands, run_command
-from .oracle import answer_request, answer_request_line, answer_request_lines
+from .oracle import answer_case, answer_request, answer_request_line, answer_request_lines
 from .runner import Case, Failure, Report, load_cases, run_cases
 from .scenario import (
     Scenario,
@@ -78,6 +78,7 @@ __all__ = [
     "ScenarioAnswer",
     "ScenarioError",
     "add_commands",
+    "answer_case",
     "answer_request",
     "answer_request_line",
     "answer_request_lines",

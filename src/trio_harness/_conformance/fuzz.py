@@ -25,8 +25,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from .._arguments import loads_any_depth
-from .._json import js_json
+from .._json import js_json, loads_any_depth
 from .behaviours import behaviours_of
 from .oracle import answer_request
 from .runner import EXIT_CODES, Case, Failure, PortError, PortProcess, judge

@@ -32,11 +32,9 @@ from typing import Any, Final, Literal, TextIO
 
 import attrs
 
-from .._arguments import loads_any_depth
-from .._json import js_json
-from .._oracle import answer_case
+from .._json import js_json, loads_any_depth
 from .._validation import assert_supported_json_schema
-from .oracle import answer_request
+from .oracle import answer_case, answer_request
 
 __all__ = [
     "SPEC_FILES",

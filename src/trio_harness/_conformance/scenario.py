@@ -25,6 +25,7 @@ import trio.testing
 
 from .._errors import HarnessError
 from .._json import js_json
+from .._log import Session, SessionEvent
 from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, ToolCallBlock, execute_tool_calls
 from .._runtime import (
     Accept,
@@ -41,7 +42,6 @@ from .._runtime import (
     ToolRuntime,
     define_tool,
 )
-from .._session import Session, SessionEvent
 from .._values import UNSET, ToolDefinition, ToolExecutionResult, ToolOutput
 
 __all__ = [

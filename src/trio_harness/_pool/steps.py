@@ -14,10 +14,10 @@ from typing import Any
 import attrs
 import trio
 
-from .._arguments import parse_arguments
 from .._errors import SubCallDepthError
+from .._json import parse_arguments
+from .._log import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._runtime import ToolExecution, ToolExecutionInput, abort_type_error, refuse_awaitable
-from .._session import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
 from .driver import Driver, PoolRuntime, PoolTracer
 from .machine import validate_cap

@@ -20,7 +20,7 @@ from typing import Final
 
 import attrs
 
-from .._json import MAX_SAFE_JSON_INT, js_json
+from .._json import MAX_FINITE_JSON_INT, js_json
 
 __all__ = ["SCALAR_KINDS", "GeneratedSource", "generate"]
 
@@ -207,7 +207,7 @@ class _Source:
 
 # The bound as an int literal (a code constant): an int compares with an int faster than with a
 # float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
-_MAX_LITERAL: Final = repr(MAX_SAFE_JSON_INT)
+_MAX_LITERAL: Final = repr(MAX_FINITE_JSON_INT)
 
 
 def _number_test(var: str, integer: bool) -> str:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from .._errors import JsonSchemaError
-from .._json import MAX_SAFE_JSON_INT, is_json_value
+from .._json import MAX_FINITE_JSON_INT, is_json_value
 from .codegen import generate
 from .subset import assert_supported_json_schema
 from .walker import validate_json_schema_value
@@ -178,7 +178,7 @@ def _lossless(value: object) -> bool:
     elif kind is str or kind is bool or value is None:
         return True
     elif kind is int:
-        return -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT  # type: ignore[operator]
+        return -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT  # type: ignore[operator]
     elif kind is float:
         return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)  # type: ignore[operator]
     else:
@@ -189,7 +189,7 @@ def _lossless(value: object) -> bool:
         if kind is str or kind is bool or item is None:
             continue
         if kind is int:
-            if -MAX_SAFE_JSON_INT <= item <= MAX_SAFE_JSON_INT:  # type: ignore[operator]
+            if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:  # type: ignore[operator]
                 continue
             return False
         if kind is float:
@@ -202,7 +202,7 @@ def _lossless(value: object) -> bool:
                 if kind is str or kind is bool or sub is None:
                     continue
                 if kind is int:
-                    if -MAX_SAFE_JSON_INT <= sub <= MAX_SAFE_JSON_INT:
+                    if -MAX_FINITE_JSON_INT <= sub <= MAX_FINITE_JSON_INT:
                         continue
                     return False
                 if kind is float:
@@ -252,7 +252,7 @@ def _lossless_rest(value: object, stack: list[object]) -> bool:
             if kind is str or kind is bool or item is None:
                 continue
             if kind is int:
-                if -MAX_SAFE_JSON_INT <= item <= MAX_SAFE_JSON_INT:  # type: ignore[operator]
+                if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:  # type: ignore[operator]
                     continue
                 return False
             if kind is float:

@@ -11,7 +11,7 @@ Python mapping of upstream's notions:
 * a *schema record* is an exact ``dict`` whose keys are all exact ``str`` (subclasses, ``Mapping``
   look-alikes and dicts with other keys are not records);
 * an *ordinary dense array* is an exact ``list``;
-* an annotation payload must be lossless JSON (:func:`trio_harness._json.is_json_value`);
+* an annotation payload must be lossless JSON (:func:`trio_harness.is_json_value`);
 * scalar type correctness (for ``enum``/``const``) is the ``_SCALAR_CHECKS`` table: ``bool`` is never a
   number, ``2.0`` is an integer, ``-0.0``/``nan``/``inf`` and ints beyond double range are not numbers.
 """

@@ -20,8 +20,7 @@ from typing import Any
 import attrs
 
 from .._apps import ModelStep
-from .._arguments import parse_arguments
-from .._json import js_json
+from .._json import js_json, parse_arguments
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
     ToolSource,

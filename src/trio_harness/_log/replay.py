@@ -21,11 +21,10 @@ from typing import Any
 
 import attrs
 
-from ._arguments import parse_arguments
-from ._json import js_json_or_string
-from ._session import TOOL_CALL, TOOL_RESULT, Session, SessionEvent, ToolCallData, ToolResultData
-from ._validation import validate_json_schema_value
-from ._values import ToolError, ToolExecutionResult, aborted_result
+from .._json import js_json_or_string, parse_arguments
+from .._validation import validate_json_schema_value
+from .._values import ToolError, ToolExecutionResult, aborted_result
+from .session import TOOL_CALL, TOOL_RESULT, Session, SessionEvent, ToolCallData, ToolResultData
 
 __all__ = [
     "PresentedCall",

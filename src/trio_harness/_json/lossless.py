@@ -1,4 +1,4 @@
-"""Lossless JSON: the test, the one-pass snapshot, and JavaScript-exact rendering.
+"""Lossless JSON: the test, the one-pass snapshot and the node limit.
 
 A value is *lossless JSON* when it survives a JSON round trip unchanged, in JavaScript's terms:
 
@@ -26,23 +26,18 @@ default :data:`DEFAULT_JSON_NODE_LIMIT`, set with :func:`set_json_node_limit`).
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import sys
 from collections.abc import Iterator
 from typing import Any, Final
 
 __all__ = [
     "DEFAULT_JSON_NODE_LIMIT",
-    "MAX_SAFE_JSON_INT",
+    "MAX_FINITE_JSON_INT",
     "NOT_JSON",
     "is_json_integer",
     "is_json_number",
     "is_json_value",
-    "js_json",
-    "js_json_or_string",
-    "js_number",
     "json_node_count",
     "json_node_limit",
     "node_limit_message",
@@ -66,8 +61,9 @@ class _NotJson:
 #: Returned by :func:`snapshot_json_value` for a value that is not lossless JSON.
 NOT_JSON: Final = _NotJson()
 
-#: The largest int magnitude that still converts to a finite double.
-MAX_SAFE_JSON_INT: Final = int(sys.float_info.max)
+#: The largest int magnitude that still converts to a finite double (not JavaScript's
+#: ``Number.MAX_SAFE_INTEGER``, 2**53 - 1: every int up to this one is a JSON number).
+MAX_FINITE_JSON_INT: Final = int(sys.float_info.max)
 
 _NEG_ZERO_SIGN = -1.0
 
@@ -118,7 +114,7 @@ def node_limit_message(what: str, limit: int) -> str:
 def _number_ok(value: Any, kind: type) -> bool:
     # ``kind`` is ``type(value)``, already known to be ``int`` or ``float`` by the caller.
     if kind is int:
-        return bool(-MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT)
+        return bool(-MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT)
     # float: finite and not negative zero
     return math.isfinite(value) and not (
         value == 0.0 and math.copysign(1.0, value) == _NEG_ZERO_SIGN
@@ -344,117 +340,3 @@ def is_json_value(value: Any) -> bool:
             ancestors.discard(id(source))
             done.add(id(source))
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# JavaScript-exact rendering (JSON.stringify, compact)
-# ---------------------------------------------------------------------------------------------
-
-_ONE_E21: Final = 10**21
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def js_number(value: int | float) -> str:
-    """Render a number as JavaScript's ``JSON.stringify`` does.
-
-    ``2.0`` → ``2``, ``1e21`` → ``1e+21``, ``1e-7`` → ``1e-7``, ``0.1`` → ``0.1``, ``-0.0`` → ``0``,
-    ``nan``/``inf`` → ``null``. An ``int`` below 10**21 in magnitude renders exactly (JavaScript would
-    first round it to a double); larger ints render as the double they convert to.
-    """
-    if type(value) is int or isinstance(value, int):
-        if -_ONE_E21 < value < _ONE_E21:
-            return str(int(value))
-        if abs(value) > MAX_SAFE_JSON_INT:
-            return "null"
-        value = float(value)
-    if not math.isfinite(value):
-        return "null"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    text = repr(abs(value))
-    mantissa, _, exp_text = text.partition("e")
-    exponent = int(exp_text) if exp_text else 0
-    whole, _, frac = mantissa.partition(".")
-    if frac == "0":
-        frac = ""
-    digits = (whole + frac).lstrip("0")
-    # n: position of the decimal point relative to the first significant digit (ECMA-262 "n").
-    n = len(whole) + exponent if whole != "0" else exponent - (len(frac) - len(frac.lstrip("0")))
-    digits = digits.rstrip("0") or "0"
-    k = len(digits)
-    if k <= n <= 21:
-        body = digits + "0" * (n - k)
-    elif 0 < n <= 21:
-        body = digits[:n] + "." + digits[n:]
-    elif -6 < n <= 0:
-        body = "0." + "0" * (-n) + digits
-    else:
-        e = n - 1
-        exp_part = ("e+" if e >= 0 else "e-") + str(abs(e))
-        body = (digits if k == 1 else digits[0] + "." + digits[1:]) + exp_part
-    return sign + body
-
-
-def _js_string(value: str) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    if _LONE_SURROGATE.search(text):
-        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    return text
-
-
-def js_json(value: Any) -> str:
-    """Compact JSON text of a lossless JSON value, exactly as JavaScript's ``JSON.stringify``.
-
-    Non-ASCII characters are kept, numbers use JavaScript's format, keys keep insertion order.
-    Iterative, so any depth renders. Non-JSON leaves render as ``null`` (callers pass JSON).
-    """
-    out: list[str] = []
-    # Each stack item is either a value still to render or a literal string to emit.
-    stack: list[tuple[bool, Any]] = [(False, value)]
-    while stack:
-        literal, item = stack.pop()
-        if literal:
-            out.append(item)
-            continue
-        kind = type(item)
-        if kind is str:
-            out.append(_js_string(item))
-        elif item is None:
-            out.append("null")
-        elif kind is bool:
-            out.append("true" if item else "false")
-        elif isinstance(item, int | float):
-            out.append(js_number(item))
-        elif isinstance(item, list | tuple):
-            out.append("[")
-            pending: list[tuple[bool, Any]] = [(True, "]")]
-            for index in range(len(item) - 1, -1, -1):
-                pending.append((False, item[index]))
-                if index:
-                    pending.append((True, ","))
-            stack.extend(pending)
-        elif isinstance(item, dict):
-            out.append("{")
-            keys = list(item)
-            pending = [(True, "}")]
-            for index in range(len(keys) - 1, -1, -1):
-                key = keys[index]
-                pending.append((False, item[key]))
-                pending.append((True, _js_string(str(key)) + ":"))
-                if index:
-                    pending.append((True, ","))
-            stack.extend(pending)
-        else:
-            out.append("null")
-    return "".join(out)
-
-
-def js_json_or_string(value: object) -> str:
-    """``js_json`` for JSON values, ``str`` of anything else (used in diagnostic messages)."""
-    if is_json_value(value):
-        return js_json(value)
-    try:
-        return str(value)
-    except Exception:
-        return "<unprintable value>"

@@ -33,10 +33,10 @@ from typing import IO, Any, Final, Literal
 
 import attrs
 
-from ._arguments import loads_any_depth
-from ._errors import HarnessError
-from ._json import is_json_value, js_json
-from ._session import (
+from .._errors import HarnessError
+from .._json import is_json_value, js_json, loads_any_depth
+from .._values import UNSET, ErrorInfo
+from .session import (
     TOOL_CALL,
     TOOL_RESULT,
     MessageSource,
@@ -47,7 +47,6 @@ from ._session import (
     ToolResultData,
     ToolResultMessage,
 )
-from ._values import UNSET, ErrorInfo
 
 try:  # POSIX
     import fcntl

@@ -29,9 +29,15 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
-from ._arguments import loads_any_depth
-from ._json import MAX_SAFE_JSON_INT, NOT_JSON, is_json_value, js_json, snapshot_json_value
-from ._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
+from .._json import (
+    MAX_FINITE_JSON_INT,
+    NOT_JSON,
+    is_json_value,
+    js_json,
+    loads_any_depth,
+    snapshot_json_value,
+)
+from .._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
 
 __all__ = [
     "TOOL_CALL",
@@ -429,7 +435,7 @@ def _leaf_problem(value: Any, wire: bool) -> _Problem | None:
     if kind is dict or kind is list:
         return _CONTAINER
     if kind is int:
-        if -MAX_SAFE_JSON_INT <= value <= MAX_SAFE_JSON_INT:
+        if -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT:
             return None
         noun = "an integer" if wire else "an int"
         return _Problem(ValueError, f"is {noun} beyond the double range, not a finite JSON number")
@@ -611,7 +617,7 @@ def _flat_block_ok(block: Any) -> bool:
         if kind is str or kind is bool or item is None:
             continue
         if kind is int:
-            if -MAX_SAFE_JSON_INT <= item <= MAX_SAFE_JSON_INT:
+            if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
                 continue
             return False
         return is_json_value(block)  # a float or a container: the general test

@@ -1,0 +1,75 @@
+"""The session log: its events, the log in memory, the durable log on disk, replay checks.
+
+Modules, in dependency order:
+
+* :mod:`.session`: the typed events (``tool/call``, ``tool/result``), :class:`Session` and its
+  JSON Lines wire form, written and read strictly;
+* :mod:`.journal`: :class:`DurableSession`, a session backed by a file (fsync policies, crash-cut
+  recovery, the single-writer lock) and :func:`load_session_log`;
+* :mod:`.replay`: is a stored log replay-valid, repair what a crash left unanswered, present it.
+
+Private package (layer 5): it imports the JSON foundations, the errors, validation and the plain
+values only.
+"""
+
+from __future__ import annotations
+
+from .journal import (
+    FSYNC_POLICIES,
+    DurableSession,
+    FsyncPolicy,
+    LoadedSessionLog,
+    LogCut,
+    SessionLogError,
+    SessionLogLockedError,
+    load_session_log,
+)
+from .replay import (
+    PresentedCall,
+    ReplayReport,
+    UnansweredCall,
+    check_replay,
+    format_presented,
+    present_log,
+    repair_replay,
+)
+from .session import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    MessageSource,
+    Session,
+    SessionEvent,
+    ToolCallData,
+    ToolResultBlock,
+    ToolResultData,
+    ToolResultMessage,
+    fast_call_data,
+)
+
+__all__ = [
+    "FSYNC_POLICIES",
+    "TOOL_CALL",
+    "TOOL_RESULT",
+    "DurableSession",
+    "FsyncPolicy",
+    "LoadedSessionLog",
+    "LogCut",
+    "MessageSource",
+    "PresentedCall",
+    "ReplayReport",
+    "Session",
+    "SessionEvent",
+    "SessionLogError",
+    "SessionLogLockedError",
+    "ToolCallData",
+    "ToolResultBlock",
+    "ToolResultData",
+    "ToolResultMessage",
+    "UnansweredCall",
+    "check_replay",
+    "fast_call_data",
+    "format_presented",
+    "load_session_log",
+    "present_log",
+    "repair_replay",
+]
