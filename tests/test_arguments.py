@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trio_harness._json.parse import _exact_int, _iterative_parse, loads_any_depth
 
 from trio_harness import parse_arguments
+from trio_harness._json.parse import _exact_int, _iterative_parse, loads_any_depth
 
 
 def is_neg_zero(value: object) -> bool:
