@@ -94,7 +94,7 @@ def measure(steps: int, rounds: int, directory: Path) -> dict[str, tuple[float, 
                 took = trio.run(_steps, runtime, session, count)
             else:
                 path = directory / f"bench-{round_number}-{policy}.jsonl"
-                with th.DurableSession.open(path, fsync=policy) as durable:  # type: ignore[arg-type]
+                with th.log.DurableSession.open(path, fsync=policy) as durable:  # type: ignore[arg-type]
                     took = trio.run(_steps, runtime, durable, count)
                 path.unlink()
             best[name] = min(best.get(name, took), took)

@@ -108,26 +108,26 @@ def call_label(call: th.ToolCallBlock) -> str:
     return f"{call.name}({short(call.arguments, 60)})"
 
 
-def printer(out: Callable[[str], None]) -> Callable[[th.TurnEvent], None]:
+def printer(out: Callable[[str], None]) -> Callable[[th.turn.TurnEvent], None]:
     """An ``on_event`` callback printing one line per step, tool start and committed result."""
     started_at: dict[str, float] = {}
 
-    def on_event(event: th.TurnEvent) -> None:
-        if isinstance(event, th.ModelReplied) and event.reply.text:
+    def on_event(event: th.turn.TurnEvent) -> None:
+        if isinstance(event, th.turn.ModelReplied) and event.reply.text:
             out(f"assistant> {event.reply.text}")
-        elif isinstance(event, th.StepStarted):
+        elif isinstance(event, th.turn.StepStarted):
             groups = [" || ".join(call_label(c) for c in group) for group in event.groups]
             out(f"step {event.step + 1}: " + "  ->  ".join(f"[{g}]" for g in groups))
-        elif isinstance(event, th.ToolStarted):
+        elif isinstance(event, th.turn.ToolStarted):
             started_at[event.call_id] = event.time
             out(f"  started {event.name} ({event.call_id})")
-        elif isinstance(event, th.ToolCommitted):
+        elif isinstance(event, th.turn.ToolCommitted):
             took = event.time - started_at.pop(event.call_id, event.time)
             mark = "error" if event.result.is_error else "ok"
             out(
                 f"  {mark} {event.name} ({event.call_id}, {took:.2f}s): {short(result_text(event.result))}"
             )
-        elif isinstance(event, th.StepFinished) and event.outcome.aborted:
+        elif isinstance(event, th.turn.StepFinished) and event.outcome.aborted:
             for item in event.outcome.results:
                 if item.result.error and item.result.error.info:
                     out(f"  {item.result.error.info.code.lower()} {item.name} ({item.call_id})")
@@ -230,7 +230,7 @@ async def agent(args: argparse.Namespace) -> None:
         )
         show = printer(out)
 
-        def record(event: th.TurnEvent) -> None:
+        def record(event: th.turn.TurnEvent) -> None:
             # Log the conversation as it grows, so the session alone resumes it.
             show(event)
             sync_messages()

@@ -38,6 +38,7 @@ PACKAGE = Path(trio_harness.__file__).parent
 
 #: (module, rank): a module may import modules of strictly lower rank (see the docstring).
 ORDER: list[tuple[str, float]] = [
+    ("_public", 0.5),
     ("_json.lossless", 1.0),
     ("_json.stringify", 1.01),
     ("_json.parse", 1.02),
@@ -96,6 +97,10 @@ ORDER: list[tuple[str, float]] = [
     ("providers", 7.69),
     ("testing", 7.45),
     ("lowlevel", 7.5),
+    ("log", 7.51),
+    ("timeline", 7.52),
+    ("turn", 7.53),
+    ("schema", 7.54),
     ("mcp", 7.8),  # the optional MCP bridge (extra ``mcp``)
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),

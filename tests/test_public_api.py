@@ -4,9 +4,12 @@ is curated (unique, sorted, one literal list, resolvable, no private module leak
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import pickle
 import re
 import types
+import typing
 from pathlib import Path
 
 import pytest
@@ -250,14 +253,12 @@ TOP_LEVEL = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "EXCLUSIVE",
-    "FSYNC_POLICIES",
     "MAX_SUB_CALL_DEPTH",
     "PARALLEL",
     "SUB_CALL_DEPTH_EXCEEDED",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
-    "TRACE_EVENT",
     "UNSET",
     "Accept",
     "Allow",
@@ -267,40 +268,22 @@ TOP_LEVEL = [
     "Ask",
     "Block",
     "Deny",
-    "DurableSession",
     "ErrorInfo",
     "ExecutionMode",
-    "FsyncPolicy",
     "HarnessError",
     "JsonSchemaError",
-    "Lane",
-    "LoadedSessionLog",
-    "LogCut",
-    "MessageSource",
-    "ModelReplied",
-    "ModelRequested",
     "ModelStep",
-    "NormalizedSchema",
     "PostToolDecision",
     "PreToolDecision",
-    "PresentedCall",
-    "ReplayReport",
     "Session",
     "SessionEvent",
-    "SessionLogError",
-    "SessionLogLockedError",
-    "StepFinished",
     "StepOutcome",
     "StepResult",
-    "StepStarted",
-    "StepTrace",
     "SubCall",
     "SubCallDepthError",
     "SubCallResults",
     "ToolArgsError",
     "ToolCallBlock",
-    "ToolCallData",
-    "ToolCommitted",
     "ToolDefinition",
     "ToolError",
     "ToolExecution",
@@ -309,47 +292,30 @@ TOP_LEVEL = [
     "ToolNotFoundError",
     "ToolOutput",
     "ToolOutputError",
-    "ToolResultBlock",
-    "ToolResultData",
-    "ToolResultMessage",
     "ToolRuntime",
-    "ToolStarted",
     "ToolTimeoutError",
-    "TurnEvent",
     "TurnModel",
     "TurnResult",
-    "UnansweredCall",
     "UnreachableVariantError",
     "__version__",
     "abort_on_sigint",
     "aborted_before_dispatch_result",
     "aborted_result",
-    "assert_extended_json_schema",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "cancel_on_abort",
-    "check_replay",
     "context_message",
     "define_json_tool",
     "define_tool",
     "error_result",
     "execute_sub_calls",
     "execute_tool_calls",
-    "format_presented",
     "is_json_value",
-    "load_session_log",
-    "normalize_json_schema",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
-    "present_log",
-    "render_timeline_svg",
-    "render_timeline_text",
-    "repair_replay",
     "run_turn",
     "tool",
-    "traces_from_lines",
     "validate_args",
-    "validate_extended_value",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]
@@ -389,18 +355,156 @@ LOWLEVEL = [
 ]
 
 
-def test_the_two_public_faces_are_pinned() -> None:
-    import trio_harness.lowlevel as thl
+#: The namespaces beside the top level, each named after its users.
+NAMESPACES = {
+    "log": [
+        "FSYNC_POLICIES",
+        "DurableSession",
+        "FsyncPolicy",
+        "LoadedSessionLog",
+        "LogCut",
+        "MessageSource",
+        "PresentedCall",
+        "ReplayReport",
+        "SessionLogError",
+        "SessionLogLockedError",
+        "ToolCallData",
+        "ToolResultBlock",
+        "ToolResultData",
+        "ToolResultMessage",
+        "UnansweredCall",
+        "check_replay",
+        "format_presented",
+        "load_session_log",
+        "present_log",
+        "repair_replay",
+    ],
+    "timeline": [
+        "TRACE_EVENT",
+        "Lane",
+        "StepTrace",
+        "render_timeline_svg",
+        "render_timeline_text",
+        "traces_from_lines",
+    ],
+    "turn": [
+        "ModelReplied",
+        "ModelRequested",
+        "StepFinished",
+        "StepStarted",
+        "ToolCommitted",
+        "ToolStarted",
+        "TurnEvent",
+    ],
+    "schema": [
+        "NormalizedSchema",
+        "assert_extended_json_schema",
+        "normalize_json_schema",
+        "validate_extended_value",
+    ],
+    "lowlevel": LOWLEVEL,
+}
 
+#: Every public namespace whose names are checked for uniqueness and their ``__module__``.
+PUBLIC_MODULES = [
+    "trio_harness",
+    *(f"trio_harness.{name}" for name in NAMESPACES),
+    "trio_harness.testing",
+    "trio_harness.providers",
+    "trio_harness.providers.openai",
+    "trio_harness.providers.anthropic",
+    "trio_harness.mcp",
+]
+
+
+def test_the_public_faces_are_pinned() -> None:
     assert th.__all__ == TOP_LEVEL
-    assert thl.__all__ == LOWLEVEL
-    assert set(TOP_LEVEL).isdisjoint(LOWLEVEL)
-    assert all(hasattr(thl, name) for name in LOWLEVEL)
+    for name, names in NAMESPACES.items():
+        module = importlib.import_module(f"trio_harness.{name}")
+        assert module.__all__ == names, name
+        assert all(hasattr(module, attribute) for attribute in names)
 
 
-def test_every_lowlevel_name_is_documented_in_the_reference() -> None:
+def test_the_top_level_fits_one_screen() -> None:
+    assert len(th.__all__) <= 70
+
+
+def test_every_object_is_exported_by_exactly_one_namespace() -> None:
+    # trio's test_core_is_properly_reexported: one name, one public home. ``providers`` re-exports
+    # the ready models of ``providers.openai`` / ``providers.anthropic`` as their short spelling.
+    homes: dict[int, list[str]] = {}
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                homes.setdefault(id(value), []).append(f"{module_name}.{name}")
+    shared = [places for places in homes.values() if len(places) > 1]
+    assert [places for places in shared if not all(".providers" in p for p in places)] == []
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_public_objects_report_their_public_module(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    leaking = [
+        f"{name}: {getattr(module, name).__module__}"
+        for name in module.__all__
+        if (inspect.isclass(getattr(module, name)) or inspect.isfunction(getattr(module, name)))
+        and getattr(module, name).__module__.startswith("trio_harness._")
+    ]
+    assert leaking == []
+
+
+def test_a_public_class_reports_the_path_users_write() -> None:
+    assert th.Allow.__module__ == "trio_harness"
+    assert repr(th.ToolCallBlock) == "<class 'trio_harness.ToolCallBlock'>"
+    import trio_harness.log
+
+    assert trio_harness.log.DurableSession.__module__ == "trio_harness.log"
+
+
+def test_published_classes_pickle_and_resolve_their_hints() -> None:
+    block = th.ToolCallBlock("c1", "read", '{"path": "a"}')
+    assert pickle.loads(pickle.dumps(block)) == block
+    error = th.ToolArgsError(["a"])
+    assert str(pickle.loads(pickle.dumps(error))) == str(error)
+    assert typing.get_type_hints(th.ToolCallBlock)["id"] is str
+
+
+MOVED = [
+    (name, namespace)
+    for namespace, names in NAMESPACES.items()
+    if namespace != "lowlevel"
+    for name in names
+]
+
+
+@pytest.mark.parametrize(("name", "namespace"), MOVED)
+def test_old_top_level_spellings_warn_and_still_work(name: str, namespace: str) -> None:
+    module = importlib.import_module(f"trio_harness.{namespace}")
+    with pytest.warns(DeprecationWarning, match=f"trio_harness.{namespace}.{name}"):
+        value = getattr(th, name)
+    assert value is getattr(module, name)
+
+
+def test_old_testing_spellings_warn_and_still_work() -> None:
+    from trio_harness import lowlevel, testing
+
+    with pytest.warns(DeprecationWarning, match="lowlevel.LogViolation"):
+        assert testing.LogViolation is lowlevel.LogViolation
+    with pytest.warns(DeprecationWarning, match="lowlevel.run_scenario"):
+        old = testing.run_scenario
+    scenario = {
+        "tools": [{"name": "read"}],
+        "calls": [{"id": "c0", "name": "read", "arguments": "{}"}],
+    }
+    assert old(scenario)["events"] == lowlevel.run_scenario(scenario).answer["events"]
+
+
+def test_every_namespace_name_is_documented_in_the_reference() -> None:
     reference = (INIT.parent.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
-    missing = [name for name in LOWLEVEL if f"`{name}" not in reference]
+    names = {name for names in NAMESPACES.values() for name in names}
+    missing = sorted(name for name in names if f"`{name}" not in reference)
     assert missing == []
 
 
@@ -441,14 +545,12 @@ TESTING = [
     "ARGUMENT_KINDS",
     "ArgumentText",
     "BodyRecord",
-    "LogViolation",
     "PoolMonitor",
     "argument_texts",
     "check_session",
     "invalid_values",
     "json_values",
     "parameter_maps",
-    "run_scenario",
     "scheduling_scenarios",
     "subset_schemas",
     "valid_values",

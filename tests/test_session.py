@@ -16,14 +16,13 @@ from trio_harness import (
     HarnessError,
     Session,
     SessionEvent,
-    ToolCallData,
     ToolError,
     ToolExecutionResult,
-    ToolResultData,
     aborted_before_dispatch_result,
     error_result,
 )
 from trio_harness._log.session import _TYPED_OK, _typed_problem
+from trio_harness.log import ToolCallData, ToolResultData
 
 
 def pair(session: Session, call_id: str, result: ToolExecutionResult) -> None:

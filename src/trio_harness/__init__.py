@@ -1,24 +1,22 @@
 """trio_harness: tool-argument validation and the parallel tool-call pool of the DeepSeek Harness, on Trio.
 
-Layout (each layer imports only the layers above it; ``tests/test_layering.py`` enforces it)::
+This namespace is what an application needs, grouped as the imports below are: defining tools,
+running a model step, what a tool call sees and returns, policy hooks, the turn loop, the log,
+errors, and upstream's validation contract. The rest lives in namespaces named after their users:
 
-    _errors, _json, _arguments      foundations: errors, lossless JSON, JSON.parse semantics
-    _validation/                    mechanism 1: subset, walker, codegen, compiled, dsl (pure)
-    _values                         plain values: definitions, results, execution modes
-    _session                        the session log and its wire form
-    _runtime/                       one call: execution, hooks, define, registry, results,
-                                    abort, pipeline, tool_runtime
-    _journal, _replay               the durable session log; replay check, repair, presenting
-    _pool/                          mechanism 2: machine (pure), driver (Trio), steps (API)
-    _timeline                       a traced step, drawn as text or SVG
-    _oracle                         the conformance oracle
-    _apps/                          agent apps: typed (th.tool), turn (run_turn), sigint
-    providers/                      public: OpenAI / Anthropic adapters and ready models
-    trio_harness, lowlevel, __main__   the public faces and the command line
+* :mod:`trio_harness.log`: the durable log, replay checks and repair, the typed event data;
+* :mod:`trio_harness.timeline`: a traced step and its text and SVG pictures;
+* :mod:`trio_harness.turn`: the events a turn reports;
+* :mod:`trio_harness.schema`: foreign JSON Schemas (normalisation, the extended vocabulary);
+* :mod:`trio_harness.providers`: OpenAI / Anthropic adapters and ready models;
+* :mod:`trio_harness.mcp`: MCP servers' tools (extra ``mcp``);
+* :mod:`trio_harness.testing`: hypothesis strategies and pool monitors (extra ``testing``);
+* :mod:`trio_harness.lowlevel`: what ports, instrumentation and test tooling need.
 
-This module is the face an application uses; :mod:`trio_harness.lowlevel` holds what only ports,
-instrumentation and test tooling need. Every name below is re-exported from a private module;
-each private package's ``__init__`` is that package's interface.
+Every name is defined in a private package and reports the namespace it is exported from
+(``trio_harness.Allow.__module__ == "trio_harness"``). The private packages, their order and the
+rule that each imports only those before it are written once, in ``tests/test_layering.py``
+(``ORDER``), which enforces them; ``docs/explanation.md`` draws the same map.
 """
 
 from __future__ import annotations
@@ -27,21 +25,7 @@ import logging
 import warnings
 from typing import Any
 
-from ._apps import (
-    ModelReplied,
-    ModelRequested,
-    ModelStep,
-    StepFinished,
-    StepStarted,
-    ToolCommitted,
-    ToolStarted,
-    TurnEvent,
-    TurnModel,
-    TurnResult,
-    abort_on_sigint,
-    run_turn,
-    tool,
-)
+from ._apps import ModelStep, TurnModel, TurnResult, abort_on_sigint, run_turn, tool
 from ._errors import (
     SUB_CALL_DEPTH_EXCEEDED,
     TOOL_ABORTED,
@@ -57,30 +41,7 @@ from ._errors import (
     UnreachableVariantError,
 )
 from ._json import is_json_value, parse_arguments
-from ._log import (
-    FSYNC_POLICIES,
-    DurableSession,
-    FsyncPolicy,
-    LoadedSessionLog,
-    LogCut,
-    MessageSource,
-    PresentedCall,
-    ReplayReport,
-    Session,
-    SessionEvent,
-    SessionLogError,
-    SessionLogLockedError,
-    ToolCallData,
-    ToolResultBlock,
-    ToolResultData,
-    ToolResultMessage,
-    UnansweredCall,
-    check_replay,
-    format_presented,
-    load_session_log,
-    present_log,
-    repair_replay,
-)
+from ._log import Session, SessionEvent
 from ._pool import (
     DEFAULT_MAX_PARALLEL_SUB_CALLS,
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
@@ -93,6 +54,7 @@ from ._pool import (
     execute_sub_calls,
     execute_tool_calls,
 )
+from ._public import publish
 from ._runtime import (
     Accept,
     Allow,
@@ -112,23 +74,11 @@ from ._runtime import (
     define_json_tool,
     define_tool,
 )
-from ._timeline import (
-    TRACE_EVENT,
-    Lane,
-    StepTrace,
-    render_timeline_svg,
-    render_timeline_text,
-    traces_from_lines,
-)
 from ._validation import (
-    NormalizedSchema,
-    assert_extended_json_schema,
     assert_object_json_schema,
     assert_supported_json_schema,
-    normalize_json_schema,
     parameter_schema_spec_to_json_schema,
     validate_args,
-    validate_extended_value,
     validate_json_schema_value,
     value_schema_spec_to_json_schema,
 )
@@ -147,6 +97,21 @@ from ._values import (
     error_result,
 )
 
+# By task, for the reader (``__all__`` below is sorted):
+# - defining tools: define_tool, tool, define_json_tool, ToolDefinition, ToolOutput;
+# - running a model step: ToolRuntime, execute_tool_calls, ToolCallBlock, StepOutcome, StepResult,
+#   ExecutionMode, PARALLEL, EXCLUSIVE, DEFAULT_MAX_PARALLEL_TOOL_CALLS; sub-calls:
+#   execute_sub_calls, SubCall, SubCallResults, DEFAULT_MAX_PARALLEL_SUB_CALLS, MAX_SUB_CALL_DEPTH;
+# - one tool call: ToolExecutionInput, ToolExecution, ToolExecutionResult, ToolError, ErrorInfo,
+#   UNSET, error_result, aborted_result, aborted_before_dispatch_result, cancel_on_abort,
+#   context_message;
+# - policy hooks: Allow, Deny, Ask, Block, Accept, PreToolDecision, PostToolDecision,
+#   ApprovalService, ApprovalRequest, ApprovalOutcome;
+# - the turn loop: run_turn, TurnModel, ModelStep, TurnResult, abort_on_sigint;
+# - the log in memory: Session, SessionEvent;
+# - errors: HarnessError and its subclasses, and the result codes;
+# - upstream's validation contract: the six schema functions, is_json_value, parse_arguments.
+
 __version__ = "0.1.0"
 
 # A library logs, the application decides where it goes: without this, Python's last-resort
@@ -158,14 +123,12 @@ __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "EXCLUSIVE",
-    "FSYNC_POLICIES",
     "MAX_SUB_CALL_DEPTH",
     "PARALLEL",
     "SUB_CALL_DEPTH_EXCEEDED",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
-    "TRACE_EVENT",
     "UNSET",
     "Accept",
     "Allow",
@@ -175,40 +138,22 @@ __all__ = [
     "Ask",
     "Block",
     "Deny",
-    "DurableSession",
     "ErrorInfo",
     "ExecutionMode",
-    "FsyncPolicy",
     "HarnessError",
     "JsonSchemaError",
-    "Lane",
-    "LoadedSessionLog",
-    "LogCut",
-    "MessageSource",
-    "ModelReplied",
-    "ModelRequested",
     "ModelStep",
-    "NormalizedSchema",
     "PostToolDecision",
     "PreToolDecision",
-    "PresentedCall",
-    "ReplayReport",
     "Session",
     "SessionEvent",
-    "SessionLogError",
-    "SessionLogLockedError",
-    "StepFinished",
     "StepOutcome",
     "StepResult",
-    "StepStarted",
-    "StepTrace",
     "SubCall",
     "SubCallDepthError",
     "SubCallResults",
     "ToolArgsError",
     "ToolCallBlock",
-    "ToolCallData",
-    "ToolCommitted",
     "ToolDefinition",
     "ToolError",
     "ToolExecution",
@@ -217,80 +162,135 @@ __all__ = [
     "ToolNotFoundError",
     "ToolOutput",
     "ToolOutputError",
-    "ToolResultBlock",
-    "ToolResultData",
-    "ToolResultMessage",
     "ToolRuntime",
-    "ToolStarted",
     "ToolTimeoutError",
-    "TurnEvent",
     "TurnModel",
     "TurnResult",
-    "UnansweredCall",
     "UnreachableVariantError",
     "__version__",
     "abort_on_sigint",
     "aborted_before_dispatch_result",
     "aborted_result",
-    "assert_extended_json_schema",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "cancel_on_abort",
-    "check_replay",
     "context_message",
     "define_json_tool",
     "define_tool",
     "error_result",
     "execute_sub_calls",
     "execute_tool_calls",
-    "format_presented",
     "is_json_value",
-    "load_session_log",
-    "normalize_json_schema",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
-    "present_log",
-    "render_timeline_svg",
-    "render_timeline_text",
-    "repair_replay",
     "run_turn",
     "tool",
-    "traces_from_lines",
     "validate_args",
-    "validate_extended_value",
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]
 
-#: Names that moved to :mod:`trio_harness.lowlevel` in 0.2; the old spelling still works, with a
-#: ``DeprecationWarning``, for one release.
-_MOVED_TO_LOWLEVEL = frozenset(
-    (
-        "CallState",
-        "DispatchOutcome",
-        "NOT_JSON",
-        "Op",
-        "PoolRuntime",
-        "Preparation",
-        "Scheduler",
-        "StepCore",
-        "ToolScheduler",
-        "answer_case",
-        "compile_validator",
-        "js_json",
-        "snapshot_json_value",
-    )
-)
+#: Old spellings that still work for one release, with a ``DeprecationWarning``: the name, and
+#: the namespace it moved to in 0.2.
+_MOVED: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "CallState",
+            "DispatchOutcome",
+            "NOT_JSON",
+            "Op",
+            "PoolRuntime",
+            "Preparation",
+            "Scheduler",
+            "StepCore",
+            "ToolScheduler",
+            "answer_case",
+            "compile_validator",
+            "js_json",
+            "snapshot_json_value",
+        ),
+        "lowlevel",
+    ),
+    **dict.fromkeys(
+        (
+            "FSYNC_POLICIES",
+            "DurableSession",
+            "FsyncPolicy",
+            "LoadedSessionLog",
+            "LogCut",
+            "MessageSource",
+            "PresentedCall",
+            "ReplayReport",
+            "SessionLogError",
+            "SessionLogLockedError",
+            "ToolCallData",
+            "ToolResultBlock",
+            "ToolResultData",
+            "ToolResultMessage",
+            "UnansweredCall",
+            "check_replay",
+            "format_presented",
+            "load_session_log",
+            "present_log",
+            "repair_replay",
+        ),
+        "log",
+    ),
+    **dict.fromkeys(
+        (
+            "TRACE_EVENT",
+            "Lane",
+            "StepTrace",
+            "render_timeline_svg",
+            "render_timeline_text",
+            "traces_from_lines",
+        ),
+        "timeline",
+    ),
+    **dict.fromkeys(
+        (
+            "ModelReplied",
+            "ModelRequested",
+            "StepFinished",
+            "StepStarted",
+            "ToolCommitted",
+            "ToolStarted",
+            "TurnEvent",
+        ),
+        "turn",
+    ),
+    **dict.fromkeys(
+        (
+            "NormalizedSchema",
+            "assert_extended_json_schema",
+            "normalize_json_schema",
+            "validate_extended_value",
+        ),
+        "schema",
+    ),
+}
+
+publish(__name__, globals(), __all__)
+
+# The namespaces named after their users, importable as attributes (``th.log.DurableSession``),
+# as ``trio.lowlevel`` is. ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
+from . import log as log  # noqa: E402
+from . import lowlevel as lowlevel  # noqa: E402
+from . import schema as schema  # noqa: E402
+from . import timeline as timeline  # noqa: E402
+from . import turn as turn  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:
-    if name in _MOVED_TO_LOWLEVEL:
-        from . import lowlevel
+    namespace = _MOVED.get(name)
+    if namespace is not None:
+        import importlib
 
+        module = importlib.import_module(f"{__name__}.{namespace}")
         warnings.warn(
-            f"trio_harness.{name} moved to trio_harness.lowlevel.{name}",
+            f"trio_harness.{name} moved to trio_harness.{namespace}.{name}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(lowlevel, name)
+        return getattr(module, name)
     raise AttributeError(f"module 'trio_harness' has no attribute {name!r}")

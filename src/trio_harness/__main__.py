@@ -119,7 +119,7 @@ def _pool_runtime(timeline: list[str]) -> th.ToolRuntime:
     return runtime
 
 
-def demo_pool(out: list[str], trace: th.StepTrace | None = None) -> th.StepTrace:
+def demo_pool(out: list[str], trace: th.timeline.StepTrace | None = None) -> th.timeline.StepTrace:
     """One step: three parallel reads (out-of-order finish), a write barrier, two more reads.
 
     Returns:
@@ -140,7 +140,7 @@ def demo_pool(out: list[str], trace: th.StepTrace | None = None) -> th.StepTrace
         call("c6", "read", "e.txt", 1),
     ]
     session = th.Session()
-    trace = th.StepTrace() if trace is None else trace
+    trace = th.timeline.StepTrace() if trace is None else trace
 
     async def step() -> th.StepOutcome:
         return await th.execute_tool_calls(
@@ -168,11 +168,11 @@ def demo_pool(out: list[str], trace: th.StepTrace | None = None) -> th.StepTrace
     out.append(f"outcome: concluded={outcome.concluded} aborted={outcome.aborted}")
     out.append("")
     out.append("== 3. The step's timeline (python -m trio_harness timeline, or --svg) ==")
-    out.extend(th.render_timeline_text(trace))
+    out.extend(th.timeline.render_timeline_text(trace))
     return trace
 
 
-def demo_trace() -> th.StepTrace:
+def demo_trace() -> th.timeline.StepTrace:
     """The demo step's trace, recorded afresh (deterministic: virtual time)."""
     return demo_pool([])
 
@@ -186,7 +186,7 @@ def run_timeline(path: str, svg: str | None, width: int) -> int:
     prog = "python -m trio_harness timeline"
     try:
         with open(path, encoding="utf-8") as file:
-            traces = th.traces_from_lines(file.read().split("\n"))
+            traces = th.timeline.traces_from_lines(file.read().split("\n"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         sys.stderr.write(f"{prog}: cannot read {path}: {error}\n")
         return 2
@@ -199,7 +199,7 @@ def run_timeline(path: str, svg: str | None, width: int) -> int:
     if svg is not None:
         try:
             with open(svg, "w", encoding="utf-8") as file:
-                file.write(th.render_timeline_svg(traces[0]))
+                file.write(th.timeline.render_timeline_svg(traces[0]))
         except OSError as error:
             sys.stderr.write(f"{prog}: cannot write {svg}: {error}\n")
             return 2
@@ -209,7 +209,7 @@ def run_timeline(path: str, svg: str | None, width: int) -> int:
     for trace in traces:
         if lines:
             lines.append("")
-        lines.extend(th.render_timeline_text(trace, width=width))
+        lines.extend(th.timeline.render_timeline_text(trace, width=width))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -33,6 +33,7 @@ from ._json import (
     snapshot_json_value,
 )
 from ._pool import CallState, Op, PoolRuntime, PoolTracer, StepCore, validate_cap
+from ._public import publish
 from ._runtime import (
     DispatchOutcome,
     Policy,
@@ -85,3 +86,5 @@ __all__ = [
     "translate_pattern",
     "validate_cap",
 ]
+
+publish(__name__, globals(), __all__)

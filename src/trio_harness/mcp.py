@@ -4,7 +4,7 @@ An :class:`McpToolset` lists a connected ``mcp.ClientSession``'s tools and regis
 :class:`~trio_harness.ToolRuntime`:
 
 * arguments are validated locally, before the call, against the tool's ``inputSchema`` normalised
-  by :func:`~trio_harness.normalize_json_schema` and checked with the chosen vocabulary (the
+  by :func:`~trio_harness.schema.normalize_json_schema` and checked with the chosen vocabulary (the
   extended one by default), so the model gets every violation by path instead of a server
   traceback; a schema that cannot be kept exactly is not registered, and the report says why;
 * ``annotations.readOnlyHint: true`` makes a call parallel-safe; anything else is exclusive

@@ -7,7 +7,6 @@ hypothesis. What is here:
   (drawn from a schema), :func:`parameter_maps`, :func:`argument_texts` (raw argument text of a
   tool, labelled by kind), :func:`scheduling_scenarios` (``spec/FORMAT.md`` scenarios), and
   :func:`json_values`;
-* :func:`run_scenario`: the reference answer to a scenario, by the oracle's own code path;
 * :func:`check_session`: every invariant violation of a session log (what ``check-log`` prints);
 * :class:`PoolMonitor`: wraps a real :class:`~trio_harness.ToolRuntime`'s scheduler, records
   when every call's body ran, and reports what broke the pool's guarantees in a step.
@@ -15,6 +14,7 @@ hypothesis. What is here:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +24,6 @@ import trio
 from ._conformance import (
     ARGUMENT_KINDS,
     ArgumentText,
-    LogViolation,
     ScenarioError,
     answer_scenario,
     argument_texts,
@@ -36,8 +35,10 @@ from ._conformance import (
     subset_schemas,
     valid_values,
 )
+from ._conformance import LogViolation as _LogViolation
 from ._log import Session, SessionEvent
 from ._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, StepOutcome, ToolCallBlock, execute_tool_calls
+from ._public import publish
 from ._runtime import (
     DispatchOutcome,
     Preparation,
@@ -52,21 +53,19 @@ __all__ = [
     "ARGUMENT_KINDS",
     "ArgumentText",
     "BodyRecord",
-    "LogViolation",
     "PoolMonitor",
     "argument_texts",
     "check_session",
     "invalid_values",
     "json_values",
     "parameter_maps",
-    "run_scenario",
     "scheduling_scenarios",
     "subset_schemas",
     "valid_values",
 ]
 
 
-def run_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
+def _expected_answer(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """The reference answer to a scheduling scenario, exactly as the oracle answers it.
 
     Args:
@@ -90,7 +89,7 @@ def check_session(
     session_or_events: Session | Iterable[SessionEvent | Mapping[str, Any]],
     *,
     allow_unpaired: bool = False,
-) -> list[LogViolation]:
+) -> list[_LogViolation]:
     """Every invariant violation of a session log (the rules of ``check-log``).
 
     Args:
@@ -326,3 +325,28 @@ class PoolMonitor:
         """Raise ``AssertionError`` listing the last check's violations, if any."""
         if self._violations:
             raise AssertionError("pool guarantees broken:\n  " + "\n  ".join(self._violations))
+
+
+#: Old spellings (0.1) that still work for one release, with a ``DeprecationWarning``.
+_DEPRECATED: dict[str, tuple[Callable[[], Any], str]] = {
+    "run_scenario": (
+        lambda: _expected_answer,
+        "trio_harness.testing.run_scenario is deprecated: use "
+        "trio_harness.lowlevel.run_scenario(scenario).answer",
+    ),
+    "LogViolation": (
+        lambda: _LogViolation,
+        "trio_harness.testing.LogViolation moved to trio_harness.lowlevel.LogViolation",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        value, message = _DEPRECATED[name]
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return value()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+publish(__name__, globals(), __all__)

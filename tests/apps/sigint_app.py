@@ -38,8 +38,8 @@ async def wait() -> str:
     await trio.sleep_forever()
 
 
-def progress(event: th.TurnEvent) -> None:
-    if isinstance(event, th.ToolStarted):
+def progress(event: th.turn.TurnEvent) -> None:
+    if isinstance(event, th.turn.ToolStarted):
         print("ready", flush=True)
 
 

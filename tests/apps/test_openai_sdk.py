@@ -55,7 +55,7 @@ async def test_chat_completions_turn_through_the_sdk() -> None:
         ),
         Json(chat_completion(content="Done: c.txt written.")),
     ]
-    events: list[th.TurnEvent] = []
+    events: list[th.turn.TurnEvent] = []
     with ScriptedServer(script) as server:
         async with client(server) as sdk:
             model = oai.ChatCompletionsModel(sdk, "deepseek-chat")
@@ -106,19 +106,19 @@ async def test_chat_completions_turn_through_the_sdk() -> None:
     ]
     assert third["messages"][-1] == {"role": "tool", "tool_call_id": "call_4", "content": "7"}
     # Progress: the first step ran the two reads as one parallel group, the write alone.
-    started = [e for e in events if isinstance(e, th.StepStarted)]
+    started = [e for e in events if isinstance(e, th.turn.StepStarted)]
     assert [[c.id for c in group] for group in started[0].groups] == [
         ["call_1", "call_2"],
         ["call_3"],
     ]
     # Bodies are entered in model order (the bad write's body starts too: validation is part of it).
-    assert [e.call_id for e in events if isinstance(e, th.ToolStarted)] == [
+    assert [e.call_id for e in events if isinstance(e, th.turn.ToolStarted)] == [
         "call_1",
         "call_2",
         "call_3",
         "call_4",
     ]
-    assert [e.call_id for e in events if isinstance(e, th.ToolCommitted)] == [
+    assert [e.call_id for e in events if isinstance(e, th.turn.ToolCommitted)] == [
         "call_1",
         "call_2",
         "call_3",

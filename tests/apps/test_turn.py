@@ -28,7 +28,7 @@ async def test_the_turn_ends_when_the_model_stops_calling_tools(
             ("done", []),
         ]
     )
-    events: list[th.TurnEvent] = []
+    events: list[th.turn.TurnEvent] = []
     session = th.Session()
     result = await th.run_turn(model, runtime, session, turn=4, on_event=events.append)
     assert result.stop == "done"
@@ -179,8 +179,8 @@ async def test_two_turns_on_one_runtime_report_only_their_own_calls(
             ]
         )
 
-        def record(event: th.TurnEvent) -> None:
-            if isinstance(event, th.ToolStarted | th.ToolCommitted):
+        def record(event: th.turn.TurnEvent) -> None:
+            if isinstance(event, th.turn.ToolStarted | th.turn.ToolCommitted):
                 seen[label].append(f"{type(event).__name__}:{event.call_id}")
 
         await th.run_turn(model, runtime, th.Session(), on_event=record)

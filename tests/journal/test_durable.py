@@ -22,7 +22,7 @@ async def test_a_durable_log_holds_the_wire_form_plus_when(
     path = tmp_path / "session.jsonl"
     memory = th.Session()
     await two_steps(memory)
-    with th.DurableSession.open(path, clock=Ticker()) as durable:
+    with th.log.DurableSession.open(path, clock=Ticker()) as durable:
         await two_steps(durable)
         assert durable.times == [1000.0 + 0.5 * n for n in range(len(durable.events))]
     assert [e.to_json() for e in durable.events] == [e.to_json() for e in memory.events]
@@ -36,7 +36,7 @@ async def test_a_durable_log_holds_the_wire_form_plus_when(
     # The file is also a plain session log.
     text = path.read_text(encoding="utf-8")
     assert th.Session.from_jsonl(text).events == memory.events
-    loaded = th.load_session_log(path)
+    loaded = th.log.load_session_log(path)
     assert loaded.events == tuple(memory.events)
     assert loaded.times == tuple(durable.times)
     assert loaded.cut is None
@@ -74,7 +74,7 @@ async def test_each_event_is_in_the_file_before_the_pool_moves_on(
             return getattr(original, name)
 
     rt.scheduler = Peek()  # type: ignore[assignment]
-    with th.DurableSession.open(path, fsync="never") as session:
+    with th.log.DurableSession.open(path, fsync="never") as session:
         await th.execute_tool_calls(rt, session, demo_calls(), max_parallel_tool_calls=2)
     # Prepare runs right after the call's tool/call was appended: it is already on disk.
     assert [lines[-1] for lines in seen] == ["c1", "c2", "c3", "c4", "c5", "c6"]
@@ -95,7 +95,7 @@ async def test_fsync_policy(
     tmp_path: Path,
     autojump_clock: trio.testing.MockClock,
     monkeypatch: pytest.MonkeyPatch,
-    policy: th.FsyncPolicy,
+    policy: th.log.FsyncPolicy,
     expected: int,
 ) -> None:
     synced: list[int] = []
@@ -105,7 +105,7 @@ async def test_fsync_policy(
         synced.append(fd)
         real_fsync(fd)
 
-    session = th.DurableSession.open(tmp_path / "s.jsonl", fsync=policy)
+    session = th.log.DurableSession.open(tmp_path / "s.jsonl", fsync=policy)
     monkeypatch.setattr(os, "fsync", counting_fsync)
     await th.execute_tool_calls(runtime(), session, demo_calls(), max_parallel_tool_calls=2)
     assert len(session.events) == 12
@@ -116,7 +116,7 @@ async def test_fsync_policy(
 
 
 def test_sync_forces_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with th.DurableSession.open(tmp_path / "s.jsonl", fsync="never") as session:
+    with th.log.DurableSession.open(tmp_path / "s.jsonl", fsync="never") as session:
         synced: list[int] = []
         monkeypatch.setattr(os, "fsync", synced.append)
         session.append("note", {"a": 1})
@@ -127,31 +127,31 @@ def test_sync_forces_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_unknown_policy_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="fsync must be one of event, step, never, not 'always'"):
-        th.DurableSession.open(tmp_path / "s.jsonl", fsync="always")  # type: ignore[arg-type]
+        th.log.DurableSession.open(tmp_path / "s.jsonl", fsync="always")  # type: ignore[arg-type]
     assert not (tmp_path / "s.jsonl").exists()
 
 
 def test_a_second_writer_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as first:
+    with th.log.DurableSession.open(path) as first:
         first.append("note", {"n": 1})
-        with pytest.raises(th.SessionLogLockedError) as caught:
-            th.DurableSession.open(path)
+        with pytest.raises(th.log.SessionLogLockedError) as caught:
+            th.log.DurableSession.open(path)
         assert caught.value.code == "SESSION_LOG_LOCKED"
         assert str(caught.value) == (
             f"{path}: session log is open for writing by another session (file lock held)"
         )
         first.append("note", {"n": 2})
     # Closing released the lock; the refused open changed nothing.
-    with th.DurableSession.open(path) as again:
+    with th.log.DurableSession.open(path) as again:
         assert [e.data for e in again.events] == [{"n": 1}, {"n": 2}]
 
 
 WRITER = """
 import sys, trio_harness as th
 try:
-    session = th.DurableSession.open(sys.argv[1])
-except th.SessionLogLockedError as error:
+    session = th.log.DurableSession.open(sys.argv[1])
+except th.log.SessionLogLockedError as error:
     print("refused:", error.code)
     raise SystemExit(3)
 session.append("note", {"from": "child"})
@@ -163,7 +163,7 @@ session.close()
 
 def test_a_writer_in_another_process_is_refused_both_ways(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as session:
+    with th.log.DurableSession.open(path) as session:
         done = subprocess.run(
             [sys.executable, "-c", WRITER, str(path)],
             capture_output=True,
@@ -182,14 +182,14 @@ def test_a_writer_in_another_process_is_refused_both_ways(tmp_path: Path) -> Non
     try:
         assert child.stdout is not None
         assert child.stdout.readline() == "holding\n"
-        with pytest.raises(th.SessionLogLockedError):
-            th.DurableSession.open(path)
+        with pytest.raises(th.log.SessionLogLockedError):
+            th.log.DurableSession.open(path)
     finally:
         assert child.stdin is not None
         child.stdin.close()
         child.wait(timeout=60)
         child.stdout.close()  # type: ignore[union-attr]
-    assert [e.data for e in th.load_session_log(path).events] == [
+    assert [e.data for e in th.log.load_session_log(path).events] == [
         {"from": "parent"},
         {"from": "child"},
     ]
@@ -197,33 +197,33 @@ def test_a_writer_in_another_process_is_refused_both_ways(tmp_path: Path) -> Non
 
 def test_reopening_continues_the_log(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path, clock=lambda: 5.0) as session:
+    with th.log.DurableSession.open(path, clock=lambda: 5.0) as session:
         session.append("note", {"n": 0})
-    with th.DurableSession.open(path, clock=lambda: 6.0) as session:
+    with th.log.DurableSession.open(path, clock=lambda: 6.0) as session:
         assert session.recovered.cut is None
         assert session.times == [5.0]
         event = session.append("note", {"n": 1}, source_event_seqs=[0])
         assert (event.seq, event.source_event_seqs) == (1, (0,))
         assert session.times == [5.0, 6.0]
-    loaded = th.load_session_log(path)
+    loaded = th.log.load_session_log(path)
     assert [e.data for e in loaded.events] == [{"n": 0}, {"n": 1}]
     assert loaded.times == (5.0, 6.0)
 
 
 def test_application_data_must_be_json(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as session:
+    with th.log.DurableSession.open(path) as session:
         with pytest.raises(TypeError, match="'note' event data is not lossless JSON"):
             session.append("note", {"when": object()})
         with pytest.raises(TypeError):
             session.append("note", float("nan"))
         assert session.events == []
         session.append("note", None)
-    assert len(th.load_session_log(path).events) == 1
+    assert len(th.log.load_session_log(path).events) == 1
 
 
 def test_a_closed_log_refuses_appends(tmp_path: Path) -> None:
-    session = th.DurableSession.open(tmp_path / "s.jsonl")
+    session = th.log.DurableSession.open(tmp_path / "s.jsonl")
     assert not session.closed
     session.close()
     assert session.closed
@@ -233,7 +233,7 @@ def test_a_closed_log_refuses_appends(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_leaves_no_event(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with th.DurableSession.open(tmp_path / "s.jsonl", fsync="event") as session:
+    with th.log.DurableSession.open(tmp_path / "s.jsonl", fsync="event") as session:
         session.append("note", {"n": 0})
 
         def broken(fd: int) -> None:
@@ -246,17 +246,17 @@ def test_a_failed_write_leaves_no_event(tmp_path: Path, monkeypatch: pytest.Monk
         assert len(session.times) == 1
         monkeypatch.undo()
         session.append("note", {"n": 2})
-    assert [e.data for e in th.load_session_log(session.path).events] == [{"n": 0}, {"n": 2}]
+    assert [e.data for e in th.log.load_session_log(session.path).events] == [{"n": 0}, {"n": 2}]
 
 
 def test_it_is_constructed_only_by_open() -> None:
     with pytest.raises(TypeError, match=r"use DurableSession.open\(path\)"):
-        th.DurableSession()
+        th.log.DurableSession()
 
 
 def test_sources_must_be_earlier_events(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as session:
+    with th.log.DurableSession.open(path) as session:
         session.append("note", {})
         for bad in (1, -1, 5, True, "0"):
             with pytest.raises(
@@ -264,7 +264,7 @@ def test_sources_must_be_earlier_events(tmp_path: Path) -> None:
             ):
                 session.append("note", {}, source_event_seqs=[bad])  # type: ignore[list-item]
         session.append("note", {}, source_event_seqs=[0])
-    assert [e.source_event_seqs for e in th.load_session_log(path).events] == [None, (0,)]
+    assert [e.source_event_seqs for e in th.log.load_session_log(path).events] == [None, (0,)]
 
 
 def test_result_content_is_kept_as_written(tmp_path: Path) -> None:
@@ -272,10 +272,10 @@ def test_result_content_is_kept_as_written(tmp_path: Path) -> None:
     blocks = ({"type": "text", "text": "a"}, {"kind": "image", "bytes": 3}, "plain")
     result = th.ToolExecutionResult(is_error=False, content=blocks, meta={"k": [1, None]})
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as session:
-        call = session.append("tool/call", th.ToolCallData(0, 0, "c1", "t", "{}"))
-        data = th.ToolResultData.from_result(0, 0, "c1", result)
+    with th.log.DurableSession.open(path) as session:
+        call = session.append("tool/call", th.log.ToolCallData(0, 0, "c1", "t", "{}"))
+        data = th.log.ToolResultData.from_result(0, 0, "c1", result)
         session.append("tool/result", data, source_event_seqs=[call.seq])
-    loaded = th.load_session_log(path)
+    loaded = th.log.load_session_log(path)
     assert loaded.events == tuple(session.events)
     assert loaded.events[1].data.message.content[0].content == blocks

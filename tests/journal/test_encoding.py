@@ -63,9 +63,9 @@ def test_pool_events_take_the_c_encoder(monkeypatch: pytest.MonkeyPatch) -> None
     calls: list[object] = []
     monkeypatch.setattr(journal, "js_json", lambda value: calls.append(value) or "")
     session = th.Session()
-    call = session.append("tool/call", th.ToolCallData(0, 0, "c1", "read", '{"path":"a.txt"}'))
+    call = session.append("tool/call", th.log.ToolCallData(0, 0, "c1", "read", '{"path":"a.txt"}'))
     result = th.ToolExecutionResult(is_error=False, content=({"type": "text", "text": "done"},))
-    answer = th.ToolResultData.from_result(0, 0, "c1", result)
+    answer = th.log.ToolResultData.from_result(0, 0, "c1", result)
     event = session.append("tool/result", answer, source_event_seqs=[call.seq])
     for wire in (call.to_json(), event.to_json(), {"seq": 2, "type": "note", "data": [True, 7]}):
         monkeypatch.undo()

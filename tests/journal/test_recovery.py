@@ -17,7 +17,7 @@ from tests.journal.steps import Ticker, two_steps
 def real_log(tmp_path: Path) -> bytes:
     """The bytes of a real durable log: two pool steps (one aborted) and an app event."""
     path = tmp_path / "real.jsonl"
-    with th.DurableSession.open(path, clock=Ticker()) as session:
+    with th.log.DurableSession.open(path, clock=Ticker()) as session:
         trio.run(two_steps, session, clock=trio.testing.MockClock(autojump_threshold=0))
     return path.read_bytes()
 
@@ -30,7 +30,7 @@ def test_a_cut_at_every_byte_offset_recovers_every_complete_event(
     monkeypatch.setattr(os, "fsync", lambda fd: None)
     full = tmp_path / "full.jsonl"
     full.write_bytes(real_log)
-    events = th.load_session_log(full).events
+    events = th.log.load_session_log(full).events
     assert len(events) == real_log.count(b"\n") == 25
     path = tmp_path / "cut.jsonl"
     path.write_bytes(b"")
@@ -42,17 +42,17 @@ def test_a_cut_at_every_byte_offset_recovers_every_complete_event(
         with open(path, "r+b") as file:
             file.write(part)
             file.truncate(offset)
-        with th.DurableSession.open(path) as session:
+        with th.log.DurableSession.open(path) as session:
             assert session.events == list(events[:complete]), offset
             cut = session.recovered.cut
             if line_start == offset:
                 assert cut is None, offset
             else:
-                assert cut == th.LogCut(complete + 1, line_start, part[line_start:]), offset
+                assert cut == th.log.LogCut(complete + 1, line_start, part[line_start:]), offset
             # The cut is gone from the file; appending continues after the last complete event.
             assert path.stat().st_size == line_start
             session.append("note", {"resumed": offset})
-        reread = th.load_session_log(path)
+        reread = th.log.load_session_log(path)
         assert reread.cut is None
         assert reread.events[:complete] == events[:complete]
         assert reread.events[complete].data == {"resumed": offset}
@@ -60,15 +60,15 @@ def test_a_cut_at_every_byte_offset_recovers_every_complete_event(
 
 def test_a_read_only_load_reports_the_cut_and_leaves_the_file(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as session:
+    with th.log.DurableSession.open(path) as session:
         session.append("note", {"n": 0})
         session.append("note", {"n": 1})
     content = path.read_bytes()
     first_line = content.index(b"\n") + 1
     path.write_bytes(content[:-5])
-    loaded = th.load_session_log(path)
+    loaded = th.log.load_session_log(path)
     assert [e.data for e in loaded.events] == [{"n": 0}]
-    assert loaded.cut == th.LogCut(2, first_line, content[first_line:-5])
+    assert loaded.cut == th.log.LogCut(2, first_line, content[first_line:-5])
     assert path.read_bytes() == content[:-5]
 
 
@@ -114,8 +114,8 @@ def test_a_malformed_line_names_its_line_and_field(
     line = real_log.count(b"\n", 0, start) + 1
     path = tmp_path / "broken.jsonl"
     path.write_bytes(broken)
-    for read in (th.load_session_log, th.DurableSession.open):
-        with pytest.raises(th.SessionLogError) as caught:
+    for read in (th.log.load_session_log, th.log.DurableSession.open):
+        with pytest.raises(th.log.SessionLogError) as caught:
             read(path)
         error = caught.value
         assert (error.code, error.line, error.offset, error.field) == (
@@ -134,8 +134,8 @@ def test_a_line_that_is_not_json_is_named(real_log: bytes, tmp_path: Path) -> No
     lines[6] = b"\xff\xfe not utf-8"
     path = tmp_path / "broken.jsonl"
     path.write_bytes(b"\n".join(lines))
-    with pytest.raises(th.SessionLogError) as caught:
-        th.load_session_log(path)
+    with pytest.raises(th.log.SessionLogError) as caught:
+        th.log.load_session_log(path)
     assert (caught.value.line, caught.value.field) == (6, None)
     assert str(caught.value).startswith(
         f"{path}: line 6 (byte {sum(len(x) + 1 for x in lines[:5])}): not JSON ("
@@ -148,19 +148,19 @@ def test_salvage_keeps_the_valid_prefix(real_log: bytes, tmp_path: Path) -> None
     broken = b"\n".join(lines)
     path = tmp_path / "broken.jsonl"
     path.write_bytes(broken)
-    loaded = th.load_session_log(path, salvage=True)
+    loaded = th.log.load_session_log(path, salvage=True)
     assert len(loaded.events) == 7
     assert loaded.salvaged is not None
     assert loaded.salvaged.line == 8
     assert loaded.salvaged.field == "data.turn"
     assert loaded.valid_bytes == sum(len(x) + 1 for x in lines[:7])
-    with th.DurableSession.open(path, salvage=True) as session:
+    with th.log.DurableSession.open(path, salvage=True) as session:
         assert len(session.events) == 7
         assert session.recovered.salvaged is not None
         session.append("note", {"after": "salvage"})
     # What salvage dropped is kept beside the log, not destroyed.
     assert Path(str(path) + ".salvaged").read_bytes() == broken[loaded.valid_bytes :]
-    assert len(th.load_session_log(path).events) == 8
+    assert len(th.log.load_session_log(path).events) == 8
 
 
 @pytest.mark.parametrize(
@@ -192,27 +192,27 @@ def test_foreign_and_empty_files_get_a_clear_error(
 ) -> None:
     path = tmp_path / "foreign.txt"
     path.write_bytes(content)
-    with pytest.raises(th.SessionLogError) as caught:
-        th.load_session_log(path)
+    with pytest.raises(th.log.SessionLogError) as caught:
+        th.log.load_session_log(path)
     assert str(caught.value).startswith(message.format(path=path))
     if content.strip():
         for salvage in (False, True):
-            with pytest.raises(th.SessionLogError):
-                th.DurableSession.open(path, salvage=salvage)
+            with pytest.raises(th.log.SessionLogError):
+                th.log.DurableSession.open(path, salvage=salvage)
         assert path.read_bytes() == content  # never truncated, not even in salvage mode
     else:
         # An empty file is a new log to write to.
-        with th.DurableSession.open(path) as session:
+        with th.log.DurableSession.open(path) as session:
             assert session.events == []
 
 
 def test_a_trailing_non_event_fragment_is_an_error_not_a_cut(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with th.DurableSession.open(path) as session:
+    with th.log.DurableSession.open(path) as session:
         session.append("note", {})
     with open(path, "ab") as file:
         file.write(b"garbage")
     with pytest.raises(
-        th.SessionLogError, match=r"line 2 .*: an incomplete line that is not a session event"
+        th.log.SessionLogError, match=r"line 2 .*: an incomplete line that is not a session event"
     ):
-        th.load_session_log(path)
+        th.log.load_session_log(path)

@@ -14,7 +14,7 @@ from tests.journal.steps import PARAMS, Ticker, demo_calls, runtime, two_steps
 def crashed_log(tmp_path: Path) -> Path:
     """A real log cut by a 'crash' in the middle of step 0: c1-c3 answered, c4 called."""
     path = tmp_path / "crashed.jsonl"
-    with th.DurableSession.open(path, clock=Ticker()) as session:
+    with th.log.DurableSession.open(path, clock=Ticker()) as session:
         trio.run(two_steps, session, clock=trio.testing.MockClock(autojump_threshold=0))
     lines = path.read_bytes().split(b"\n")
     # Keep c1..c3 calls and results and c4's call (seq 0-6), plus half of c4's result line.
@@ -25,48 +25,52 @@ def crashed_log(tmp_path: Path) -> Path:
 def test_a_pool_log_is_replay_valid(tmp_path: Path) -> None:
     session = th.Session()
     trio.run(two_steps, session, clock=trio.testing.MockClock(autojump_threshold=0))
-    report = th.check_replay(session)
-    assert report == th.ReplayReport()
+    report = th.log.check_replay(session)
+    assert report == th.log.ReplayReport()
     assert report.valid
-    assert th.repair_replay(session) == []
+    assert th.log.repair_replay(session) == []
 
 
 def test_a_crashed_log_is_checked_and_repaired(tmp_path: Path) -> None:
     path = crashed_log(tmp_path)
-    loaded = th.load_session_log(path)
+    loaded = th.log.load_session_log(path)
     assert loaded.cut is not None
     assert loaded.cut.line == 8
-    report = th.check_replay(loaded.events)
+    report = th.log.check_replay(loaded.events)
     assert not report.valid
-    assert report.unanswered == (th.UnansweredCall(6, 0, 0, "c4", "write"),)
+    assert report.unanswered == (th.log.UnansweredCall(6, 0, 0, "c4", "write"),)
     assert report.problems == ()
-    with th.DurableSession.open(path, clock=lambda: 99.0) as session:
-        added = th.repair_replay(session)
+    with th.log.DurableSession.open(path, clock=lambda: 99.0) as session:
+        added = th.log.repair_replay(session)
         assert [(e.seq, e.type, e.source_event_seqs) for e in added] == [(7, "tool/result", (6,))]
-        assert th.check_replay(session).valid
+        assert th.log.check_replay(session).valid
     # The synthetic result is the pool's own ABORTED result, written as an ordinary event.
-    expected = th.ToolResultData.from_result(0, 0, "c4", th.aborted_result())
-    reread = th.load_session_log(path)
+    expected = th.log.ToolResultData.from_result(0, 0, "c4", th.aborted_result())
+    reread = th.log.load_session_log(path)
     assert reread.events[7].data == expected
     assert reread.times[7] == 99.0
     assert reread.events[7].to_json()["data"]["error"] == {"name": "AbortError", "code": "ABORTED"}
-    assert th.check_replay(reread.events).valid
+    assert th.log.check_replay(reread.events).valid
 
 
 def test_problems_repair_cannot_fix_are_reported() -> None:
     session = th.Session()
-    call = session.append("tool/call", th.ToolCallData(0, 0, "a", "read", "{}"))
-    session.append("tool/call", th.ToolCallData(0, 0, "a", "read", "{}"))
+    call = session.append("tool/call", th.log.ToolCallData(0, 0, "a", "read", "{}"))
+    session.append("tool/call", th.log.ToolCallData(0, 0, "a", "read", "{}"))
     ok = th.ToolExecutionResult(is_error=False, content=())
     session.append(
-        "tool/result", th.ToolResultData.from_result(0, 0, "b", ok), source_event_seqs=[call.seq]
+        "tool/result",
+        th.log.ToolResultData.from_result(0, 0, "b", ok),
+        source_event_seqs=[call.seq],
     )
     session.append(
-        "tool/result", th.ToolResultData.from_result(0, 0, "a", ok), source_event_seqs=[call.seq]
+        "tool/result",
+        th.log.ToolResultData.from_result(0, 0, "a", ok),
+        source_event_seqs=[call.seq],
     )
-    session.append("tool/result", th.ToolResultData.from_result(0, 0, "a", ok))
-    session.append("tool/call", th.ToolCallData(0, 1, "z", "read", "{}"))
-    report = th.check_replay(session)
+    session.append("tool/result", th.log.ToolResultData.from_result(0, 0, "a", ok))
+    session.append("tool/call", th.log.ToolCallData(0, 1, "z", "read", "{}"))
+    report = th.log.check_replay(session)
     assert [call.call_id for call in report.unanswered] == ["a", "z"]
     assert report.problems == (
         "call id 'a' is used twice in turn 0 step 0 (#1)",
@@ -75,20 +79,20 @@ def test_problems_repair_cannot_fix_are_reported() -> None:
         "result #4 does not cite exactly one tool/call",
         "call 'a' (#1, turn 0 step 0) is unanswered when turn 0 step 1 begins (#5)",
     )
-    th.repair_replay(session)
-    after = th.check_replay(session)
+    th.log.repair_replay(session)
+    after = th.log.check_replay(session)
     assert after.unanswered == ()
     assert not after.valid  # the other problems remain
 
 
 def test_results_in_another_step_than_their_call() -> None:
     session = th.Session()
-    session.append("tool/call", th.ToolCallData(0, 0, "a", "read", "{}"))
+    session.append("tool/call", th.log.ToolCallData(0, 0, "a", "read", "{}"))
     ok = th.ToolExecutionResult(is_error=False, content=())
     session.append(
-        "tool/result", th.ToolResultData.from_result(0, 3, "a", ok), source_event_seqs=[0]
+        "tool/result", th.log.ToolResultData.from_result(0, 3, "a", ok), source_event_seqs=[0]
     )
-    assert th.check_replay(session.events).problems == (
+    assert th.log.check_replay(session.events).problems == (
         "result #1 is in turn 0 step 3, its call #0 in turn 0 step 0",
     )
 
@@ -98,8 +102,10 @@ async def test_a_stored_log_is_presented_through_current_tools(
 ) -> None:
     session = th.Session()
     await th.execute_tool_calls(runtime(), session, demo_calls()[:4], max_parallel_tool_calls=2)
-    session.append("tool/call", th.ToolCallData(0, 1, "x1", "read", '{"path": 7, "seconds": 1}'))
-    session.append("tool/call", th.ToolCallData(0, 1, "x2", "gone", '{"q": 1}'))
+    session.append(
+        "tool/call", th.log.ToolCallData(0, 1, "x1", "read", '{"path": 7, "seconds": 1}')
+    )
+    session.append("tool/call", th.log.ToolCallData(0, 1, "x2", "gone", '{"q": 1}'))
     # Today's runtime: `write` changed its schema since the log was written.
     today = runtime()
     today.unregister("write")
@@ -120,7 +126,7 @@ async def test_a_stored_log_is_presented_through_current_tools(
             present_call=card,
         )
     )
-    shown = th.present_log(today, session)
+    shown = th.log.present_log(today, session)
     assert [(p.seq, p.call_id, p.generic) for p in shown] == [
         (0, "c1", False),
         (1, "c2", False),
@@ -140,7 +146,7 @@ async def test_a_stored_log_is_presented_through_current_tools(
     assert shown[4].reason == 'stored arguments no longer fit the schema: "path" must be a string'
     assert shown[4].result_view is None
     assert shown[5].reason == "tool 'gone' is not registered"
-    text = th.format_presented(shown)
+    text = th.log.format_presented(shown)
     assert text.splitlines()[:3] == ["#0 c1 read", "  call:   a.txt (3s)", "  result: done: a.txt"]
     assert "#9 x2 gone (generic view: tool 'gone' is not registered)" in text
     assert '  call:   {"tool":"gone","arguments":{"q":1}}' in text
@@ -149,8 +155,8 @@ async def test_a_stored_log_is_presented_through_current_tools(
 
 def test_presenting_falls_back_when_a_tool_has_no_presenter(tmp_path: Path) -> None:
     path = crashed_log(tmp_path)
-    loaded = th.load_session_log(path)
-    shown = th.present_log(runtime(presenters=False), loaded.events)
+    loaded = th.log.load_session_log(path)
+    shown = th.log.present_log(runtime(presenters=False), loaded.events)
     assert {p.reason for p in shown} == {
         "tool 'read' has no call presenter",
         "tool 'write' has no call presenter",
@@ -164,6 +170,6 @@ async def test_presenting_an_aborted_result(autojump_clock: trio.testing.MockClo
     abort = trio.Event()
     abort.set()
     await th.execute_tool_calls(runtime(), session, demo_calls()[:1], abort=abort)
-    (shown,) = th.present_log(runtime(), session)
+    (shown,) = th.log.present_log(runtime(), session)
     assert shown.result_view == "failed: a.txt"
     assert not shown.generic

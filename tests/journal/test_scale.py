@@ -24,12 +24,12 @@ import trio_harness as th
 def write_log(path: Path, pairs: int) -> None:
     """``pairs`` tool/call + tool/result pairs, through the durable log."""
     result = th.ToolExecutionResult(is_error=False, content=({"type": "text", "text": "ok"},))
-    with th.DurableSession.open(path, fsync="never", clock=lambda: 1.0) as session:
+    with th.log.DurableSession.open(path, fsync="never", clock=lambda: 1.0) as session:
         for number in range(pairs):
             call_id = f"call-{number}"
-            data = th.ToolCallData(0, number // 10, call_id, "read", '{"path":"a.txt"}')
+            data = th.log.ToolCallData(0, number // 10, call_id, "read", '{"path":"a.txt"}')
             seq = session.append("tool/call", data).seq
-            answer = th.ToolResultData.from_result(0, number // 10, call_id, result)
+            answer = th.log.ToolResultData.from_result(0, number // 10, call_id, result)
             session.append("tool/result", answer, source_event_seqs=(seq,))
 
 
@@ -54,12 +54,12 @@ def count_calls(action: Callable[[], Any]) -> int:
 def test_a_100000_event_log_writes_and_reloads(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     write_log(path, 50_000)
-    loaded = th.load_session_log(path)
+    loaded = th.log.load_session_log(path)
     assert len(loaded.events) == 100_000
     assert loaded.events[-1].seq == 99_999
     assert loaded.events[-1].source_event_seqs == (99_998,)
     assert loaded.events[99_998].data.call_id == "call-49999"
-    assert th.check_replay(loaded.events).valid
+    assert th.log.check_replay(loaded.events).valid
 
 
 def test_write_and_reload_work_grows_linearly(
@@ -69,9 +69,9 @@ def test_write_and_reload_work_grows_linearly(
     small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
     write_small = count_calls(lambda: write_log(small, 500))
     write_large = count_calls(lambda: write_log(large, 5_000))
-    load_small = count_calls(lambda: th.load_session_log(small))
-    load_large = count_calls(lambda: th.load_session_log(large))
-    reopen_large = count_calls(lambda: th.DurableSession.open(large).close())
+    load_small = count_calls(lambda: th.log.load_session_log(small))
+    load_large = count_calls(lambda: th.log.load_session_log(large))
+    reopen_large = count_calls(lambda: th.log.DurableSession.open(large).close())
     # Ten times the events, ten times the calls (a fixed setup cost aside): linear, not worse.
     assert 9.0 * write_small <= write_large <= 10.2 * write_small
     assert 9.0 * load_small <= load_large <= 10.2 * load_small
@@ -95,6 +95,6 @@ def test_write_and_reload_work_grows_linearly(
         return file
 
     monkeypatch.setattr(builtins, "open", counting_open)
-    th.load_session_log(large)
+    th.log.load_session_log(large)
     monkeypatch.undo()
     assert reads == {"calls": 1, "bytes": large.stat().st_size}

@@ -23,19 +23,21 @@ from tests.support.strategies import any_values, json_values
 from trio_harness import (
     UNSET,
     ErrorInfo,
-    MessageSource,
     SessionEvent,
-    ToolCallData,
     ToolError,
     ToolExecutionResult,
-    ToolResultBlock,
-    ToolResultData,
-    ToolResultMessage,
     is_json_value,
 )
 from trio_harness._log.session import (
     TOOL_CALL,
     fast_call_data,
+)
+from trio_harness.log import (
+    MessageSource,
+    ToolCallData,
+    ToolResultBlock,
+    ToolResultData,
+    ToolResultMessage,
 )
 from trio_harness.lowlevel import (
     NOT_JSON,

@@ -72,3 +72,14 @@ def load(path: Path, ops: tuple[str, ...] | str) -> list[dict[str, Any]]:
     wanted = (ops,) if isinstance(ops, str) else ops
     with path.open(encoding="utf-8") as lines:
         return [case for case in map(json.loads, lines) if case["op"] in wanted]
+
+
+def expected_answer(scenario: dict[str, Any]) -> dict[str, Any]:
+    """The reference's ``expected`` object for a scheduling scenario (``ties`` when timers tied)."""
+    from trio_harness.lowlevel import run_scenario
+
+    result = run_scenario(scenario)
+    expected = dict(result.answer)
+    if result.ties:
+        expected["ties"] = list(result.ties)
+    return expected

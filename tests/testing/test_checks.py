@@ -11,13 +11,14 @@ import trio
 from hypothesis import HealthCheck, given, settings
 
 import trio_harness as th
+from tests.support.vector_cases import expected_answer
 from trio_harness import testing
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(testing.scheduling_scenarios(max_calls=5))
 def test_check_session_accepts_every_log_the_reference_writes(scenario: dict[str, Any]) -> None:
-    answer = testing.run_scenario(scenario)
+    answer = expected_answer(scenario)
     raised = "raised" in answer["outcome"]
     assert testing.check_session(answer["events"], allow_unpaired=raised) == []
 
@@ -35,7 +36,7 @@ def reference_log() -> list[dict[str, Any]]:
             {"id": "c3", "name": "read"},
         ],
     }
-    events = testing.run_scenario(scenario)["events"]
+    events = expected_answer(scenario)["events"]
     assert testing.check_session(events) == []
     return events
 
@@ -86,7 +87,7 @@ def test_check_session_catches_each_kind_of_broken_log() -> None:
 def test_check_session_takes_a_session() -> None:
     session = th.Session()
     session.append(
-        "tool/call", th.ToolCallData(turn=0, step=0, call_id="c0", name="x", arguments="{}")
+        "tool/call", th.log.ToolCallData(turn=0, step=0, call_id="c0", name="x", arguments="{}")
     )
     assert [v.rule for v in testing.check_session(session)] == ["unpaired"]
 

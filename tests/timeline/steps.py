@@ -19,9 +19,9 @@ DEMO_LANES = {
 }
 
 
-def demo_trace() -> th.StepTrace:
+def demo_trace() -> th.timeline.StepTrace:
     """The demo step, traced (its own runtime, so independent of ``__main__``)."""
-    trace = th.StepTrace()
+    trace = th.timeline.StepTrace()
 
     async def step() -> None:
         await th.execute_tool_calls(

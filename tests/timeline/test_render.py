@@ -34,11 +34,11 @@ legend: . queued (window or barrier)  : prepare  # body running
 
 
 def test_the_text_gantt_of_the_demo_step() -> None:
-    assert "\n".join(th.render_timeline_text(demo_trace())) == DEMO_TEXT
+    assert "\n".join(th.timeline.render_timeline_text(demo_trace())) == DEMO_TEXT
 
 
 def test_the_text_gantt_scales_to_its_width() -> None:
-    lines = th.render_timeline_text(demo_trace(), width=24)
+    lines = th.timeline.render_timeline_text(demo_trace(), width=24)
     assert lines[3] == "c1 read   ############              ok"
     assert lines[6] == "c4 write  ............####          ok  exclusive"
 
@@ -60,7 +60,7 @@ def scale_of(root: ET.Element) -> tuple[float, float]:
 
 def test_the_svg_has_one_lane_per_call_drawn_at_the_traced_times() -> None:
     trace = demo_trace()
-    root = parse(th.render_timeline_svg(trace))
+    root = parse(th.timeline.render_timeline_svg(trace))
     assert root.tag == SVG + "svg"
     assert root.findtext(SVG + "title") == "turn 0 step 0: 6 tool calls"
     x0, px = scale_of(root)
@@ -127,8 +127,8 @@ def test_the_svg_of_an_aborted_step_marks_the_synthetic_results() -> None:
         [0.5, "aborted", i, "ABORTED_BEFORE_DISPATCH"] for i in range(6) if i not in started
     ]
     raw["phases"].append([0.5, "done", -1, True])
-    cut = th.StepTrace.from_json(raw)
-    root = parse(th.render_timeline_svg(cut))
+    cut = th.timeline.StepTrace.from_json(raw)
+    root = parse(th.timeline.render_timeline_svg(cut))
     marks = [
         p
         for p in root.iter(SVG + "path")
@@ -137,14 +137,14 @@ def test_the_svg_of_an_aborted_step_marks_the_synthetic_results() -> None:
     assert len(marks) == 4
     outcomes = [g.get("data-outcome") for g in root.iter(SVG + "g") if g.get("class") == "lane"]
     assert outcomes == ["ABORTED", "ABORTED"] + ["ABORTED_BEFORE_DISPATCH"] * 4
-    text = th.render_timeline_text(cut)
+    text = th.timeline.render_timeline_text(cut)
     assert text[5].endswith("X  ABORTED_BEFORE_DISPATCH")
 
 
 def test_names_are_escaped_in_the_svg() -> None:
     raw = demo_trace().to_json()
     raw["calls"][0]["callId"] = 'a<b>&"c'
-    root = parse(th.render_timeline_svg(th.StepTrace.from_json(raw)))
+    root = parse(th.timeline.render_timeline_svg(th.timeline.StepTrace.from_json(raw)))
     lane = next(g for g in root.iter(SVG + "g") if g.get("class") == "lane")
     assert lane.get("data-call") == 'a<b>&"c'
 
@@ -156,7 +156,7 @@ CHROMIUM = Path("/usr/bin/chromium")
     not CHROMIUM.exists(), reason="headless Chromium (/usr/bin/chromium) is not installed"
 )
 def test_chromium_renders_the_demo_svg(tmp_path: Path) -> None:
-    svg_text = th.render_timeline_svg(demo_trace())
+    svg_text = th.timeline.render_timeline_svg(demo_trace())
     root = parse(svg_text)
     width, height = float(root.get("width", "")), float(root.get("height", ""))
     svg = tmp_path / "demo.svg"
@@ -208,16 +208,16 @@ def test_the_timeline_command_draws_the_demo_trace(
     out_svg = tmp_path / "out.svg"
     assert main(["timeline", str(trace_file), "--svg", str(out_svg)]) == 0
     assert capsys.readouterr().out == f"wrote {out_svg}\n"
-    assert out_svg.read_text(encoding="utf-8") == th.render_timeline_svg(demo_trace())
+    assert out_svg.read_text(encoding="utf-8") == th.timeline.render_timeline_svg(demo_trace())
 
 
 def test_the_timeline_command_reads_trace_events_of_a_session_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "session.jsonl"
-    with th.DurableSession.open(path) as session:
-        session.append(th.TRACE_EVENT, demo_trace().to_json())
-        session.append(th.TRACE_EVENT, demo_trace().to_json())
+    with th.log.DurableSession.open(path) as session:
+        session.append(th.timeline.TRACE_EVENT, demo_trace().to_json())
+        session.append(th.timeline.TRACE_EVENT, demo_trace().to_json())
     assert main(["timeline", str(path), "--width", "24"]) == 0
     out = capsys.readouterr().out
     assert out.count("turn 0 step 0: 6 calls") == 2
@@ -266,16 +266,16 @@ def test_the_docs_picture_is_the_demo_step() -> None:
     from trio_harness.__main__ import demo_trace as main_demo_trace
 
     picture = Path(__file__).resolve().parents[2] / "docs" / "_static" / "demo-timeline.svg"
-    assert picture.read_text(encoding="utf-8") == th.render_timeline_svg(main_demo_trace())
+    assert picture.read_text(encoding="utf-8") == th.timeline.render_timeline_svg(main_demo_trace())
 
 
 def test_sub_second_steps_are_labelled_in_their_unit() -> None:
     raw = demo_trace().to_json()
     raw["phases"] = [[t / 1000, *rest] for t, *rest in raw["phases"]]
-    lines = th.render_timeline_text(th.StepTrace.from_json(raw))
+    lines = th.timeline.render_timeline_text(th.timeline.StepTrace.from_json(raw))
     assert lines[0] == "turn 0 step 0: 6 calls, window 2, 0s to 6ms"
     assert lines[1].split() == ["0ms", "1ms", "2ms", "3ms", "4ms", "5ms", "6ms"]
     assert lines[3:9] == DEMO_TEXT.splitlines()[3:9]
     raw["phases"] = [[t / 1000, *rest] for t, *rest in raw["phases"]]
-    micro = th.render_timeline_text(th.StepTrace.from_json(raw))
+    micro = th.timeline.render_timeline_text(th.timeline.StepTrace.from_json(raw))
     assert micro[1].split() == ["0us", "1us", "2us", "3us", "4us", "5us", "6us"]

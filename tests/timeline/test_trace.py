@@ -42,7 +42,7 @@ def test_the_demo_step_phases() -> None:
 def test_the_trace_survives_json() -> None:
     trace = demo_trace()
     text = js_json(trace.to_json())
-    again = th.StepTrace.from_json(json.loads(text))
+    again = th.timeline.StepTrace.from_json(json.loads(text))
     assert again.phases == trace.phases
     assert again.calls == trace.calls
     assert again.cap == 2
@@ -65,13 +65,13 @@ def test_a_malformed_trace_names_the_field(mutate: object, message: str) -> None
     assert len(raw["phases"]) == 46
     mutate(raw)  # type: ignore[operator]
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
-        th.StepTrace.from_json(raw)
+        th.timeline.StepTrace.from_json(raw)
 
 
 async def test_an_aborted_step_shows_its_synthetic_results(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    trace = th.StepTrace(turn=2, step=5)
+    trace = th.timeline.StepTrace(turn=2, step=5)
     abort = trio.Event()
     async with trio.open_nursery() as nursery:
 
@@ -103,7 +103,7 @@ async def test_an_aborted_step_shows_its_synthetic_results(
 async def test_outside_cancellation_shows_the_sealed_log(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    trace = th.StepTrace()
+    trace = th.timeline.StepTrace()
     session = th.Session()
     with trio.move_on_after(0.5):
         await th.execute_tool_calls(
@@ -114,13 +114,13 @@ async def test_outside_cancellation_shows_the_sealed_log(
         ("ABORTED_BEFORE_DISPATCH", True)
     ] * 4
     assert "done" not in [name for _, name, _, _ in trace.phases]
-    assert th.check_replay(session).valid
+    assert th.log.check_replay(session).valid
 
 
 async def test_failures_and_prepare_results_are_traced(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    trace = th.StepTrace()
+    trace = th.timeline.StepTrace()
     rt = runtime()
     calls = [
         call("c1", "read", "a", 1),
@@ -147,7 +147,7 @@ async def test_failures_and_prepare_results_are_traced(
             return getattr(original, name)
 
     rt.scheduler = Failing()  # type: ignore[assignment]
-    trace = th.StepTrace()
+    trace = th.timeline.StepTrace()
     with pytest.raises(Broken):
         await th.execute_tool_calls(rt, th.Session(), calls[:1], tracer=trace)
     assert [d for _, n, _, d in trace.phases if n == "settled"] == ["Broken"]
@@ -159,7 +159,7 @@ async def test_a_tracer_only_observes(autojump_clock: trio.testing.MockClock) ->
     first = await th.execute_tool_calls(runtime(), plain, demo_calls(), max_parallel_tool_calls=2)
     middle = trio.current_time()
     second = await th.execute_tool_calls(
-        runtime(), traced, demo_calls(), max_parallel_tool_calls=2, tracer=th.StepTrace()
+        runtime(), traced, demo_calls(), max_parallel_tool_calls=2, tracer=th.timeline.StepTrace()
     )
     assert first == second
     assert plain.to_jsonl() == traced.to_jsonl()

@@ -20,7 +20,7 @@ from trio_harness.lowlevel import FORMAT_ASSERTIONS, compile_extended_validator
 
 def both(schema: Any, value: Any, path: str = "", formats: str = "annotate") -> list[str]:
     """The walker's answer, after checking the compiled validator gives the same."""
-    walked = th.validate_extended_value(schema, value, path, formats=formats)  # type: ignore[arg-type]
+    walked = th.schema.validate_extended_value(schema, value, path, formats=formats)  # type: ignore[arg-type]
     assert compile_extended_validator(schema, formats=formats)(value, path) == walked  # type: ignore[arg-type]
     return walked
 
@@ -32,7 +32,7 @@ def test_strict_mode_still_rejects_every_extension_keyword() -> None:
         "schema.minimum is not a supported keyword (subset: type/oneOf/properties/required/"
         "additionalProperties/items/enum/const + annotations)"
     ]
-    th.assert_extended_json_schema({"type": "integer", "minimum": 1})
+    th.schema.assert_extended_json_schema({"type": "integer", "minimum": 1})
 
 
 def test_every_violation_in_the_upstream_style() -> None:
@@ -155,7 +155,7 @@ def test_format_is_an_annotation_unless_asserted() -> None:
 
 def test_misplaced_or_malformed_extension_keywords_are_named() -> None:
     with pytest.raises(th.JsonSchemaError) as caught:
-        th.assert_extended_json_schema(
+        th.schema.assert_extended_json_schema(
             {
                 "type": "object",
                 "minimum": 1,
@@ -304,7 +304,7 @@ def any_schema(depth: int) -> st.SearchStrategy[dict[str, Any]]:
 def test_python_jsonschema_agrees_on_the_extended_vocabulary(
     schema: dict[str, Any], value: Any
 ) -> None:
-    th.assert_extended_json_schema(schema)
+    th.schema.assert_extended_json_schema(schema)
     ours = both(schema, value, "value")
     theirs = jsonschema.Draft202012Validator(schema).is_valid(value)
     assert (ours == []) is theirs, ours
@@ -312,7 +312,7 @@ def test_python_jsonschema_agrees_on_the_extended_vocabulary(
 
 @given(any_schema(2), VALUES)
 def test_normalising_an_extended_schema_changes_nothing(schema: dict[str, Any], value: Any) -> None:
-    normalized = th.normalize_json_schema(schema, tool_input=False)
+    normalized = th.schema.normalize_json_schema(schema, tool_input=False)
     assert normalized.exact
     assert both(normalized.schema, value, "value") == both(schema, value, "value")
 
@@ -322,9 +322,9 @@ def test_schemas_too_deep_for_the_extension_are_refused_not_crashed() -> None:
     for _ in range(5000):
         schema = {"type": "array", "items": schema}
     with pytest.raises(th.JsonSchemaError) as caught:
-        th.assert_extended_json_schema(schema)
+        th.schema.assert_extended_json_schema(schema)
     assert caught.value.violations == ["schema is nested too deeply for the extended vocabulary"]
-    normalized = th.normalize_json_schema(schema, tool_input=False)
+    normalized = th.schema.normalize_json_schema(schema, tool_input=False)
     assert normalized.unkept == ("schema: nested too deeply to normalize",)
     # Without extension keywords the strict (iterative) validators take the whole schema.
     strict: dict[str, Any] = {"type": "integer"}
@@ -337,10 +337,10 @@ def test_cyclic_schemas_are_reported() -> None:
     cyclic: dict[str, Any] = {"type": "array", "minItems": 1}
     cyclic["items"] = cyclic
     with pytest.raises(th.JsonSchemaError) as caught:
-        th.assert_extended_json_schema(cyclic)
+        th.schema.assert_extended_json_schema(cyclic)
     assert caught.value.violations == ["schema.items is circular"]
     plain: dict[str, Any] = {"type": "array"}
     plain["items"] = plain
     with pytest.raises(th.JsonSchemaError) as caught:
-        th.assert_extended_json_schema(plain)
+        th.schema.assert_extended_json_schema(plain)
     assert caught.value.violations == ["schema.items is circular"]

@@ -41,7 +41,7 @@ PYDANTIC = {
 
 def test_pydantic_defs_refs_and_optional() -> None:
     original = copy.deepcopy(PYDANTIC)
-    normalized = th.normalize_json_schema(PYDANTIC)
+    normalized = th.schema.normalize_json_schema(PYDANTIC)
     assert original == PYDANTIC  # never mutated
     assert normalized.exact
     assert normalized.schema == {
@@ -86,7 +86,7 @@ def test_recursive_refs_are_reported_not_followed() -> None:
         "type": "object",
         "properties": {"head": {"$ref": "#/$defs/Node"}},
     }
-    normalized = th.normalize_json_schema(schema)
+    normalized = th.schema.normalize_json_schema(schema)
     assert normalized.unkept == (
         'schema.properties.head.properties.next.$ref: "#/$defs/Node" is recursive; not followed '
         "(the value there is unchecked)",
@@ -104,7 +104,7 @@ def test_fanning_out_references_are_bounded_and_reported() -> None:
         for i in range(30)
     }
     defs["d30"] = {"type": "string"}
-    normalized = th.normalize_json_schema({"$defs": defs, "$ref": "#/$defs/d0"})
+    normalized = th.schema.normalize_json_schema({"$defs": defs, "$ref": "#/$defs/d0"})
     assert any(
         "not inlined: the schema already inlined 10000 references" in line
         for line in normalized.unkept
@@ -113,7 +113,7 @@ def test_fanning_out_references_are_bounded_and_reported() -> None:
 
 
 def test_type_arrays_nullable_and_untyped_enums() -> None:
-    normalized = th.normalize_json_schema(
+    normalized = th.schema.normalize_json_schema(
         {
             "type": "object",
             "properties": {
@@ -137,7 +137,7 @@ def test_type_arrays_nullable_and_untyped_enums() -> None:
 
 
 def test_unknown_keywords_and_overlapping_any_of_are_unkept_never_silent() -> None:
-    normalized = th.normalize_json_schema(
+    normalized = th.schema.normalize_json_schema(
         {
             "type": "object",
             "properties": {
@@ -155,7 +155,7 @@ def test_unknown_keywords_and_overlapping_any_of_are_unkept_never_silent() -> No
 
 
 def test_strict_vocabulary_reports_every_extension_keyword() -> None:
-    normalized = th.normalize_json_schema(PYDANTIC, vocabulary="strict")
+    normalized = th.schema.normalize_json_schema(PYDANTIC, vocabulary="strict")
     assert normalized.unkept == (
         "schema.properties.items.items.properties.name.minLength: an extension keyword (not in the strict vocabulary)",
         "schema.properties.items.items.properties.qty.maximum: an extension keyword (not in the strict vocabulary)",
@@ -165,11 +165,11 @@ def test_strict_vocabulary_reports_every_extension_keyword() -> None:
 
 
 def test_draft4_and_tuple_forms() -> None:
-    normalized = th.normalize_json_schema(
+    normalized = th.schema.normalize_json_schema(
         {"type": "number", "minimum": 1, "exclusiveMinimum": True}, tool_input=False
     )
     assert normalized.schema == {"type": "number", "exclusiveMinimum": 1}
-    tuple_form = th.normalize_json_schema(
+    tuple_form = th.schema.normalize_json_schema(
         {"type": "array", "items": [{"type": "string"}], "additionalItems": False}, tool_input=False
     )
     assert tuple_form.exact
@@ -203,7 +203,7 @@ def test_all_147_real_world_schemas_register_with_full_checking() -> None:
             strict_ok += 1
         except th.JsonSchemaError:
             pass
-        normalized = th.normalize_json_schema(schema)
+        normalized = th.schema.normalize_json_schema(schema)
         assert normalized.exact, (entry["tool"], normalized.unkept, normalized.violations)
         th.define_json_tool(name=entry["tool"], description="", input_schema=schema, execute=_never)
     assert strict_ok == 80  # the strict subset alone, unchanged
@@ -256,7 +256,7 @@ def test_no_real_world_keyword_is_silently_ignored() -> None:
     silent: list[str] = []
     kept = 0
     for entry in realworld():
-        normalized = th.normalize_json_schema(entry["inputSchema"])
+        normalized = th.schema.normalize_json_schema(entry["inputSchema"])
         reported = [line.split(": ", 1)[0] for line in (*normalized.changes, *normalized.unkept)]
         for occurrence in _occurrences(entry["inputSchema"], "schema"):
             if _lookup(normalized.schema, occurrence):

@@ -145,7 +145,7 @@ def repair_replay(session: Session) -> list[SessionEvent]:
 
     The results are the pool's own abort results (``Error: tool call aborted``, error
     ``AbortError``/``ABORTED``), citing their calls, appended in call order as ordinary events
-    (a :class:`~trio_harness.DurableSession` writes them to its file). Problems other than
+    (a :class:`~trio_harness.log.DurableSession` writes them to its file). Problems other than
     unanswered calls are left as they are: check again to see whether the log is now valid.
     """
     appended = []

@@ -2,7 +2,7 @@
 
 ``define_tool`` takes the author DSL and always uses upstream's strict subset. A tool that comes
 with a JSON Schema of its own (an MCP server's tool, a typed function's pydantic schema) is defined
-here instead: the schema is normalised (:func:`~trio_harness.normalize_json_schema`, with its
+here instead: the schema is normalised (:func:`~trio_harness.schema.normalize_json_schema`, with its
 report) and validated with the vocabulary chosen for this tool, ``"strict"`` or ``"extended"``.
 Validation strengths are those of ``define_tool``: HARD for ``execute`` (``ToolArgsError`` with
 every violation), SOFT for the classifier (invalid arguments classify as ``False``).

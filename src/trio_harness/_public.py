@@ -1,0 +1,62 @@
+"""Publishing names: public classes and functions report the namespace a user imports them from.
+
+Every public name is defined in a private module (``trio_harness._log.journal.DurableSession``)
+and re-exported by one public namespace (``trio_harness.log``). :func:`publish`, called at the
+end of each namespace, sets ``__module__`` to that namespace (as trio's
+``fixup_module_metadata`` and httpx do), so reprs, tracebacks, pickles and the API docs show the
+path users write, and moving a file inside the package never shows.
+
+A class's string annotations (``from __future__ import annotations``) are resolved in their
+defining module first and stored resolved: ``typing.get_type_hints`` looks names up in the
+module ``__module__`` names, which would not know the private module's imports.
+
+Private foundation module (layer 0): standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import sys
+import typing
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["publish"]
+
+_PRIVATE_PREFIX = "trio_harness._"
+
+
+def _resolve_annotations(cls: type) -> None:
+    own = inspect.get_annotations(cls)
+    if not own or not any(isinstance(value, str) for value in own.values()):
+        return
+    module = sys.modules.get(cls.__module__)
+    namespace = dict(vars(module)) if module is not None else {}
+    try:
+        hints = typing.get_type_hints(cls, globalns=namespace, include_extras=True)
+    except Exception:
+        return
+    resolved = {name: hints.get(name, value) for name, value in own.items()}
+    with contextlib.suppress(AttributeError, TypeError):
+        cls.__annotations__ = resolved
+
+
+def publish(module_name: str, namespace: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Make every class and function of ``names`` report ``module_name`` as its module.
+
+    Only objects defined inside the package's private modules are changed (a name re-exported
+    from another public namespace, or from the standard library, keeps its module).
+    """
+    for name in names:
+        value = namespace.get(name)
+        if not (inspect.isclass(value) or inspect.isfunction(value)):
+            continue
+        if not getattr(value, "__module__", "").startswith(_PRIVATE_PREFIX):
+            continue
+        if inspect.isclass(value):
+            _resolve_annotations(value)
+        try:
+            value.__module__ = module_name
+        except (AttributeError, TypeError):  # pragma: no cover - a builtin-like type
+            continue

@@ -1,0 +1,32 @@
+"""What a turn reports while it runs: the events :func:`~trio_harness.run_turn` passes to its
+``on_event`` callback, in order.
+
+One turn is: :class:`ModelRequested`, :class:`ModelReplied`, then for every reply with tool calls
+:class:`StepStarted`, a :class:`ToolStarted` per call whose body starts, a :class:`ToolCommitted`
+per result in model order, :class:`StepFinished`; :data:`TurnEvent` is their union.
+"""
+
+from __future__ import annotations
+
+from ._apps import (
+    ModelReplied,
+    ModelRequested,
+    StepFinished,
+    StepStarted,
+    ToolCommitted,
+    ToolStarted,
+    TurnEvent,
+)
+from ._public import publish
+
+__all__ = [
+    "ModelReplied",
+    "ModelRequested",
+    "StepFinished",
+    "StepStarted",
+    "ToolCommitted",
+    "ToolStarted",
+    "TurnEvent",
+]
+
+publish(__name__, globals(), __all__)
