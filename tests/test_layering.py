@@ -1,24 +1,14 @@
-"""The package's layering, pinned (as trio pins its ``_core`` rule).
+"""The package's layering, written once and pinned (as trio pins its ``_core`` rule).
 
-Every module's imports are read from its source (``TYPE_CHECKING`` imports included) and checked
-against the layers written down in ``trio_harness/__init__.py`` and ``docs/explanation.md``:
+:data:`ORDER` below is the one written statement of the layers: every module of the package, in
+the order it may be imported (a module imports only modules of strictly lower rank). The package
+docstring of ``trio_harness`` points here, and ``docs/explanation.md`` draws the same rooms as a
+map (:func:`test_the_docs_map_names_every_room` keeps the map and the tree in step).
 
-1. ``_json`` → ``_errors`` → ``_arguments``   foundations
-2. ``_validation/``                           subset → walker → codegen → compiled → dsl
-3. ``_values``                                plain values
-4. ``_session``, ``_journal``, ``_replay``     the log, on disk, checked and presented
-5. ``_runtime/``                              abort → execution → hooks → define → registry →
-                                              results → pipeline → tool_runtime
-6. ``_pool/``, ``_timeline``                  machine → driver → steps; a traced step drawn
-7. ``_oracle``, then ``_conformance/``        scenario → behaviours → checklog → oracle →
-                                              generate → runner → cli;
-   ``_apps/`` (typed → turn → sigint); ``providers/`` (_strict → _common → openai → anthropic)
-8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
-
-A module may import only from earlier layers (and, inside a package, from earlier modules of the
-same package). Code outside a package imports only its interface (``__init__``); no underscored
-name is imported across modules; the import graph has no cycle; the pool's state machine imports
-the standard library only; and only the modules that run Trio machinery import ``trio``.
+Every module's imports are read from its source (``TYPE_CHECKING`` imports included) and checked:
+code outside a package imports only its interface (``__init__``); no underscored name is imported
+across modules; the import graph has no cycle; the pool's state machine imports the standard
+library only; and only the modules that run Trio machinery import ``trio``.
 """
 
 from __future__ import annotations
@@ -308,3 +298,22 @@ def test_type_hints_resolve_on_every_public_class(cls: type) -> None:
             function = function.__func__
         if inspect.isfunction(function):
             typing.get_type_hints(function)
+
+
+def _map_block() -> str:
+    text = (PACKAGE.parent.parent / "docs" / "explanation.md").read_text(encoding="utf-8")
+    start = text.index("```text\nsrc/trio_harness/")
+    return text[start : text.index("```", start + 3)]
+
+
+def test_the_docs_map_names_every_room() -> None:
+    """Every folder of the package, and every module file, is named in the docs' map."""
+    block = _map_block()
+    missing = []
+    for path in MODULES:
+        relative = path.relative_to(PACKAGE)
+        if len(relative.parts) > 1 and f"{relative.parts[0]}/" not in block:
+            missing.append(f"{relative.parts[0]}/")
+        if path.name != "__init__.py" and path.name not in block and path.stem not in block:
+            missing.append(str(relative))
+    assert sorted(set(missing)) == []
