@@ -34,19 +34,10 @@ from typing import IO, Any, Final, Literal
 import attrs
 
 from .._errors import HarnessError
-from .._json import is_json_value, js_json, loads_any_depth
-from .._values import UNSET, ErrorInfo
-from .session import (
-    TOOL_CALL,
-    TOOL_RESULT,
-    MessageSource,
-    Session,
-    SessionEvent,
-    ToolCallData,
-    ToolResultBlock,
-    ToolResultData,
-    ToolResultMessage,
-)
+from .._json import js_json
+from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
+from .read import JSON_BLANK, TIME_KEY, InvalidLine, read_line
+from .session import Session
 
 try:  # POSIX
     import fcntl
@@ -69,9 +60,7 @@ FsyncPolicy = Literal["event", "step", "never"]
 #: Every accepted :data:`FsyncPolicy`.
 FSYNC_POLICIES: Final = ("event", "step", "never")
 
-#: The key of a log line that records when the event was appended (epoch seconds).
-TIME_KEY: Final = "at"
-
+_BLANK: Final = JSON_BLANK.encode("ascii")
 _TIME_KEY_BYTES: Final = TIME_KEY.encode("ascii")
 
 
@@ -166,125 +155,6 @@ class LoadedSessionLog:
 # ---------------------------------------------------------------------------------------------
 
 
-class _FieldError(Exception):
-    def __init__(self, field: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def _describe(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def _get(obj: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], what: str) -> Any:
-    field = f"{path}.{key}" if path else key
-    if key not in obj:
-        raise _FieldError(field, f"missing field {field!r}")
-    value = obj[key]
-    # bool is an int subclass; an integer field never accepts it.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise _FieldError(field, f"field {field!r} must be {what}, not {_describe(value)}")
-    return value
-
-
-def _object(value: object, field: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _FieldError(field, f"field {field!r} must be an object, not {_describe(value)}")
-    return value
-
-
-def _call_data(data: dict[str, Any]) -> ToolCallData:
-    return ToolCallData(
-        _get(data, "turn", "data", int, "an integer"),
-        _get(data, "step", "data", int, "an integer"),
-        _get(data, "callId", "data", str, "a string"),
-        _get(data, "name", "data", str, "a string"),
-        _get(data, "arguments", "data", str, "a string"),
-    )
-
-
-def _result_data(data: dict[str, Any]) -> ToolResultData:
-    turn = _get(data, "turn", "data", int, "an integer")
-    step = _get(data, "step", "data", int, "an integer")
-    message = _object(_get(data, "message", "data", dict, "an object"), "data.message")
-    role = _get(message, "role", "data.message", str, "a string")
-    source = _get(message, "source", "data.message", dict, "an object")
-    kind = _get(source, "kind", "data.message.source", str, "a string")
-    source_id = _get(source, "callId", "data.message.source", str, "a string")
-    raw_blocks = _get(message, "content", "data.message", list, "an array")
-    blocks = []
-    for number, raw in enumerate(raw_blocks):
-        path = f"data.message.content[{number}]"
-        block = _object(raw, path)
-        items = _get(block, "content", path, list, "an array")
-        blocks.append(
-            ToolResultBlock(
-                type=_get(block, "type", path, str, "a string"),
-                tool_call_id=_get(block, "toolCallId", path, str, "a string"),
-                content=tuple(items),
-                is_error=_get(block, "isError", path, bool, "a boolean"),
-            )
-        )
-    error = None
-    if "error" in data:
-        raw_error = _get(data, "error", "data", dict, "an object")
-        error = ErrorInfo(
-            _get(raw_error, "name", "data.error", str, "a string"),
-            _get(raw_error, "code", "data.error", str, "a string"),
-        )
-    return ToolResultData(
-        turn=turn,
-        step=step,
-        message=ToolResultMessage(
-            role=role,
-            source=MessageSource(kind=kind, call_id=source_id),
-            content=tuple(blocks),
-        ),
-        error=error,
-        meta=data.get("meta", UNSET),
-    )
-
-
-def _event(raw: object, expected_seq: int) -> tuple[SessionEvent, float | None]:
-    line = _object(raw, "<line>")
-    seq = _get(line, "seq", "", int, "an integer")
-    if seq != expected_seq:
-        raise _FieldError("seq", f"field 'seq' is {seq}, expected {expected_seq}")
-    kind = _get(line, "type", "", str, "a string")
-    if "data" not in line:
-        raise _FieldError("data", "missing field 'data'")
-    data = line["data"]
-    if kind == TOOL_CALL:
-        data = _call_data(_object(data, "data"))
-    elif kind == TOOL_RESULT:
-        data = _result_data(_object(data, "data"))
-    sources: tuple[int, ...] | None = None
-    if "sourceEventSeqs" in line:
-        raw_sources = _get(line, "sourceEventSeqs", "", list, "an array")
-        for number, source in enumerate(raw_sources):
-            if type(source) is not int or not 0 <= source < seq:
-                raise _FieldError(
-                    f"sourceEventSeqs[{number}]",
-                    f"field 'sourceEventSeqs[{number}]' must be the seq of an earlier event",
-                )
-        sources = tuple(raw_sources)
-    at: float | None = None
-    if TIME_KEY in line:
-        at = _get(line, TIME_KEY, "", (int, float), "a number")
-    return SessionEvent(seq, kind, data, sources), at
-
-
 def _lines(content: bytes) -> Iterator[tuple[int, int, bytes | None]]:
     """(line number, start offset, bytes without ``\\n``, or ``None`` for the cut tail)."""
     start = 0
@@ -313,26 +183,20 @@ def _parse(content: bytes, path: str, *, salvage: bool, allow_empty: bool) -> Lo
             problem = "an incomplete line that is not a session event"
             field = None
         else:
-            if not line.strip():
+            if not line.strip(_BLANK):
                 valid = start + len(line) + 1
                 continue
             try:
-                text = line.decode("utf-8")
-                raw = loads_any_depth(text)
-            except (UnicodeDecodeError, ValueError) as exc:
-                problem = f"not JSON ({exc})"
-                field = None
+                event, at = read_line(line.decode("utf-8"), len(events))
+            except UnicodeDecodeError:
+                problem, field = "not JSON", None
+            except InvalidLine as invalid:
+                problem, field = invalid.problem.render(), invalid.problem.field
             else:
-                try:
-                    event, at = _event(raw, len(events))
-                except _FieldError as exc:
-                    problem = exc.message
-                    field = exc.field
-                else:
-                    events.append(event)
-                    times.append(at)
-                    valid = start + len(line) + 1
-                    continue
+                events.append(event)
+                times.append(at)
+                valid = start + len(line) + 1
+                continue
         if not events:
             raise SessionLogError(
                 f"{path} is not a trio_harness session log: line {number}: {problem}",
@@ -516,26 +380,14 @@ class DurableSession(Session):
         """Append an event, write its line and flush it (fsync per the policy).
 
         Raises:
-            ValueError: The log is closed, or a source seq is not that of an earlier event
-                (the file could not be read back).
-            TypeError: ``data`` of an application event type is not lossless JSON (a plain
-                ``Session`` would write it as ``null``).
+            ValueError: The log is closed; or what :meth:`Session.append` refuses.
+            TypeError: What :meth:`Session.append` refuses (nothing is written).
             OSError: Writing failed; the event is not in the log, and its line was taken back
                 from the file (if the file still allows it).
         """
         file = self._file
         if file is None:
             raise ValueError(f"{self.path}: session log is closed")
-        if not attrs.has(data.__class__) and not is_json_value(data):
-            raise TypeError(f"{type!r} event data is not lossless JSON: {data!r}")
-        if source_event_seqs is not None:
-            seq = len(self.events)
-            for source in source_event_seqs:
-                if source.__class__ is not int or not 0 <= source < seq:
-                    raise ValueError(
-                        f"source_event_seqs must be seqs of earlier events (0 to {seq - 1}), "
-                        f"not {source!r}"
-                    )
         event = super().append(type, data, source_event_seqs=source_event_seqs)
         at = self._clock()
         wire = event.to_json()

@@ -24,7 +24,8 @@ import attrs
 from .._json import js_json_or_string, parse_arguments
 from .._validation import validate_json_schema_value
 from .._values import ToolError, ToolExecutionResult, aborted_result
-from .session import TOOL_CALL, TOOL_RESULT, Session, SessionEvent, ToolCallData, ToolResultData
+from .events import TOOL_CALL, TOOL_RESULT, SessionEvent, ToolCallData, ToolResultData
+from .session import Session
 
 __all__ = [
     "PresentedCall",
