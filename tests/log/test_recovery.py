@@ -10,7 +10,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from tests.journal.steps import Ticker, two_steps
+from tests.support.demo_steps import Ticker, two_steps
 
 
 @pytest.fixture

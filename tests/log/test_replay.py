@@ -8,7 +8,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from tests.journal.steps import PARAMS, Ticker, demo_calls, runtime, two_steps
+from tests.support.demo_steps import PARAMS, Ticker, demo_calls, runtime, two_steps
 
 
 def crashed_log(tmp_path: Path) -> Path:

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 import trio_harness as th
-from tests.journal.steps import Ticker, demo_calls, runtime, two_steps
+from tests.support.demo_steps import Ticker, demo_calls, runtime, two_steps
 
 
 async def test_a_durable_log_holds_the_wire_form_plus_when(
