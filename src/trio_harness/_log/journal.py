@@ -23,18 +23,17 @@ byte offset and field, unless ``salvage=True`` keeps the valid prefix.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
 from .._errors import HarnessError
-from .._json import js_json
+from .._json import is_json_number, js_json
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, read_line
 from .session import Session
@@ -177,7 +176,10 @@ def _parse(content: bytes, path: str, *, salvage: bool, allow_empty: bool) -> Lo
     for number, start, line in _lines(content):
         if line is None:
             tail = content[start:]
-            if tail.startswith(_EVENT_PREFIX) or _EVENT_PREFIX.startswith(tail):
+            # A power cut can leave NUL bytes where the last writes were (ext4, XFS): the file
+            # grew, its data never reached the disk. Those, after an event's start, are a cut.
+            written = tail.rstrip(b"\0")
+            if written.startswith(_EVENT_PREFIX) or _EVENT_PREFIX.startswith(written):
                 cut = LogCut(line=number, offset=start, dropped=tail)
                 return LoadedSessionLog(tuple(events), tuple(times), cut=cut, valid_bytes=valid)
             problem = "an incomplete line that is not a session event"
@@ -268,13 +270,32 @@ def encode_line(wire: dict[str, Any]) -> bytes:
     return js_json(wire).encode("utf-8") + b"\n"
 
 
-def _lock(file: IO[bytes], path: str) -> None:
+def _lock(fd: int, path: str) -> None:
     if fcntl is None:  # pragma: no cover - Windows
         return
     try:
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise SessionLogLockedError(path) from None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` at the end of ``fd`` (``os.write`` may write part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _time_error(path: str, at: object) -> Exception:
+    kind = TypeError if type(at) not in (int, float) else ValueError
+    return kind(
+        f"{path}: the clock returned {at!r}; an append time must be a finite number of seconds"
+    )
+
+
+_OPEN_FLAGS: Final = (
+    os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 class DurableSession(Session):
@@ -291,15 +312,27 @@ class DurableSession(Session):
         times: When each event was appended (epoch seconds; ``None`` if unknown).
     """
 
-    __slots__ = ("_clock", "_file", "_open_calls", "fsync", "path", "recovered", "times")
+    __slots__ = (
+        "_broken",
+        "_clock",
+        "_fd",
+        "_open_calls",
+        "_size",
+        "fsync",
+        "path",
+        "recovered",
+        "times",
+    )
 
     path: str
     fsync: FsyncPolicy
     recovered: LoadedSessionLog
     times: list[float | None]
-    _file: IO[bytes] | None
+    _fd: int | None
+    _size: int  # Invariant: the file holds exactly the lines of ``events``, ``_size`` bytes.
+    _broken: OSError | None  # a failed write that could not be taken back from the file
     _clock: Callable[[], float]
-    _open_calls: int
+    _open_calls: set[int]  # seqs of the tool/call events no tool/result has cited yet
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("use DurableSession.open(path) to open a durable session log")
@@ -315,16 +348,18 @@ class DurableSession(Session):
     ) -> DurableSession:
         """Open (creating if missing) a session log for appending, recovering what it holds.
 
-        A crash cut (an incomplete last line) is dropped from the file and reported in
-        ``recovered.cut``; appending continues after the last complete event. In salvage mode
-        a malformed line and everything after it are moved to ``<path>.salvaged`` (appended)
-        before the file is truncated to its valid prefix.
+        A crash cut (an incomplete last line, or the NUL bytes a power cut can leave after the
+        last complete one) is dropped from the file and reported in ``recovered.cut``;
+        appending continues after the last complete event. In salvage mode a malformed line
+        and everything after it are moved to ``<path>.salvaged`` (appended) before the file is
+        truncated to its valid prefix.
 
         Args:
             path: The file.
             fsync: When to force writes to stable storage (see the module docstring).
             salvage: Keep the valid prefix of a file with a malformed line instead of raising.
-            clock: Where the ``"at"`` times come from (epoch seconds).
+            clock: Where the ``"at"`` times come from (epoch seconds; each must be a finite
+                ``int`` or ``float``).
 
         Raises:
             ValueError: ``fsync`` is not a known policy.
@@ -335,11 +370,11 @@ class DurableSession(Session):
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
         name = os.fspath(path)
-        file = open(name, "a+b")  # noqa: SIM115 - owned by the session, closed by close()
+        fd = os.open(name, _OPEN_FLAGS, 0o666)
         try:
-            _lock(file, name)
-            file.seek(0)
-            content = file.read()
+            _lock(fd, name)
+            with open(fd, "rb", closefd=False) as file:
+                content = file.read()
             loaded = _parse(content, name, salvage=salvage, allow_empty=True)
             if loaded.valid_bytes != len(content):
                 if loaded.salvaged is not None:
@@ -347,12 +382,10 @@ class DurableSession(Session):
                         aside.write(content[loaded.valid_bytes :])
                         aside.flush()
                         os.fsync(aside.fileno())
-                file.truncate(loaded.valid_bytes)
-                file.flush()
-                os.fsync(file.fileno())
-            file.seek(0, os.SEEK_END)
+                os.ftruncate(fd, loaded.valid_bytes)
+                os.fsync(fd)
         except BaseException:
-            file.close()
+            os.close(fd)
             raise
         self = object.__new__(cls)
         Session.__init__(self, events=list(loaded.events))
@@ -360,78 +393,100 @@ class DurableSession(Session):
         self.fsync = fsync
         self.recovered = loaded
         self.times = list(loaded.times)
-        self._file = file
+        self._fd = fd
+        self._size = loaded.valid_bytes
+        self._broken = None
         self._clock = clock
         self._open_calls = _open_calls(loaded.events)
         return self
 
     def __repr__(self) -> str:
-        state = "closed" if self._file is None else f"fsync={self.fsync}"
+        state = "closed" if self._fd is None else f"fsync={self.fsync}"
         return f"DurableSession({self.path!r}, {len(self.events)} events, {state})"
 
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
-        return self._file is None
+        return self._fd is None
 
     def append(
         self, type: str, data: Any, *, source_event_seqs: Sequence[int] | None = None
     ) -> SessionEvent:
-        """Append an event, write its line and flush it (fsync per the policy).
+        """Append an event and write its line to the file (fsync per the policy).
+
+        An append that raises leaves nothing behind: no event in memory, no byte in the file.
 
         Raises:
-            ValueError: The log is closed; or what :meth:`Session.append` refuses.
-            TypeError: What :meth:`Session.append` refuses (nothing is written).
-            OSError: Writing failed; the event is not in the log, and its line was taken back
-                from the file (if the file still allows it).
+            ValueError: The log is closed; the clock returned a number that is not finite; or
+                what :meth:`Session.append` refuses.
+            TypeError: The clock returned something other than a number; or what
+                :meth:`Session.append` refuses.
+            OSError: Writing (or the policy's fsync) failed; the event is not in the log and
+                its bytes were taken back from the file. If even that failed, the log refuses
+                every later append (reopen it: the partial line is a crash cut).
         """
-        file = self._file
-        if file is None:
+        fd = self._fd
+        if fd is None:
             raise ValueError(f"{self.path}: session log is closed")
+        if self._broken is not None:
+            raise OSError(
+                self._broken.errno,
+                f"{self.path}: a failed write could not be taken back from the file "
+                f"({self._broken}); reopen the log to recover it",
+            )
+        at = self._clock()  # first: a clock that raises leaves nothing behind
+        if not is_json_number(at):
+            raise _time_error(self.path, at)
         event = super().append(type, data, source_event_seqs=source_event_seqs)
-        at = self._clock()
-        wire = event.to_json()
-        offset = file.tell()
+        events = self.events
+        open_calls = self._open_calls
+        answered: list[int] = []
+        sync = self.fsync == "event"
+        if type == TOOL_CALL:
+            open_calls.add(event.seq)
+        elif type == TOOL_RESULT and source_event_seqs:
+            answered = [seq for seq in source_event_seqs if seq in open_calls]
+            open_calls.difference_update(answered)
+            sync = sync or (self.fsync == "step" and bool(answered) and not open_calls)
+        size = self._size
         try:
-            # The time is a float: appended after the fast-path check, in JavaScript's format.
-            line = encode_line(wire)
-            file.write(line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n")
-            file.flush()
-            policy = self.fsync
-            if policy == "event":
-                os.fsync(file.fileno())
-            elif type == TOOL_CALL:
-                self._open_calls += 1
-            elif type == TOOL_RESULT and source_event_seqs:
-                self._open_calls -= 1
-                if self._open_calls == 0 and policy == "step":
-                    os.fsync(file.fileno())
+            # The time is a number: appended after the fast-path check, in JavaScript's format.
+            line = encode_line(event.to_json())
+            line = line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n"
+            _write_all(fd, line)
+            if sync:
+                os.fsync(fd)
         except BaseException:
-            self.events.pop()
-            # Take back a partly written line, so the file matches the log (if it still can).
-            with contextlib.suppress(OSError, ValueError):
-                file.truncate(offset)
+            # Nothing of the event stays: not in memory, not in the open-call count, not in
+            # the file (a partial line, or a whole one whose fsync failed, is taken back).
+            events.pop()
+            if type == TOOL_CALL:
+                open_calls.discard(event.seq)
+            open_calls.update(answered)
+            try:
+                os.ftruncate(fd, size)
+            except OSError as error:
+                self._broken = error
             raise
+        self._size = size + len(line)
         self.times.append(at)
         return event
 
     def sync(self) -> None:
         """Force everything written so far to stable storage (``os.fsync``)."""
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+        if self._fd is not None:
+            os.fsync(self._fd)
 
     def close(self) -> None:
         """Sync, release the lock and close the file (idempotent)."""
-        file = self._file
-        if file is None:
+        fd = self._fd
+        if fd is None:
             return
-        self._file = None
+        self._fd = None
         try:
-            file.flush()
-            os.fsync(file.fileno())
+            os.fsync(fd)
         finally:
-            file.close()  # closing the descriptor releases the flock
+            os.close(fd)  # closing the descriptor releases the flock
 
     def __enter__(self) -> DurableSession:
         return self
@@ -440,11 +495,11 @@ class DurableSession(Session):
         self.close()
 
 
-def _open_calls(events: Sequence[SessionEvent]) -> int:
-    answered = {
-        seq
-        for event in events
-        if event.type == TOOL_RESULT
-        for seq in event.source_event_seqs or ()
-    }
-    return sum(1 for event in events if event.type == TOOL_CALL and event.seq not in answered)
+def _open_calls(events: Sequence[SessionEvent]) -> set[int]:
+    calls = set()
+    for event in events:
+        if event.type == TOOL_CALL:
+            calls.add(event.seq)
+        elif event.type == TOOL_RESULT:
+            calls.difference_update(event.source_event_seqs or ())
+    return calls
