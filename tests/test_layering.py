@@ -43,6 +43,7 @@ ORDER: list[tuple[str, float]] = [
     ("_json.parse", 1.02),
     ("_json", 1.09),
     ("_errors", 1.1),
+    ("_validation.paths", 1.9),
     ("_validation.subset", 2.0),
     ("_validation.walker", 2.1),
     ("_validation.codegen", 2.2),

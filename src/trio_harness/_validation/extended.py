@@ -38,6 +38,7 @@ from typing import Any, Final, Literal
 from .._errors import JsonSchemaError
 from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .formats import FORMAT_ASSERTIONS, is_multiple
+from .paths import diagnostic_path, property_path
 from .pattern import PatternError, translate_pattern
 from .subset import assert_supported_json_schema, is_schema_record
 from .walker import validate_json_schema_value
@@ -50,12 +51,10 @@ __all__ = [
     "Vocabulary",
     "assert_extended_json_schema",
     "count_checks",
-    "diagnostic_path",
     "duplicate_problem",
     "extended_violations",
     "has_extension",
     "number_checks",
-    "property_path",
     "string_checks",
     "validate_extended_value",
 ]
@@ -76,17 +75,6 @@ EXTENSION_KEYWORDS: Final = frozenset(
     {"additionalProperties", *(key for keys in EXTENSION_BY_TYPE.values() for key in keys)}
 )
 _OWN_KEYWORDS: Final = frozenset(key for keys in EXTENSION_BY_TYPE.values() for key in keys)
-
-
-def diagnostic_path(path: str) -> str:
-    """The path as violations show it: the empty root reads ``arguments`` (as the walker's)."""
-    return path or "arguments"
-
-
-def property_path(path: str, key: str) -> str:
-    """``<path>.<key>``, or the bare key at the empty root (as the walker's, on plain strings:
-    this module's paths are rendered eagerly, one per schema level)."""
-    return f"{path}.{key}" if path else key
 
 
 # ---------------------------------------------------------------------------------------------

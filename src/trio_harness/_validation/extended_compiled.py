@@ -23,13 +23,12 @@ from .extended import (
     Formats,
     assert_extended_json_schema,
     count_checks,
-    diagnostic_path,
     duplicate_problem,
     has_extension,
     number_checks,
-    property_path,
     string_checks,
 )
+from .paths import diagnostic_path, property_path
 
 __all__ = ["compile_extended_validator"]
 
