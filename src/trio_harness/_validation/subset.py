@@ -37,6 +37,7 @@ __all__ = [
     "ANNOTATION_ORDER",
     "CONSTRAINT_KEYWORDS",
     "SCALAR_TYPES",
+    "STRUCTURAL_BY_TYPE",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "is_schema_record",
@@ -62,7 +63,7 @@ _STRUCTURAL_ORDER: Final = (
 )
 
 #: Which structural keywords each type allows (step 9 reports the others as misplaced).
-_ALLOWED_BY_TYPE: Final[dict[str, frozenset[str]]] = {
+STRUCTURAL_BY_TYPE: Final[dict[str, frozenset[str]]] = {
     "object": frozenset(("properties", "required", "additionalProperties")),
     "array": frozenset(("items",)),
     **{scalar: frozenset(("enum", "const")) for scalar in SCALAR_TYPES},
@@ -244,7 +245,7 @@ def _collect_violations(schema: object) -> list[str]:
             continue
         # 8: the type itself.
         type_name = record["type"]
-        if type(type_name) is not str or type_name not in _ALLOWED_BY_TYPE:
+        if type(type_name) is not str or type_name not in STRUCTURAL_BY_TYPE:
             if type(type_name) is list:
                 out.append(
                     f"{render_path(at)}.type must be a single type string (type arrays are not supported)"
@@ -255,7 +256,7 @@ def _collect_violations(schema: object) -> list[str]:
                 )
             continue
         # 9: structural keywords on the wrong type.
-        allowed = _ALLOWED_BY_TYPE[type_name]
+        allowed = STRUCTURAL_BY_TYPE[type_name]
         for key in _STRUCTURAL_ORDER:
             if key in record and key not in allowed:
                 out.append(f'{render_path(at)}.{key} is not supported on type "{type_name}"')
