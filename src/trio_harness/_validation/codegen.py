@@ -21,6 +21,7 @@ from typing import Final
 import attrs
 
 from .._json import MAX_FINITE_JSON_INT, js_json
+from .walker import ONE_OF_MISMATCH
 
 __all__ = ["SCALAR_KINDS", "GeneratedSource", "generate"]
 
@@ -649,8 +650,8 @@ class _CollectGen:
             )
             out.append(f"{pad}        raise _Invalid")
             out.append(
-                f"{pad}    o.append('\"' + {path.diagnostic()} + "
-                f"'\" must match exactly one oneOf branch (matched ' + str({count}) + ')')"
+                f"{pad}    o.append('\"' + {path.diagnostic()} + {ONE_OF_MISMATCH!r} + "
+                f"str({count}) + ')')"
             )
             return
         if "type" not in node:

@@ -41,7 +41,7 @@ from .formats import FORMAT_ASSERTIONS, is_multiple
 from .paths import diagnostic_path, property_path
 from .pattern import PatternError, translate_pattern
 from .subset import assert_supported_json_schema, is_schema_record
-from .walker import validate_json_schema_value
+from .walker import one_of_violation, validate_json_schema_value
 
 __all__ = [
     "EXTENSION_BY_TYPE",
@@ -372,9 +372,7 @@ def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: li
             _walk(branch, value, path, formats, branch_out)
             matched += not branch_out
         if matched != 1:
-            out.append(
-                f'"{diagnostic_path(path)}" must match exactly one oneOf branch (matched {matched})'
-            )
+            out.append(one_of_violation(path, matched))
         return
     type_name = node["type"]
     skeleton = {key: item for key, item in node.items() if key in STRICT_LOCAL}

@@ -29,6 +29,7 @@ from .extended import (
     string_checks,
 )
 from .paths import diagnostic_path, property_path
+from .walker import one_of_violation
 
 __all__ = ["compile_extended_validator"]
 
@@ -53,10 +54,7 @@ def _compile(node: dict[str, Any], formats: Formats) -> _Check:
                 branch(value, path, branch_out)
                 matched += not branch_out
             if matched != 1:
-                out.append(
-                    f'"{diagnostic_path(path)}" must match exactly one oneOf branch '
-                    f"(matched {matched})"
-                )
+                out.append(one_of_violation(path, matched))
 
         return one_of
     type_name = node["type"]

@@ -30,9 +30,18 @@ from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .paths import Path, diagnostic_path, is_empty_path, property_path
 from .subset import js_same_value_zero
 
-__all__ = ["validate_json_schema_value"]
+__all__ = ["ONE_OF_MISMATCH", "one_of_violation", "validate_json_schema_value"]
 
 _MISSING: Final = object()
+
+#: The ``oneOf`` violation's text between the quoted path and the count of matched branches
+#: (``"<path>" must match exactly one oneOf branch (matched <n>)``); generated code inlines it.
+ONE_OF_MISMATCH: Final = '" must match exactly one oneOf branch (matched '
+
+
+def one_of_violation(path: Path, matched: int) -> str:
+    """The violation of a ``oneOf`` that matched ``matched`` branches (not exactly one)."""
+    return f'"{diagnostic_path(path)}{ONE_OF_MISMATCH}{matched})'
 
 
 def _number_problem(value: object) -> str | None:
@@ -142,10 +151,7 @@ def _run(stack: list[_Frame]) -> None:
                 branch_lists: list[list[str]] = frame.own  # type: ignore[assignment]
                 matched = sum(1 for branch in branch_lists if not branch)
                 if matched != 1:
-                    frame.sink.append(
-                        f'"{diagnostic_path(path)}" must match exactly one oneOf branch '
-                        f"(matched {matched})"
-                    )
+                    frame.sink.append(one_of_violation(path, matched))
                 continue
             own: list[str] = frame.own  # type: ignore[assignment]
             if type(value) is dict:
