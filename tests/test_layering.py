@@ -8,7 +8,7 @@ against the layers written down in ``trio_harness/__init__.py`` and ``docs/expla
 3. ``_values``                                plain values
 4. ``_session``, ``_journal``, ``_replay``     the log, on disk, checked and presented
 5. ``_runtime/``                              abort → execution → hooks → define → registry →
-                                              results → pipeline → tool_runtime
+                                              results → body → pipeline → tool_runtime
 6. ``_pool/``, ``_timeline``                  machine → driver → steps; a traced step drawn
 7. ``_oracle``, then ``_conformance/``        scenario → behaviours → checklog → oracle →
                                               generate → runner → cli;
@@ -67,6 +67,7 @@ ORDER: list[tuple[str, float]] = [
     ("_runtime.json_tool", 5.35),
     ("_runtime.registry", 5.4),
     ("_runtime.results", 5.5),
+    ("_runtime.body", 5.55),
     ("_runtime.pipeline", 5.6),
     ("_runtime.tool_runtime", 5.7),
     ("_runtime", 5.9),
@@ -108,6 +109,7 @@ RANK = dict(ORDER)
 #: Modules allowed to import trio: the Trio machinery, plus ``trio.Event`` as a field type.
 TRIO_ALLOWED = {
     "_runtime.abort",
+    "_runtime.body",
     "_runtime.pipeline",
     "_runtime.execution",
     "_runtime.hooks",

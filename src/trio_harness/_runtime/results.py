@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._errors import ToolOutputError, error_message
+from .._errors import ToolOutputError, ToolTimeoutError, error_message
 from .._json import NOT_JSON, snapshot_json_value
 from .._values import (
     UNSET,
@@ -36,6 +36,8 @@ __all__ = [
     "create_success_result",
     "denied_result",
     "materialize",
+    "success_result",
+    "timeout_result",
     "with_contexts",
 ]
 
@@ -91,6 +93,20 @@ def create_success_result(
         meta=meta,
         concludes_turn=exec._concluded,
     )
+
+
+def success_result(exec: ToolExecution, tool: RegisteredTool, value: Any) -> ToolExecutionResult:
+    """:func:`create_success_result` for a body's value; a broken output contract becomes its
+    error result (so ``result.is_error`` afterwards tells whether the value was accepted)."""
+    try:
+        return create_success_result(exec, tool, value)
+    except Exception as error:
+        return error_result(error)
+
+
+def timeout_result(tool: RegisteredTool) -> ToolExecutionResult:
+    """The failure of a body cut short by ``tool``'s ``timeout_ms`` (``TOOL_TIMEOUT``)."""
+    return error_result(ToolTimeoutError(tool.name, tool.definition.timeout_ms or 0))
 
 
 def denied_result(reason: str) -> ToolExecutionResult:
