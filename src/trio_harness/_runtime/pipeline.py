@@ -32,6 +32,8 @@ from .._values import (
     ToolExecutionResult,
     aborted_before_dispatch_result,
     aborted_result,
+    blocked_result,
+    denied_result,
     error_result,
     is_well_formed_error,
 )
@@ -60,10 +62,8 @@ from .hooks import (
 )
 from .registry import Registry
 from .results import (
-    blocked_result,
     cancellation_result,
     create_success_result,
-    denied_result,
     materialize,
     with_contexts,
 )
