@@ -435,7 +435,7 @@ class _ValidGen:
             out.append(f"{pad}if not _lossless({var}): {fail}")
         else:
             # Open object: undeclared values are covered by no node, so they need the lossless
-            # check themselves (see the invariant in _validator).
+            # check themselves (see the invariant in walker.py).
             undeclared = src.name("u")
             out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
             out.append(

@@ -328,7 +328,7 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
         formats: ``"annotate"`` (default) or ``"assert"`` (check the common formats).
 
     Returns:
-        ``(value, path) -> violations``, equal to :func:`validate_extended_value` on every value.
+        ``(value, path) -> violations``, equal to :func:`~.extended.validate_extended_value` on every value.
 
     Raises:
         JsonSchemaError: ``schema`` is outside the subset + extension.
