@@ -4,30 +4,30 @@
 with a JSON Schema of its own (an MCP server's tool, a typed function's pydantic schema) is defined
 here instead: the schema is normalised (:func:`~trio_harness.schema.normalize_json_schema`, with its
 report) and validated with the vocabulary chosen for this tool, ``"strict"`` or ``"extended"``.
-Validation strengths are those of ``define_tool``: HARD for ``execute`` (``ToolArgsError`` with
-every violation), SOFT for the classifier (invalid arguments classify as ``False``).
+The definition-time option checks, HARD validation for ``execute`` (``ToolArgsError`` with every
+violation) and SOFT validation for the classifier (invalid arguments classify as ``False``) are
+``define_tool``'s own (:mod:`.define`).
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._errors import JsonSchemaError, ToolArgsError
+from .._errors import JsonSchemaError
 from .._validation import (
     Formats,
     NormalizedSchema,
     Vocabulary,
+    assert_supported_json_schema,
     compile_extended_validator,
     compile_validator,
     normalize_json_schema,
 )
 from .._values import ToolDefinition, ToolOutput
+from .define import check_tool_options, soft_classifier, validated_execute
 
 __all__ = ["define_json_tool", "json_schema_validator"]
-
-_ARGS_ROOT = ""
 
 
 def _raw_render(args: Any, value: Any) -> Any:
@@ -43,8 +43,6 @@ def json_schema_validator(
         JsonSchemaError: The schema is outside the chosen vocabulary.
     """
     if vocabulary == "strict":
-        from .._validation import assert_supported_json_schema
-
         assert_supported_json_schema(schema)
         return compile_validator(schema)
     if vocabulary != "extended":
@@ -85,40 +83,37 @@ def define_json_tool(
         normalisation report.
 
     Raises:
+        TypeError: An option has the wrong type, checked as ``define_tool`` checks it (``execute``
+            not callable or a synchronous ``def``, ``name``/``description`` not ``str``, ...):
+            ``define_json_tool(<name>): execute must be a callable, got int``.
+        ValueError: ``timeout_ms`` is not a positive finite number.
         JsonSchemaError: The schema could not be normalised exactly (every unkept part named,
             unless ``allow_unkept``) or is still outside the vocabulary.
     """
+    contract = output if output is not None else ToolOutput(schema={}, render=_raw_render)
+    check_tool_options(
+        "define_json_tool",
+        name=name,
+        description=description,
+        execute=execute,
+        output=contract,
+        callbacks=(("is_concurrency_safe", is_concurrency_safe),),
+        timeout_ms=timeout_ms,
+    )
     report = normalize_json_schema(input_schema, vocabulary=vocabulary)
     problems = [*report.violations, *([] if allow_unkept else report.unkept)]
     if problems:
         raise JsonSchemaError(problems)
     check = json_schema_validator(report.schema, vocabulary=vocabulary, formats=formats)
-
-    async def validated_execute(args: Any, ctx: Any) -> Any:
-        violations = check(args, _ARGS_ROOT)
-        if violations:
-            raise ToolArgsError(violations)
-        pending = execute(args, ctx)
-        if not inspect.isawaitable(pending):
-            raise TypeError(f"tool {name}: execute must be an async function")
-        return await pending
-
-    classifier = None
-    if is_concurrency_safe is not None:
-        classify = is_concurrency_safe
-
-        def classifier(args: Any) -> object:
-            if check(args, _ARGS_ROOT):
-                return False
-            return classify(args)
-
     definition = ToolDefinition(
         name=name,
         description=description,
         parameters=report.schema,
-        output=output if output is not None else ToolOutput(schema={}, render=_raw_render),
-        execute=validated_execute,
-        is_concurrency_safe=classifier,
+        output=contract,
+        execute=validated_execute(check, execute, f"define_json_tool({name})"),
+        is_concurrency_safe=None
+        if is_concurrency_safe is None
+        else soft_classifier(check, is_concurrency_safe),
         timeout_ms=timeout_ms,
     )
     return definition, report

@@ -42,8 +42,13 @@ import attrs
 
 from .._errors import JsonSchemaError
 from .._json import is_json_value
-from .extended import EXTENSION_KEYWORDS, Vocabulary, extended_violations
-from .subset import ANNOTATION_KEYWORDS, CONSTRAINT_KEYWORDS, assert_supported_json_schema
+from .extended import EXTENSION_BY_TYPE, EXTENSION_KEYWORDS, Vocabulary, extended_violations
+from .subset import (
+    ANNOTATION_KEYWORDS,
+    CONSTRAINT_KEYWORDS,
+    STRUCTURAL_BY_TYPE,
+    assert_supported_json_schema,
+)
 
 __all__ = ["NormalizedSchema", "normalize_json_schema"]
 
@@ -64,37 +69,11 @@ _DROPPED: Final = frozenset(
     )
 )
 _KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
-#: The keywords each type owns (the rest are annotations or belong to another type).
+#: The keywords each type owns (the rest are annotations or belong to another type): the strict
+#: subset's structural keywords of the type plus the extension keywords of the type.
 _TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
-    "object": frozenset(
-        ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
-    ),
-    "array": frozenset(("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
-    "string": frozenset(("minLength", "maxLength", "pattern", "format", "enum", "const")),
-    "number": frozenset(
-        (
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "enum",
-            "const",
-        )
-    ),
-    "integer": frozenset(
-        (
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "enum",
-            "const",
-        )
-    ),
-    "boolean": frozenset(("enum", "const")),
-    "null": frozenset(("enum", "const")),
+    name: STRUCTURAL_BY_TYPE[name] | frozenset(EXTENSION_BY_TYPE.get(name, ()))
+    for name in _KNOWN_TYPES
 }
 _ANY: Final = frozenset().union(*_TYPE_KEYWORDS.values())
 #: References inlined per schema at most: a schema whose definitions fan out (each referring to
@@ -343,9 +322,8 @@ class _Normalizer:
         branches = []
         for name in types:
             branch: dict[str, Any] = {"type": name}
-            for key in _TYPE_KEYWORDS[name]:
-                if key in node:
-                    branch[key] = node[key]
+            owned = _TYPE_KEYWORDS[name]
+            branch.update((key, value) for key, value in node.items() if key in owned)
             if "enum" in branch:
                 branch["enum"] = [m for m in branch["enum"] if _member_fits(name, m)]
                 if not branch["enum"]:
