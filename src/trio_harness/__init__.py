@@ -28,6 +28,7 @@ import warnings
 from typing import Any
 
 from ._apps import (
+    FinishReason,
     ModelReplied,
     ModelRequested,
     ModelStep,
@@ -38,6 +39,7 @@ from ._apps import (
     TurnEvent,
     TurnModel,
     TurnResult,
+    Usage,
     abort_on_sigint,
     run_turn,
     tool,
@@ -178,6 +180,7 @@ __all__ = [
     "DurableSession",
     "ErrorInfo",
     "ExecutionMode",
+    "FinishReason",
     "FsyncPolicy",
     "HarnessError",
     "JsonSchemaError",
@@ -228,6 +231,7 @@ __all__ = [
     "TurnResult",
     "UnansweredCall",
     "UnreachableVariantError",
+    "Usage",
     "__version__",
     "abort_on_sigint",
     "aborted_before_dispatch_result",
