@@ -586,7 +586,10 @@ class _SchemaWriter:
                 keys = cls.__required_keys__
                 for key, hint in hints.items():
                     properties[key] = self.spec(hint, f"{where}.{key}")
-                    if key in keys:
+                    # The qualifier itself decides: under string annotations (PEP 563) the
+                    # class's __required_keys__ cannot see NotRequired / Required.
+                    qualifier = getattr(typing.get_origin(hint), "_name", None)
+                    if qualifier == "Required" or (qualifier != "NotRequired" and key in keys):
                         required.append(key)
         finally:
             self._active.discard(cls)
@@ -615,6 +618,22 @@ class _BadValue(ValueError):
     """A structuring hook's own message: ``"<path>" <message>``."""
 
 
+@attrs.frozen
+class _Step:
+    name: str
+
+
+class _ItemErrors(Exception):
+    """Failures of a TypedDict's items, grouped as cattrs groups a class's attributes."""
+
+    def __init__(self, failures: list[tuple[Exception, str]]) -> None:
+        super().__init__(f"{len(failures)} item(s) failed")
+        self.failures = failures
+
+    def group_exceptions(self) -> tuple[list[tuple[Exception, _Step]], list[Exception]]:
+        return [(error, _Step(key)) for error, key in self.failures], []
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -636,6 +655,11 @@ def _exact_kinds(spec: dict[str, Any]) -> frozenset[str]:
         return frozenset().union(*(_exact_kinds(branch) for branch in spec["oneOf"]))
     kind = spec.get("type")
     return frozenset({"any"}) if kind is None else frozenset({kind})
+
+
+def _is_set_type(tp: Any) -> bool:
+    origin: Any = typing.get_origin(tp) or tp
+    return origin is set or origin is frozenset or origin is tuple
 
 
 def _make_converter(writer: _SchemaWriter) -> cattrs.Converter:
@@ -685,6 +709,23 @@ def _make_converter(writer: _SchemaWriter) -> cattrs.Converter:
     def structure_model(value: Any, tp: Any) -> Any:
         return tp.model_validate(value)
 
+    def structure_typeddict(value: Any, tp: Any) -> Any:
+        # Own hook: cattrs reads NotRequired from __required_keys__, which string annotations
+        # (PEP 563) hide; validation already checked which keys must be there.
+        hints = typing.get_type_hints(tp, include_extras=True)
+        out: dict[str, Any] = {}
+        failures: list[tuple[Exception, str]] = []
+        for key, item in value.items():
+            if key not in hints:
+                continue
+            try:
+                out[key] = converter.structure(item, _strip_qualifiers(hints[key]))
+            except Exception as error:
+                failures.append((error, key))
+        if failures:
+            raise _ItemErrors(failures)
+        return out
+
     def structure_path(value: Any, tp: Any) -> Any:
         return tp(value)
 
@@ -695,6 +736,7 @@ def _make_converter(writer: _SchemaWriter) -> cattrs.Converter:
     for formatted in _FORMATS:
         converter.register_structure_hook(formatted, structure_formatted)
     converter.register_structure_hook_func(_is_pydantic_model, structure_model)
+    converter.register_structure_hook_func(_is_typeddict, structure_typeddict)
     converter.register_structure_hook_func(
         lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), structure_path
     )
@@ -711,7 +753,7 @@ def _make_converter(writer: _SchemaWriter) -> cattrs.Converter:
         _is_pydantic_model, lambda value: value.model_dump(mode="json")
     )
     converter.register_unstructure_hook_func(
-        lambda tp: typing.get_origin(tp) in (set, frozenset) or tp is set or tp is frozenset,
+        _is_set_type,  # sets and tuples are JSON arrays
         lambda value: [converter.unstructure(item) for item in value],
     )
     return converter

@@ -151,7 +151,22 @@ def explain_unions(
             allowed = [part for branch in node["oneOf"] for part in _describe(branch)]
             return [f"{_label(path)} must be {_or(allowed)}"]
         if len(candidates) == 1:
-            return rewrite(candidates[0], value, path, validator(candidates[0])(value, path))
+            [chosen] = candidates
+            own = rewrite(chosen, value, path, validator(chosen)(value, path))
+            # A violation of the value itself names the other branches too: "... or null".
+            others = [
+                part
+                for branch in node["oneOf"]
+                if branch is not chosen
+                for part in _describe(branch)
+            ]
+            head = f"{_label(path)} must be "
+            return [
+                f"{violation} or {_or(others)}"
+                if violation.startswith(head) and others and "; " not in violation
+                else violation
+                for violation in own
+            ]
         parts = [
             "; ".join(rewrite(branch, value, path, validator(branch)(value, path)))
             for branch in candidates
