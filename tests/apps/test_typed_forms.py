@@ -98,7 +98,7 @@ async def test_pydantic_field_is_honoured() -> None:
         query: Annotated[str, Field(description="What to find", min_length=1)],
         limit: Annotated[int, Field(ge=1, le=50)] = 5,
         offset: int = Field(default=10, ge=0, description="Where to start"),
-        tags: list[str] = Field(default_factory=list, max_length=3),
+        tags: list[str] = Field(default_factory=list, max_length=3),  # noqa: B008
         ratio: Annotated[float, annotated_types.Gt(0), annotated_types.Lt(1)] = 0.5,
     ) -> str:
         """Page through hits."""
