@@ -307,7 +307,9 @@ async def test_invalid_streamed_tool_input_is_reported_and_stored_as_an_object()
             result = await th.run_turn(model, runtime_with(dict(FILES)), th.Session())
     assert result.stop == "done"
     second = server.requests[1].body["messages"]
-    assert second[1]["content"] == [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}]
+    assert second[1]["content"] == [
+        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}
+    ]
     assert second[2]["content"][0]["is_error"] is True
     assert second[2]["content"][0]["content"] == [
         {"type": "text", "text": 'Error: invalid arguments: "arguments" must be an object'}
