@@ -221,7 +221,7 @@ def test_the_adapters_refuse_names_the_apis_reject(adapter: Any) -> None:
         {"name": "files.read", "parameters": {"type": "object"}},
         {"name": "x" * 65, "parameters": {"type": "object"}},
     ]
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="tool names must match") as caught:
         adapter(tools)
     assert str(caught.value).startswith(
         'tool names must match ^[a-zA-Z0-9_-]{1,64}$ for OpenAI and Anthropic; rename "files.read", "xxx'

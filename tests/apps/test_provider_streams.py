@@ -29,7 +29,6 @@ from .server import (
     ScriptedServer,
     Sse,
     anthropic_events,
-    anthropic_message,
     chat_chunks,
     chat_completion,
     response,
@@ -254,9 +253,11 @@ async def step_of(kind: str, server: ScriptedServer) -> th.ModelStep:
 @pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
 async def test_a_stream_that_ends_before_its_end_marker_is_an_error(api: str) -> None:
     kind, events = cut_streams()[api]
-    with ScriptedServer([Raw(frames(events))]) as server:
-        with pytest.raises(ProviderStreamError, match="the stream ended before"):
-            await step_of(kind, server)
+    with (
+        ScriptedServer([Raw(frames(events))]) as server,
+        pytest.raises(ProviderStreamError, match="the stream ended before"),
+    ):
+        await step_of(kind, server)
 
 
 @pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
@@ -264,9 +265,11 @@ async def test_a_stream_cut_inside_an_event_is_an_error_not_a_json_error(api: st
     kind, events = cut_streams()[api]
     pieces = frames(events)
     pieces[-1] = pieces[-1][: len(pieces[-1]) // 2]  # the last event stops halfway
-    with ScriptedServer([Raw(pieces)]) as server:
-        with pytest.raises(ProviderStreamError, match="ended in the middle of an event"):
-            await step_of(kind, server)
+    with (
+        ScriptedServer([Raw(pieces)]) as server,
+        pytest.raises(ProviderStreamError, match="ended in the middle of an event"),
+    ):
+        await step_of(kind, server)
 
 
 @pytest.mark.parametrize("api", ["chat", "responses", "anthropic"])
@@ -274,16 +277,20 @@ async def test_a_dropped_connection_is_a_stream_error(
     api: str, unfinished_generators: UnfinishedGenerators
 ) -> None:
     kind, events = cut_streams()[api]
-    with ScriptedServer([Raw(frames(events), abort=True)]) as server:
-        with pytest.raises(ProviderStreamError, match="the stream broke off before its end"):
-            await step_of(kind, server)
+    with (
+        ScriptedServer([Raw(frames(events), abort=True)]) as server,
+        pytest.raises(ProviderStreamError, match="the stream broke off before its end"),
+    ):
+        await step_of(kind, server)
     assert unfinished_generators.collect() == []
 
 
 async def test_an_event_that_is_not_json_is_named() -> None:
-    with ScriptedServer([Raw([b"data: {oops}\n\n"])]) as server:
-        with pytest.raises(ProviderStreamError, match="a stream event is not JSON"):
-            await step_of("chat", server)
+    with (
+        ScriptedServer([Raw([b"data: {oops}\n\n"])]) as server,
+        pytest.raises(ProviderStreamError, match="a stream event is not JSON"),
+    ):
+        await step_of("chat", server)
 
 
 # -- Anthropic: deltas for unknown blocks, invalid streamed input ----------------------------------
@@ -292,9 +299,11 @@ async def test_an_event_that_is_not_json_is_named() -> None:
 async def test_an_anthropic_delta_for_a_block_never_started_is_an_error() -> None:
     events = anthropic_events(text=["Hi"])
     events[2][1]["index"] = 3  # the text delta names a block that was never started
-    with ScriptedServer([Sse(events)]) as server:
-        with pytest.raises(ProviderStreamError, match="content block 3, which never started"):
-            await step_of("anthropic", server)
+    with (
+        ScriptedServer([Sse(events)]) as server,
+        pytest.raises(ProviderStreamError, match="content block 3, which never started"),
+    ):
+        await step_of("anthropic", server)
 
 
 async def test_invalid_streamed_tool_input_is_reported_and_stored_as_an_object() -> None:
