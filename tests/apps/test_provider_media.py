@@ -226,3 +226,30 @@ def test_the_adapters_refuse_names_the_apis_reject(adapter: Any) -> None:
     assert str(caught.value).startswith(
         'tool names must match ^[a-zA-Z0-9_-]{1,64}$ for OpenAI and Anthropic; rename "files.read", "xxx'
     )
+
+
+def test_number_formats_and_number_unions_are_normalised_exactly() -> None:
+    report = th.normalize_json_schema(
+        {
+            "type": "object",
+            "properties": {
+                "n": {"type": ["integer", "null"], "format": "int64"},
+                "x": {"type": "number", "format": "float", "maximum": 1},
+                "any": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "number"}]},
+                "tag": {"type": "string", "format": "uuid"},
+                # Not simplified: the number branch is constrained, so the branches overlap.
+                "both": {"anyOf": [{"type": "integer"}, {"type": "number", "minimum": 0}]},
+            },
+        }
+    )
+    properties = report.schema["properties"]
+    assert properties["n"] == {"oneOf": [{"type": "integer"}, {"type": "null"}]}
+    assert properties["x"] == {"type": "number", "maximum": 1}
+    assert properties["any"] == {"type": "number"}
+    assert properties["tag"] == {"type": "string", "format": "uuid"}
+    assert "both" in properties
+    assert report.unkept == (
+        "schema.properties.both.anyOf: branches overlap by type (anyOf is not expressible as "
+        "oneOf); removed",
+    )
+    assert report.violations == ()
