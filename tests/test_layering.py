@@ -114,6 +114,7 @@ TRIO_ALLOWED = {
     "_pool.steps",
     "_conformance.scenario",
     "_timeline.trace",  # a step trace reads Trio's clock
+    "_apps.typed",  # a plain-def typed tool runs in trio.to_thread
     "_apps.turn",
     "_apps.sigint",
     "providers._common",

@@ -36,11 +36,12 @@ from .formats import FORMAT_ASSERTIONS
 from .normalize import NormalizedSchema, normalize_json_schema
 from .pattern import PatternError, translate_pattern
 from .subset import assert_object_json_schema, assert_supported_json_schema
-from .walker import validate_json_schema_value
+from .walker import ONE_OF_MISMATCH, validate_json_schema_value
 
 __all__ = [
     "FORMAT_ASSERTIONS",
     "MAX_COMPILED_DEPTH",
+    "ONE_OF_MISMATCH",
     "Formats",
     "NormalizedSchema",
     "PatternError",

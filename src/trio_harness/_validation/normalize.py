@@ -15,8 +15,11 @@ Rewrites (each a ``changes`` entry, ``<path>: <what>``):
 * ``type: [..]`` → ``oneOf`` of one branch per type (keywords go to the branch of their type;
   ``integer`` beside ``number`` is dropped as included), ``nullable: true`` → a ``null`` branch;
 * ``anyOf``/``oneOf``/``allOf`` of one branch merged into the node; ``anyOf`` whose branches are
-  disjoint by type → ``oneOf`` (nested unions flattened); ``allOf`` of non-colliding branches
-  merged;
+  disjoint by type → ``oneOf`` (nested unions flattened); ``anyOf`` branches of type ``integer`` /
+  ``number`` beside an unconstrained ``number`` branch dropped (included: ``anyOf: [integer,
+  number]`` is ``number``); ``allOf`` of non-colliding branches merged;
+* ``format`` on ``number`` / ``integer`` (OpenAPI's ``int32``, ``int64``, ``float``, ``double``)
+  dropped: JSON Schema gives it no assertion there, and the vocabulary has it on strings only;
 * ``enum``/``const`` without a type get the type of their members (mixed members → ``oneOf``);
   ``enum`` members of another type than the declared one dropped (they could never match);
 * ``required`` names missing from ``properties`` get an unconstrained property ``{}``;
@@ -367,6 +370,8 @@ class _Normalizer:
         if "oneOf" in node:
             self.lose(f"{path}.{combinator}", "beside another union (not expressible)")
             return node
+        if combinator == "anyOf":
+            normalized = self.numbers_included(normalized, f"{path}.anyOf")
         flat, disjoint = self.disjoint(
             normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
         )
@@ -383,6 +388,33 @@ class _Normalizer:
             self.change(f"{path}.anyOf", "branches disjoint by type: written as oneOf")
         node["oneOf"] = flat
         return node
+
+    def numbers_included(self, branches: list[Any], path: str) -> list[Any]:
+        """Under ``anyOf``, a branch of type ``integer`` or ``number`` adds nothing beside an
+        unconstrained ``number`` branch (it only accepts numbers): dropped."""
+
+        def bare_number(branch: object) -> bool:
+            return (
+                type(branch) is dict
+                and branch.get("type") == "number"
+                and all(key == "type" or key in ANNOTATION_KEYWORDS for key in branch)
+            )
+
+        keeper = next((index for index, branch in enumerate(branches) if bare_number(branch)), None)
+        if keeper is None:
+            return branches
+        out = []
+        for index, branch in enumerate(branches):
+            if (
+                index != keeper
+                and type(branch) is dict
+                and branch.get("type") in ("integer", "number")
+                and "oneOf" not in branch
+            ):
+                self.change(f"{path}[{index}]", "included in the number branch; dropped")
+                continue
+            out.append(branch)
+        return out
 
     def distribute(
         self, node: dict[str, Any], shared: list[str], branches: list[Any], path: str
@@ -599,6 +631,11 @@ class _Normalizer:
                 ]
             elif key == "oneOf" and type(value) is list:
                 out[key] = value  # branches were normalized by combine()
+            elif key == "format" and kind in ("number", "integer"):
+                self.change(
+                    child_path,
+                    f'format "{value}" on {kind} dropped (an annotation without assertion)',
+                )
             elif key in CONSTRAINT_KEYWORDS or key in ANNOTATION_KEYWORDS:
                 out[key] = copy.deepcopy(value)
             elif key == "maxItems" and "maxItems" in out:
