@@ -8,13 +8,17 @@ the real ``ToolRuntime`` (the ``bench_pool.py`` tool), so each step logs 20 even
 ``tool/call`` + 10 ``tool/result``). Variants, interleaved round by round (best round kept):
 
 * ``Session`` (in memory): the baseline;
-* ``DurableSession fsync="never"``: each event written and flushed to the OS, no fsync;
-* ``DurableSession fsync="step"``: plus one fsync per step (the log is replay-valid then);
-* ``DurableSession fsync="event"``: plus one fsync per event (run on fewer steps: it is slow).
+* ``DurableSession fsync="never"``: each event written to the OS, no fsync;
+* ``DurableSession fsync="step"``: plus an fsync requested per step (the log is replay-valid then);
+* ``DurableSession fsync="event"``: plus an fsync requested per event (run on fewer steps).
 
-Then the Trio loop's stalls: the same steps run beside a ticker task that only checkpoints
-(``await trio.lowlevel.checkpoint()``) and records the gap between its wake-ups; a loop that waits on the disk
-shows it as long gaps. Reported: the p50/p99/max gap per variant (all rounds pooled) and the p99
+The fsyncs run in the log's syncer thread; the time of a durable variant runs until
+``await wait_synced()`` says every event is on stable storage, so it includes them.
+
+Then reading a 20,000-event pool log back, with each reader (CPU time per event), and the Trio
+loop's stalls: the same steps run beside a ticker task that only checkpoints
+(``await trio.lowlevel.checkpoint()``) and records the gap between its wake-ups; a loop that
+waits on the disk shows it as long gaps. Reported: the p50/p99/max gap per variant (all rounds pooled) and the p99
 of ``fsync="event"`` against ``fsync="never"`` (issue 21's target: at most 2x).
 
 The log files go to ``--dir`` (default: a temporary folder under the current directory, so the
@@ -67,6 +71,12 @@ async def _steps(runtime: th.ToolRuntime, session: th.Session, steps: int) -> fl
     for step in range(steps):
         calls = [th.ToolCallBlock(f"s{step}c{i}", "noop", '{"n":1}') for i in range(CALLS)]
         await th.execute_tool_calls(runtime, session, calls, step=step)
+    if isinstance(session, th.DurableSession):
+        wait = getattr(session, "wait_synced", None)  # absent before issue 21: fsync was inline
+        if wait is None:
+            session.sync()
+        else:
+            await wait()
     return time.perf_counter() - start
 
 
@@ -86,8 +96,6 @@ async def _ticked_steps(runtime: th.ToolRuntime, session: th.Session, steps: int
         nursery.start_soon(ticker)
         await trio.lowlevel.checkpoint()
         await _steps(runtime, session, steps)
-        if isinstance(session, th.DurableSession):
-            session.sync()  # what the policy requested is on disk before the run ends
         done = True
     return gaps
 
@@ -112,6 +120,33 @@ def measure_gaps(steps: int, rounds: int, directory: Path) -> dict[str, list[flo
                 gaps[name] += trio.run(_ticked_steps, runtime, durable, steps)
             path.unlink()
     return gaps
+
+
+def measure_reload(events: int, rounds: int, directory: Path) -> dict[str, float]:
+    """Best CPU microseconds per event to read a pool log back, by each reader."""
+    path = directory / "reload.jsonl"
+    content = ({"type": "text", "text": "ok"},)
+    result = th.ToolExecutionResult(is_error=False, content=content)
+    with th.DurableSession.open(path, fsync="never", clock=lambda: 1.5) as session:
+        for number in range(events // 2):
+            call = th.ToolCallData(0, number // 10, f"c{number}", "read", '{"path":"a.txt"}')
+            seq = session.append("tool/call", call).seq
+            data = th.ToolResultData.from_result(0, number // 10, f"c{number}", result)
+            session.append("tool/result", data, source_event_seqs=(seq,))
+    text = path.read_text(encoding="utf-8")
+    readers = {
+        "load_session_log": lambda: th.load_session_log(path),
+        "Session.from_jsonl": lambda: th.Session.from_jsonl(text),
+    }
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for name, read in readers.items():
+            start = time.process_time()
+            read()
+            took = (time.process_time() - start) / events * 1e6
+            best[name] = min(best.get(name, took), took)
+    path.unlink()
+    return best
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -177,6 +212,10 @@ def main() -> int:
                 f"{name:32} {count:>6} {per_step * 1e6:>10.0f} {per_step / 20 * 1e6:>10.1f} "
                 f"{per_step / base_step:>9.1f}x"
             )
+        reload = measure_reload(20_000, args.rounds, directory)
+        print("\nreading a 20,000-event pool log back (CPU time, best round)")
+        for name, micros in reload.items():
+            print(f"{name:32} {micros:>10.1f} us/event")
         ticker_steps = args.ticker_steps
         gaps = measure_gaps(ticker_steps, args.rounds, directory)
         print(f"\nTrio loop stalls: ticker gaps over {ticker_steps} steps x {args.rounds} rounds")
