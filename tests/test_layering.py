@@ -50,6 +50,7 @@ ORDER: list[tuple[str, float]] = [
     ("_log.events", 4.0),
     ("_log.read", 4.1),
     ("_log.session", 4.2),
+    ("_log.syncer", 4.4),
     ("_log.journal", 4.5),
     ("_log.replay", 4.6),
     ("_log", 4.9),
@@ -105,6 +106,7 @@ RANK = dict(ORDER)
 
 #: Modules allowed to import trio: the Trio machinery, plus ``trio.Event`` as a field type.
 TRIO_ALLOWED = {
+    "_log.journal",  # a durable log's awaitable sync and close
     "_runtime.abort",
     "_runtime.body",
     "_runtime.pipeline",

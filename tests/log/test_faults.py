@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import trio_harness as th
+from trio_harness._log.syncer import Syncer
 
 resource = pytest.importorskip("resource", reason="RLIMIT_FSIZE is POSIX")
 
@@ -103,49 +104,76 @@ def test_a_partial_line_that_cannot_be_taken_back_stops_the_log(
     assert _notes(path) == [{"n": 0}, {"n": 3}]
 
 
-def _failing_fsync(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[bool]]:
-    """``os.fsync`` counting its calls; it raises ``EIO`` once when ``fail[0]`` is set."""
-    calls: list[int] = []
-    fail = [False]
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        if fail[0]:
-            fail[0] = False
-            raise OSError(errno.EIO, "Input/output error")
-        calls.append(fd)
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    return calls, fail
-
-
 def _pair(session: th.log.DurableSession, step: int) -> None:
     call = session.append("tool/call", th.log.ToolCallData(0, step, f"c{step}", "read", "{}"))
     result = th.log.ToolResultData.from_result(0, step, f"c{step}", OK)
     session.append("tool/result", result, source_event_seqs=[call.seq])
 
 
-def test_a_failed_step_fsync_leaves_the_open_call_count_right(
+def test_a_failed_append_at_a_step_end_leaves_the_open_call_count_right(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "s.jsonl"
-    synced, fail = _failing_fsync(monkeypatch)
-    with th.log.DurableSession.open(path, fsync="step") as session:
+    # The count of open calls follows the events kept: the step-closing result that failed to
+    # be written did not close the step; its retry does, and every later step end syncs too.
+    requested: list[int] = []
+    real_request = Syncer.request
+
+    def counting_request(self: Syncer, size: int, events: int) -> None:
+        requested.append(events)
+        real_request(self, size, events)
+
+    monkeypatch.setattr(Syncer, "request", counting_request)
+    real_write = os.write
+    with th.log.DurableSession.open(tmp_path / "s.jsonl", fsync="step") as session:
         call = session.append("tool/call", th.log.ToolCallData(0, 0, "c0", "read", "{}"))
         result = th.log.ToolResultData.from_result(0, 0, "c0", OK)
-        fail[0] = True
-        with pytest.raises(OSError, match="Input/output error"):
+
+        def full(fd: int, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(os, "write", full)
+        with pytest.raises(OSError, match="No space left"):
             session.append("tool/result", result, source_event_seqs=[call.seq])
-        assert len(session.events) == 1
-        assert path.read_bytes().count(b"\n") == 1  # the result's line was taken back
-        # The retried result ends the step: it is synced, and so is every later step.
+        monkeypatch.setattr(os, "write", real_write)
+        assert requested == []
         session.append("tool/result", result, source_event_seqs=[call.seq])
-        assert len(synced) == 1
+        assert requested == [2]
         for step in (1, 2):
             _pair(session, step)
-        assert len(synced) == 3
-    assert len(_notes(path)) == 6
+        assert requested == [2, 4, 6]
+        session.sync()
+        assert session.synced == 6
+
+
+def test_a_failed_fsync_stops_the_log_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fsync runs in the syncer thread, after append returned; once one fails the kernel may
+    # have dropped the lines it could not write, so the log takes no more appends.
+    path = tmp_path / "s.jsonl"
+    session = th.log.DurableSession.open(path, fsync="step")
+    _pair(session, 0)
+    session.sync()
+    assert session.synced == 2
+
+    def broken(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken)
+    _pair(session, 1)  # its fsync is requested, and fails in the syncer thread
+    failed = "fsync failed .Input/output error.; events from seq 2 on may not be on disk"
+    with pytest.raises(OSError, match=failed):
+        session.sync()
+    with pytest.raises(OSError, match=failed):
+        session.append("note", {"n": 1})
+    assert len(session.events) == 4
+    assert session.synced == 2
+    with pytest.raises(OSError, match=failed):
+        session.close()
+    assert session.closed  # closed all the same: the lock is released
+    monkeypatch.undo()
+    with th.log.DurableSession.open(path) as reopened:
+        assert len(reopened.events) == 4  # what the OS kept, read back as it is
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ Modules, in dependency order:
   field table and the wire writer, the hot path's slot constructors;
 * :mod:`.read`: the one strict reader of the wire form, and the problems it reports;
 * :mod:`.session`: :class:`Session`, its append checks and its JSON Lines form;
+* :mod:`.syncer`: the thread that runs a durable log's fsyncs, in order, off the appending one;
 * :mod:`.journal`: :class:`DurableSession`, a session backed by a file (fsync policies, crash-cut
   recovery, the single-writer lock) and :func:`load_session_log`;
 * :mod:`.replay`: is a stored log replay-valid, repair what a crash left unanswered, present it.

@@ -1,14 +1,21 @@
 """The durable session log: a :class:`~trio_harness.Session` backed by a JSON Lines file.
 
-Every event is written as one line the moment it is appended and flushed to the operating
-system; an fsync policy decides when the file is also forced to stable storage:
+Every event is written as one line (``os.write``, no buffer of our own) the moment it is
+appended, so a crash of the process loses nothing appended. An fsync policy decides when the
+file is also forced to stable storage, to survive a crash of the machine:
 
-* ``"event"``: after every event (the safest, the slowest);
+* ``"event"``: after every event (the safest);
 * ``"step"`` (default): whenever a ``tool/result`` answers the last open ``tool/call``, i.e. at
   the end of every pool step and at every barrier inside one, the moments the log is
-  replay-valid; ``sync()`` and ``close()`` force it too;
+  replay-valid;
 * ``"never"``: only on ``sync()`` and ``close()`` (the operating system writes back when it
   likes).
+
+The policy's fsyncs run in the log's syncer thread (:mod:`.syncer`), never in the appending
+one: ``append`` stays synchronous and never waits for the disk, so the Trio loop that runs the
+pool does not stall. They run in order, each covering everything appended before it
+(``synced`` counts those events); ``sync()``/``close()`` block until everything appended is on
+stable storage, ``await wait_synced()``/``await aclose()`` wait for it without blocking the loop.
 
 A line is the event's wire form (``SessionEvent.to_json()``, unchanged) with one more key,
 ``"at"``: when the event was appended, in seconds since the epoch. ``Session.from_jsonl`` ignores
@@ -27,16 +34,21 @@ import json
 import os
 import re
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, Literal
 
 import attrs
+import trio
+import trio.lowlevel
+import trio.to_thread
 
 from .._errors import HarnessError
 from .._json import is_json_number, js_json
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, read_line
 from .session import Session
+from .syncer import Syncer
 
 try:  # POSIX
     import fcntl
@@ -316,8 +328,10 @@ class DurableSession(Session):
         "_broken",
         "_clock",
         "_fd",
+        "_finalizer",
         "_open_calls",
         "_size",
+        "_syncer",
         "fsync",
         "path",
         "recovered",
@@ -333,6 +347,9 @@ class DurableSession(Session):
     _broken: OSError | None  # a failed write that could not be taken back from the file
     _clock: Callable[[], float]
     _open_calls: set[int]  # seqs of the tool/call events no tool/result has cited yet
+    _syncer: Syncer  # runs the policy's fsyncs off the appending thread
+    # Releases the file of a log dropped unclosed (``finalize[...]`` fails at run time).
+    _finalizer: weakref.finalize  # type: ignore[type-arg]
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("use DurableSession.open(path) to open a durable session log")
@@ -398,6 +415,10 @@ class DurableSession(Session):
         self._broken = None
         self._clock = clock
         self._open_calls = _open_calls(loaded.events)
+        self._syncer = Syncer(fd, name)
+        # Dropped without close(), the log still syncs what was requested and releases its
+        # file and lock (as a file object does), instead of holding them until exit.
+        self._finalizer = weakref.finalize(self, self._syncer.abandon)
         return self
 
     def __repr__(self) -> str:
@@ -409,21 +430,30 @@ class DurableSession(Session):
         """Whether :meth:`close` was called."""
         return self._fd is None
 
+    @property
+    def synced(self) -> int:
+        """How many events are known to be on stable storage (the first ``synced`` ones)."""
+        return self._syncer.synced_events
+
     def append(
         self, type: str, data: Any, *, source_event_seqs: Sequence[int] | None = None
     ) -> SessionEvent:
-        """Append an event and write its line to the file (fsync per the policy).
+        """Append an event and write its line to the file; request the policy's fsync.
 
-        An append that raises leaves nothing behind: no event in memory, no byte in the file.
+        The line is written before this returns (a crash of the process cannot lose it); the
+        fsync the policy asks for runs in the log's syncer thread, so appending never waits for
+        the disk (:attr:`synced`, :meth:`sync` and :meth:`wait_synced` say or wait how far it
+        got). An append that raises leaves nothing behind: no event in memory, no byte in the
+        file.
 
         Raises:
             ValueError: The log is closed; the clock returned a number that is not finite; or
                 what :meth:`Session.append` refuses.
             TypeError: The clock returned something other than a number; or what
                 :meth:`Session.append` refuses.
-            OSError: Writing (or the policy's fsync) failed; the event is not in the log and
-                its bytes were taken back from the file. If even that failed, the log refuses
-                every later append (reopen it: the partial line is a crash cut).
+            OSError: Writing failed; the event is not in the log and its bytes were taken back
+                from the file. If even that failed, or an earlier fsync failed, the log refuses
+                every later append (reopen it: a partial line is a crash cut).
         """
         fd = self._fd
         if fd is None:
@@ -434,6 +464,9 @@ class DurableSession(Session):
                 f"{self.path}: a failed write could not be taken back from the file "
                 f"({self._broken}); reopen the log to recover it",
             )
+        syncer = self._syncer
+        if syncer.error is not None:
+            raise syncer.failure()
         at = self._clock()  # first: a clock that raises leaves nothing behind
         if not is_json_number(at):
             raise _time_error(self.path, at)
@@ -441,24 +474,23 @@ class DurableSession(Session):
         events = self.events
         open_calls = self._open_calls
         answered: list[int] = []
-        sync = self.fsync == "event"
+        policy = self.fsync
+        sync = policy == "event"
         if type == TOOL_CALL:
             open_calls.add(event.seq)
         elif type == TOOL_RESULT and source_event_seqs:
             answered = [seq for seq in source_event_seqs if seq in open_calls]
             open_calls.difference_update(answered)
-            sync = sync or (self.fsync == "step" and bool(answered) and not open_calls)
+            sync = sync or (policy == "step" and bool(answered) and not open_calls)
         size = self._size
         try:
             # The time is a number: appended after the fast-path check, in JavaScript's format.
             line = encode_line(event.to_json())
             line = line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n"
             _write_all(fd, line)
-            if sync:
-                os.fsync(fd)
         except BaseException:
             # Nothing of the event stays: not in memory, not in the open-call count, not in
-            # the file (a partial line, or a whole one whose fsync failed, is taken back).
+            # the file (a partly written line is taken back).
             events.pop()
             if type == TOOL_CALL:
                 open_calls.discard(event.seq)
@@ -468,31 +500,85 @@ class DurableSession(Session):
             except OSError as error:
                 self._broken = error
             raise
-        self._size = size + len(line)
+        size += len(line)
+        self._size = size
         self.times.append(at)
+        if sync:
+            syncer.request(size, len(events))
         return event
 
     def sync(self) -> None:
-        """Force everything written so far to stable storage (``os.fsync``)."""
+        """Force every event appended so far to stable storage; block until it is there.
+
+        Raises:
+            OSError: An fsync failed (now or earlier).
+        """
         if self._fd is not None:
-            os.fsync(self._fd)
+            self._syncer.request(self._size, len(self.events))
+            self._syncer.wait(self._size)
+
+    async def wait_synced(self) -> None:
+        """:meth:`sync` for a Trio task: the fsync runs in the syncer thread, the loop runs on.
+
+        Cancellation stops the wait, not the fsync. Returns at once when the log is closed
+        (closing synced it).
+
+        Raises:
+            OSError: An fsync failed (now or earlier).
+        """
+        if self._fd is None:
+            await trio.lowlevel.checkpoint()
+            return
+        size = self._size
+        syncer = self._syncer
+        syncer.request(size, len(self.events))
+        if syncer.synced_bytes >= size:
+            await trio.lowlevel.checkpoint()
+            return
+        await trio.to_thread.run_sync(syncer.wait, size, abandon_on_cancel=True)
 
     def close(self) -> None:
-        """Sync, release the lock and close the file (idempotent)."""
+        """Sync, release the lock and close the file (idempotent).
+
+        Blocks until the final fsync is done; in a Trio task, ``await`` :meth:`aclose` instead.
+
+        Raises:
+            OSError: An fsync failed (the file is closed all the same).
+        """
         fd = self._fd
         if fd is None:
             return
         self._fd = None
+        self._finalizer.detach()
+        syncer = self._syncer
         try:
-            os.fsync(fd)
+            syncer.request(self._size, len(self.events))
+            syncer.wait(self._size)
         finally:
+            syncer.stop()
             os.close(fd)  # closing the descriptor releases the flock
+
+    async def aclose(self) -> None:
+        """:meth:`close` for a Trio task: the final fsync runs off the loop (idempotent).
+
+        If cancelled while waiting for it, the log is closed with a blocking :meth:`close`.
+        """
+        try:
+            await self.wait_synced()
+        finally:
+            self.close()  # nothing is left to sync unless the wait was cut short
 
     def __enter__(self) -> DurableSession:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> DurableSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 def _open_calls(events: Sequence[SessionEvent]) -> set[int]:
