@@ -79,7 +79,8 @@ class PoolTracer(Protocol):
     preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
     ``settled`` (the dispatch returned; ``None``, or the scheduler failure it raised),
     ``committed`` (the ``ToolExecutionResult``), ``aborted`` (a synthetic result was
-    recorded; the error code), ``group-close``, ``done`` (whether the step was aborted).
+    recorded; the error code), ``group-close``, ``abort`` (the driver saw the step's abort
+    event set; index ``-1``), ``done`` (whether the step was aborted).
     Exceptions must not escape.
     """
 
@@ -153,6 +154,8 @@ class Driver:
         self._abort = abort
         self._recorder = recorder
         self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
+        if self._core.aborted and self._trace is not None:
+            self._trace("abort", -1, None)
         self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
         # Settled slot indices travel from the dispatch tasks to the driver over this channel.
         # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
@@ -205,7 +208,7 @@ class Driver:
         abort = self._abort
         while True:
             if abort is not None and abort.is_set() and not core.aborted:
-                core.abort()
+                self._abort_now()
             op, index = core.next_action()
             if op is OP_CLASSIFY:
                 self._classify(index)
@@ -243,7 +246,7 @@ class Driver:
             if self._unread:
                 self._drain()
             if abort is not None and abort.is_set() and not core.aborted:
-                core.abort()
+                self._abort_now()
             op, index = core.next_action()
             if op is OP_START:
                 self._start(index)
@@ -355,6 +358,11 @@ class Driver:
         self._slots[index] = slot
         self._unread += 1
         self._send.send_nowait(index)
+
+    def _abort_now(self) -> None:
+        self._core.abort()
+        if self._trace is not None:
+            self._trace("abort", -1, None)
 
     @enable_ki_protection
     def _skip(self, first: int) -> None:
