@@ -115,7 +115,7 @@ def deep_line(depth: int) -> str:
 
 
 def test_a_deeply_nested_line_is_a_value_error_naming_the_line() -> None:
-    with pytest.raises(ValueError, match="line 2: .*detail"):
+    with pytest.raises(ValueError, match=r"line 2: .*detail"):
         th.traces_from_lines(["", deep_line(100_000)])
     # A deep line that is not a trace at all is passed over, like any other non-trace line.
     assert th.traces_from_lines(["[" * 100_000 + "]" * 100_000]) == []
