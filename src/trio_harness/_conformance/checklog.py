@@ -255,7 +255,7 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
             )
         # A skipped pair starts skipping only if nothing of the step is still unanswered
         # before it (otherwise it is an ordinary pre-aborted call inside a group).
-        if skipped_pair and key not in skipping and cited is not None and not unanswered[key]:
+        if skipped_pair and key not in skipping and cited is not None and not unanswered.get(key):
             skipping[key] = cited.seq
         previous = ("result", seq, None)
     if not allow_unpaired:
