@@ -94,6 +94,9 @@ def test_a_result_with_an_unhashable_turn_or_error_code_is_no_crash() -> None:
     odd_code = result(1, "a", 0, "ABORTED")
     odd_code["data"]["error"]["code"] = ["ABORTED"]
     assert check_log([call(0, "a"), odd_code]) == []
+    elsewhere = result(1, "a", 0, "ABORTED_BEFORE_DISPATCH")
+    elsewhere["data"]["step"] = 7  # a skipped pair whose result names another step
+    assert [v.rule for v in check_log([call(0, "a"), elsewhere])] == ["cites-call"]
 
 
 async def test_every_log_the_library_writes_is_readable(tmp_path: Path) -> None:
