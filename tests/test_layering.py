@@ -86,6 +86,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.cli", 7.16),
     ("_conformance", 7.19),
     ("_apps.typed", 7.30),
+    ("_apps.boundary", 7.305),
     ("_apps.turn", 7.31),
     ("_apps.sigint", 7.32),
     ("_apps", 7.39),
@@ -112,8 +113,10 @@ TRIO_ALLOWED = {
     "_pool.steps",
     "_conformance.scenario",
     "_timeline.trace",  # a step trace reads Trio's clock
+    "_apps.boundary",
     "_apps.turn",
     "_apps.sigint",
+    "mcp",  # an MCP server's stderr is read by a Trio task
     "providers._common",
     "testing",  # PoolMonitor reads Trio's clock
     "__main__",

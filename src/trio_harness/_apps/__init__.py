@@ -10,6 +10,7 @@ This ``__init__`` is the package's interface: code outside the package imports f
 The provider adapters (the public :mod:`trio_harness.providers`) build on it.
 """
 
+from .boundary import one_error, sole_exception
 from .sigint import abort_on_sigint
 from .turn import (
     ModelReplied,
@@ -39,7 +40,9 @@ __all__ = [
     "TurnModel",
     "TurnResult",
     "abort_on_sigint",
+    "one_error",
     "plan_groups",
     "run_turn",
+    "sole_exception",
     "tool",
 ]
