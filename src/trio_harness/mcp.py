@@ -386,7 +386,7 @@ class McpConnection:
     stderr_tail: collections.deque[str] = attrs.field(
         factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
     )
-    _stderr_closed: trio.Event = attrs.field(factory=trio.Event, alias="_stderr_closed")
+    _stderr_closed: trio.Event = attrs.field(factory=trio.Event, alias="stderr_closed")
 
     @property
     def reports(self) -> list[McpToolReport]:
@@ -522,9 +522,17 @@ async def open_stdio(
             else:
                 errlog = stderr
             nursery = await stack.enter_async_context(trio.open_nursery())
-            # Runs once the transport below is closed (the server stopped): a server whose
-            # children keep its stderr open must not hold the block.
-            stack.callback(nursery.cancel_scope.cancel)
+            stderr_closed = trio.Event()
+
+            async def stop_reader() -> None:
+                # Runs once the transport below is closed (the server stopped): the reader gets
+                # the server's last lines, but a server whose children keep its stderr open
+                # does not hold the block.
+                with trio.move_on_after(_STDERR_GRACE_S):
+                    await stderr_closed.wait()
+                nursery.cancel_scope.cancel()
+
+            stack.push_async_callback(stop_reader)
             try:
                 read, write = await stack.enter_async_context(
                     stdio_client(params, errlog=cast(TextIO, errlog))
@@ -535,7 +543,7 @@ async def open_stdio(
             session = await stack.enter_async_context(
                 ClientSession(read, write, message_handler=toolset.message_handler)
             )
-            connection = McpConnection(label, session, toolset)
+            connection = McpConnection(label, session, toolset, stderr_closed=stderr_closed)
             if stream is not None:
                 nursery.start_soon(_log_lines, stream, connection, name=f"mcp-stderr-{label}")
             stack.callback(toolset.unregister)

@@ -22,7 +22,9 @@ def tool(name: str) -> types.Tool:
     return types.Tool(name=name, description=name, input_schema={"type": "object"})
 
 
-async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+async def list_tools(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     cursor = params.cursor if params is not None else None
     if MODE == "repeat":
         return types.ListToolsResult(tools=[tool("echo")], next_cursor="same")
