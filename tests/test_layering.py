@@ -87,6 +87,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance", 7.19),
     ("_apps.typed", 7.30),
     ("_apps.boundary", 7.305),
+    ("_apps.conversation", 7.307),
     ("_apps.turn", 7.31),
     ("_apps.sigint", 7.32),
     ("_apps", 7.39),
@@ -114,6 +115,7 @@ TRIO_ALLOWED = {
     "_conformance.scenario",
     "_timeline.trace",  # a step trace reads Trio's clock
     "_apps.boundary",
+    "_apps.conversation",
     "_apps.turn",
     "_apps.sigint",
     "mcp",  # an MCP server's stderr is read by a Trio task

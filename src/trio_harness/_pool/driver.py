@@ -407,9 +407,12 @@ class Driver:
 
 
 def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
-    # Outside cancellation arrives from the nursery wrapped in a group. A group holding exactly
-    # one exception that is not a Cancelled (e.g. KeyboardInterrupt) is raised bare, so the pool
-    # never surfaces an ExceptionGroup; groups of Cancelled stay for their cancel scope.
+    # Outside cancellation arrives from the nursery wrapped in a group. The pool never surfaces
+    # a group for one error: a group holding one exception other than ``Cancelled`` (e.g.
+    # KeyboardInterrupt, next to the Cancelled of its siblings) is raised as that exception, and
+    # a group of ``Cancelled`` only as one ``Cancelled``, so an ``except trio.Cancelled`` cleanup
+    # around the step runs (every ``Cancelled`` belongs to the same cancelled scope, which
+    # catches a bare one as it would the group).
     stack: list[BaseException] = [group]
     leaves: list[BaseException] = []
     while stack:
@@ -418,5 +421,8 @@ def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
             stack.extend(item.exceptions)
         else:
             leaves.append(item)
-    if len(leaves) == 1 and not isinstance(leaves[0], trio.Cancelled):
+    others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
+    if len(others) == 1:
+        raise others[0] from None
+    if not others and leaves:
         raise leaves[0] from None
