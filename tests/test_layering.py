@@ -90,6 +90,7 @@ ORDER: list[tuple[str, float]] = [
     ("_apps.conversation", 7.307),
     ("_apps.turn", 7.31),
     ("_apps.sigint", 7.32),
+    ("_apps.agent", 7.33),
     ("_apps", 7.39),
     ("providers._strict", 7.60),
     ("providers._common", 7.61),
@@ -118,6 +119,7 @@ TRIO_ALLOWED = {
     "_apps.conversation",
     "_apps.turn",
     "_apps.sigint",
+    "_apps.agent",
     "mcp",  # an MCP server's stderr is read by a Trio task
     "providers._common",
     "testing",  # PoolMonitor reads Trio's clock

@@ -28,9 +28,14 @@ import warnings
 from typing import Any
 
 from ._apps import (
+    CONVERSATION_EVENT,
+    TURN_END_EVENT,
+    Agent,
+    AgentLog,
     ModelReplied,
     ModelRequested,
     ModelStep,
+    Recovery,
     StepFinished,
     StepStarted,
     ToolCommitted,
@@ -39,6 +44,9 @@ from ._apps import (
     TurnModel,
     TurnResult,
     abort_on_sigint,
+    open_agent,
+    open_agent_log,
+    run_app,
     run_turn,
     tool,
 )
@@ -155,6 +163,7 @@ __version__ = "0.1.0"
 logging.getLogger("trio_harness").addHandler(logging.NullHandler())
 
 __all__ = [
+    "CONVERSATION_EVENT",
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
     "DEFAULT_MAX_PARALLEL_TOOL_CALLS",
     "EXCLUSIVE",
@@ -166,8 +175,11 @@ __all__ = [
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "TOOL_TIMEOUT",
     "TRACE_EVENT",
+    "TURN_END_EVENT",
     "UNSET",
     "Accept",
+    "Agent",
+    "AgentLog",
     "Allow",
     "ApprovalOutcome",
     "ApprovalRequest",
@@ -192,6 +204,7 @@ __all__ = [
     "PostToolDecision",
     "PreToolDecision",
     "PresentedCall",
+    "Recovery",
     "ReplayReport",
     "Session",
     "SessionEvent",
@@ -247,12 +260,15 @@ __all__ = [
     "is_json_value",
     "load_session_log",
     "normalize_json_schema",
+    "open_agent",
+    "open_agent_log",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
     "present_log",
     "render_timeline_svg",
     "render_timeline_text",
     "repair_replay",
+    "run_app",
     "run_turn",
     "tool",
     "traces_from_lines",
