@@ -142,7 +142,8 @@ def render_timeline_svg(trace: StepTrace) -> str:
             f'<text class="label" x="10" y="{_num(y + _LANE_HEIGHT / 2 + 4)}">'
             f"{escape(lane_label(lane))}</text>"
         )
-        for kind, a, b in lane.segments(start, end):
+        # The body last, over the hold that follows it: a short body stays visible.
+        for kind, a, b in sorted(lane.segments(start, end), key=lambda s: s[0] == "body"):
             width = (b - a) * scale
             if kind == "body":
                 width = max(width, MIN_BAR_WIDTH)
@@ -214,7 +215,7 @@ def render_timeline_svg(trace: StepTrace) -> str:
         )
         parts.append(
             f'<text class="abort-label" x="{_num(left + (aborted_at - start) * scale + 3)}" '
-            f'y="{top - 26}">abort {seconds_text(aborted_at - start, step / 10)}</text>'
+            f'y="{top - 26}">abort {seconds_text(aborted_at - start, step, finer=True)}</text>'
         )
     legend_y = lanes_bottom + window_height + 40
     legend_x = 10.0

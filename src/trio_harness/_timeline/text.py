@@ -49,11 +49,13 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
     out.append(pad + "".join(rule))
     for lane in lanes:
         row = [" "] * width
-        for kind, a, b in lane.segments(start, end):
+        # Bodies last, at least one column wide: a millisecond call in a long step stays
+        # visible over the hold that follows it.
+        for kind, a, b in sorted(lane.segments(start, end), key=lambda s: s[0] == "body"):
             first, last = col(a), col(b)
             if kind == "body" and first == last:
-                # A body shorter than a column still shows: a millisecond call stays visible.
-                first, last = min(first, width - 1), min(first, width - 1) + 1
+                first = min(first, width - 1)
+                last = first + 1
             for column in range(first, last):
                 row[column] = _CHARS[kind]
         if lane.aborted and lane.committed is not None:
@@ -85,7 +87,7 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
         out.append(
             "abort".ljust(label_width)
             + " " * position
-            + f"^ abort set at {seconds_text(aborted_at - start, step / 10)}"
+            + f"^ abort set at {seconds_text(aborted_at - start, step, finer=True)}"
         )
     out.append("legend: . queued (window or barrier)  : prepare  # body running")
     out.append("        ~ settled, waiting to commit in model order  X aborted (synthetic result)")

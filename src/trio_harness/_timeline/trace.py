@@ -392,8 +392,9 @@ def tick_step(duration: float, columns: int, min_gap: int) -> float:
         exponent += 1
 
 
-def seconds_text(value: float, step: float) -> str:
-    """``value`` seconds in the unit and precision of an axis ticking every ``step`` seconds."""
+def seconds_text(value: float, step: float, *, finer: bool = False) -> str:
+    """``value`` seconds in the unit and precision of an axis ticking every ``step`` seconds
+    (``finer``: one more decimal place, for an instant between ticks)."""
     if step >= 0.1:
         unit, scale = "s", 1.0
     elif step >= 1e-4:
@@ -401,6 +402,7 @@ def seconds_text(value: float, step: float) -> str:
     else:
         unit, scale = "us", 1e6
     places = max(0, -math.floor(math.log10(step * scale) + 1e-9)) if step > 0 else 0
+    places += finer
     text = f"{value * scale:.{places}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
