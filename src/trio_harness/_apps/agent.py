@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -24,7 +24,9 @@ from trio.lowlevel import enable_ki_protection
 
 from .._log import DurableSession, FsyncPolicy
 from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, PoolRuntime, StepResult, ToolCallBlock
+from .._runtime import ToolRuntime
 from .._timeline import TRACE_EVENT, StepTrace
+from .._values import ToolDefinition
 from .conversation import (
     TURN_END_EVENT,
     AgentLog,
@@ -48,7 +50,8 @@ class Agent:
         model: A :class:`~trio_harness.TurnModel` keeping its conversation in a list
             (``messages`` or ``input``: the ready provider models do) and with ``add_user``.
             A resumed log's conversation replaces the list's content.
-        runtime: The tools.
+        runtime: The tools: a runtime, or tool definitions to register on a new
+            ``ToolRuntime`` (other tools, e.g. an MCP server's, can join ``agent.runtime``).
         log: The opened log (:func:`~trio_harness.open_agent_log`).
         max_steps: Tool steps per turn (see ``run_turn``).
         max_parallel_tool_calls: The pool's window.
@@ -61,10 +64,12 @@ class Agent:
         log: The log (``log.session`` is the ``DurableSession``).
     """
 
+    runtime: Any
+
     def __init__(
         self,
         model: Any,
-        runtime: PoolRuntime,
+        runtime: PoolRuntime | Iterable[ToolDefinition],
         log: AgentLog,
         *,
         max_steps: int = 10,
@@ -73,7 +78,7 @@ class Agent:
         accept_context: Callable[[Any], object] | None = None,
     ) -> None:
         self.model = model
-        self.runtime = runtime
+        self.runtime = _runtime_of(runtime)
         self.log = log
         self._max_steps = max_steps
         self._window = max_parallel_tool_calls
@@ -201,6 +206,15 @@ class Agent:
             self.session.append(TRACE_EVENT, trace.to_json())
 
 
+def _runtime_of(tools: PoolRuntime | Iterable[ToolDefinition]) -> Any:
+    if hasattr(tools, "scheduler") and hasattr(tools, "execution_mode"):
+        return tools
+    runtime = ToolRuntime()
+    for tool in tools:
+        runtime.register(tool)
+    return runtime
+
+
 class _Recorded:
     """The agent's model as ``run_turn`` sees it: every reply and every hand-over recorded."""
 
@@ -229,7 +243,7 @@ class _Recorded:
 async def open_agent(
     path: str | os.PathLike[str],
     model: Any,
-    runtime: PoolRuntime,
+    runtime: PoolRuntime | Iterable[ToolDefinition],
     *,
     fsync: FsyncPolicy = "step",
     salvage: bool = False,
@@ -242,7 +256,7 @@ async def open_agent(
 
     Usage::
 
-        async with th.open_agent("agent.jsonl", model, runtime) as agent:
+        async with th.open_agent("agent.jsonl", model, [search, write]) as agent:
             print(agent.recovery)  # "agent.jsonl: resumed 12 messages; ..."
             result = await agent.run("What changed since yesterday?")
 
@@ -253,7 +267,7 @@ async def open_agent(
     Args:
         path: The log file (created if missing).
         model: See :class:`Agent`.
-        runtime: The tools.
+        runtime: The tools: a runtime, or tool definitions (see :class:`Agent`).
         fsync: The durable log's fsync policy.
         salvage: See ``DurableSession.open``.
         max_steps: Tool steps per turn.

@@ -10,6 +10,7 @@ turn ends cleanly) and a second into a plain ``KeyboardInterrupt`` raised from t
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import sys
@@ -100,6 +101,7 @@ def run_app(
     main: Callable[..., Awaitable[Any]],
     *args: Any,
     interrupted: str | None = "interrupted",
+    **kwargs: Any,
 ) -> int:
     """Run an app's ``async`` main function with Trio; Ctrl-C anywhere ends it with one line.
 
@@ -114,14 +116,15 @@ def run_app(
 
     Args:
         main: The app's main function.
-        *args: Its arguments.
+        *args: Its positional arguments.
         interrupted: The line printed on Ctrl-C (``None``: print nothing).
+        **kwargs: Its keyword arguments.
 
     Returns:
         ``main``'s return value when it is an ``int``, else ``0``; 130 after Ctrl-C.
     """
     try:
-        result = trio.run(main, *args)
+        result = trio.run(functools.partial(main, **kwargs) if kwargs else main, *args)
     except KeyboardInterrupt:
         pass
     except BaseExceptionGroup as group:
