@@ -271,7 +271,8 @@ async def test_an_mcp_server_adds_its_tools(tmp_path: Path) -> None:
     assert "kv server up" in mcp_log.read_text()
     assert "ok kv_search (c1" in out
     names = [t["function"]["name"] for t in server.requests[0].body["tools"]]
-    assert "kv_search" in names and "read_file" in names
+    assert "kv_search" in names
+    assert "read_file" in names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,7 +282,8 @@ async def test_an_mcp_server_adds_its_tools(tmp_path: Path) -> None:
 
 def example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("example_agent", AGENT)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
