@@ -91,8 +91,9 @@ async def test_kill_9_at_many_instants_then_resume_is_always_accepted(tmp_path: 
             log = root / "agent.jsonl"
             async with spawn(args(server, root, "go"), env=ENV) as child:
                 with trio.fail_after(30):
-                    while lines_of(log) < target and child.process.poll() is None:
-                        await trio.sleep(0.001)  # real time: the agent is a real process
+                    # Polls a file another process writes (no event to wait on), in real time.
+                    while lines_of(log) < target and child.process.poll() is None:  # noqa: ASYNC110
+                        await trio.sleep(0.001)
                 child.process.send_signal(signal.SIGKILL)
                 await child.process.wait()
             data = log.read_bytes()
