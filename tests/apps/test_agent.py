@@ -277,3 +277,67 @@ async def test_a_model_error_comes_out_as_itself_and_the_log_stays_valid(
     ends = [e.data for e in th.load_session_log(path).events if e.type == th.TURN_END_EVENT]
     assert ends == [{"turn": 0, "stop": "error", "steps": 0}]
     assert_valid_log(path)
+
+
+@attrs.define(eq=False)
+class ScriptedClient:
+    """Stands for an SDK client: ``<api>.create(**request)`` answers the next body."""
+
+    bodies: list[Any]
+    requests: list[Any] = attrs.field(factory=list)
+
+    def __getattr__(self, name: str) -> ScriptedClient:
+        if name in ("messages", "responses"):
+            return self
+        raise AttributeError(name)
+
+    async def create(self, **request: Any) -> Any:
+        self.requests.append(json.loads(json.dumps(request)))
+        return self.bodies.pop(0)
+
+
+@pytest.mark.parametrize("api", ["anthropic", "responses"])
+async def test_other_providers_conversations_are_recorded_and_resumed(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, api: str
+) -> None:
+    from trio_harness.providers import anthropic as anth
+
+    from .server import anthropic_message, response
+
+    if api == "anthropic":
+        bodies = [
+            anthropic_message(tool_uses=[("t1", "read", {"path": "a"}), ("t2", "list", {})]),
+            anthropic_message(text="done"),
+            anthropic_message(text="again"),
+        ]
+
+        def make(client: ScriptedClient) -> Any:
+            return anth.MessagesModel(client, "claude", system="Keep files.")
+
+        def conversation(model: Any) -> list[Any]:
+            return list(model.messages)
+    else:
+        bodies = [
+            response(tool_calls=[("t1", "read", '{"path": "a"}'), ("t2", "list", "{}")]),
+            response(text="done"),
+            response(text="again"),
+        ]
+
+        def make(client: ScriptedClient) -> Any:
+            return oai.ResponsesModel(client, "m")
+
+        def conversation(model: Any) -> list[Any]:
+            return list(model.input)
+
+    path = tmp_path / "agent.jsonl"
+    client = ScriptedClient(bodies)
+    async with th.open_agent(path, make(client), runtime_with({"a": "A"})) as agent:
+        assert (await agent.run("read a")).text == "done"
+        recorded = conversation(agent.model)
+    assert_valid_log(path)
+    again = ScriptedClient(client.bodies)
+    async with th.open_agent(path, make(again), runtime_with({})) as agent:
+        assert conversation(agent.model) == recorded
+        assert (await agent.run("again?")).text == "again"
+    sent = again.requests[0]["messages" if api == "anthropic" else "input"]
+    assert sent[: len(recorded)] == recorded

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -345,3 +346,43 @@ async def test_a_big_file_is_cut_with_a_note(sandbox: Path) -> None:
     assert text == "x" * 100 + "\n[truncated: the first 100 of 5000 bytes]"
     assert await call(sandbox, "read_file", {"path": "inside.txt"}) == "public needle\n"
     assert await call(sandbox, "read_file", {"path": "."}) == "Error: sandbox is not a regular file"
+
+
+async def test_an_abort_abandons_a_read_stuck_in_its_thread(sandbox: Path) -> None:
+    # A read that never returns (a hung network file system, say): the abort does not wait
+    # for the thread.
+    module = example()
+    released = threading.Event()
+    entered = trio.Event()
+
+    def stuck(path: Path, limit: int) -> tuple[bytes, int]:
+        trio.from_thread.run_sync(entered.set)
+        released.wait(30)
+        return b"", 0
+
+    module.read_regular = stuck
+    runtime = th.ToolRuntime()
+    for tool in module.make_tools(sandbox, 0, 1000):
+        runtime.register(tool)
+    abort = trio.Event()
+    try:
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+
+                async def abort_once_stuck() -> None:
+                    await entered.wait()
+                    abort.set()
+
+                nursery.start_soon(abort_once_stuck)
+                outcome = await th.execute_tool_calls(
+                    runtime,
+                    th.Session(),
+                    [th.ToolCallBlock("c1", "read_file", '{"path": "inside.txt"}')],
+                    abort=abort,
+                )
+    finally:
+        released.set()
+    assert outcome.aborted
+    assert outcome.results[0].result.error is not None
+    assert outcome.results[0].result.error.info is not None
+    assert outcome.results[0].result.error.info.code == "ABORTED"
