@@ -341,3 +341,17 @@ async def test_other_providers_conversations_are_recorded_and_resumed(
         assert (await agent.run("again?")).text == "again"
     sent = again.requests[0]["messages" if api == "anthropic" else "input"]
     assert sent[: len(recorded)] == recorded
+
+
+async def test_one_turn_at_a_time(tmp_path: Path, autojump_clock: trio.testing.MockClock) -> None:
+    path = tmp_path / "a.jsonl"
+    async with (
+        th.open_agent(path, model(StrictClient(POLICY)), []) as agent,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(agent.run, "first")
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(trio.BusyResourceError, match="another turn of this agent"):
+            await agent.run("second")
+        nursery.cancel_scope.cancel()
+    assert_valid_log(tmp_path / "a.jsonl")

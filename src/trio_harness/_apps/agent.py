@@ -85,6 +85,7 @@ class Agent:
         self._trace_steps = trace
         self._accept_context = accept_context
         self._trace: StepTrace | None = None
+        self._running = False
         self._conversation = conversation_of(model)
         state = log.conversation
         self._next_turn = state.next_turn
@@ -128,9 +129,25 @@ class Agent:
         exception ends it; the log is complete either way).
 
         Raises:
+            trio.BusyResourceError: Another turn of this agent is running (one conversation
+                has one turn at a time).
             Exception: As :func:`~trio_harness.run_turn` (the model's errors, scheduler
                 failures), each as itself.
         """
+        if self._running:
+            raise trio.BusyResourceError("another turn of this agent is running")
+        self._running = True
+        try:
+            return await self._run(prompt, abort, on_event)
+        finally:
+            self._running = False
+
+    async def _run(
+        self,
+        prompt: str | None,
+        abort: trio.Event | None,
+        on_event: Callable[[TurnEvent], object] | None,
+    ) -> TurnResult:
         turn = self._next_turn
         self._next_turn += 1
         if prompt is not None:
