@@ -1,25 +1,37 @@
-"""A terminal agent on Trio: real tools on a sandbox directory, any OpenAI-compatible endpoint.
+"""A terminal agent on Trio: file tools on a sandbox directory, optional MCP servers, any
+OpenAI-compatible endpoint, and a durable log that resumes the conversation after any crash.
 
     OPENAI_API_KEY=... python examples/agent.py --base-url https://api.deepseek.com \\
-        --model deepseek-chat --sandbox ./sandbox --session agent.jsonl
+        --model deepseek-chat --sandbox ./sandbox --log agent.jsonl \\
+        --mcp notes="python notes_server.py"
 
 Type a request at the ``you>`` prompt (or pass ``--prompt`` one or more times). Each step prints
 what the model asked for, grouped as the pool runs it (``||`` = in parallel), then each result as
 it is committed. Ctrl-C once aborts the running turn (running tools are cancelled and recorded as
-aborted, the conversation stays valid); twice quits. With ``--session`` the conversation is saved
-as JSON Lines after every turn and resumed on the next start; ``--replay FILE`` prints a saved
-session without calling the model.
+aborted, the conversation stays valid); twice quits, and so does Ctrl-C between turns, with one
+line. The log (``--log``, ``agent.jsonl`` by default) holds the whole conversation and every tool
+event as they happen: start the agent again, even after ``kill -9``, and it resumes.
+``--replay`` prints a log without calling the model; ``python -m trio_harness timeline LOG
+--turn T --step N`` draws a step.
 
 Tools: ``read_file``, ``list_dir`` and ``search`` (parallel-safe) and ``write_file`` (exclusive,
-deliberately slow: ``--write-delay``). Paths are confined to the sandbox.
+deliberately slow: ``--write-delay``). Every path is resolved (symlinks included) and must stay
+inside the sandbox; only regular files are read or written (a FIFO or a device is refused, never
+waited on), reads are bounded (``--max-read``; longer files are cut with a note), and file work
+runs in worker threads that an abort abandons. ``--mcp NAME=COMMAND`` adds an MCP server's tools
+(named ``NAME_<tool>``; its stderr goes to ``--mcp-log``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import os
+import shlex
+import stat
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,38 +45,93 @@ SYSTEM = (
     "You are a careful assistant working in a sandbox directory. Use the tools to inspect and "
     "change files. Independent reads can be requested together in one step."
 )
-MESSAGE = "chat/message"  # session event type of the conversation's messages
-
 
 # ---------------------------------------------------------------------------------------------
 # Tools
 # ---------------------------------------------------------------------------------------------
 
+#: Files bigger than this are not searched (bytes).
+SEARCH_FILE_LIMIT = 1_000_000
+#: At most this many search hits are returned.
+SEARCH_HITS_LIMIT = 200
 
-def make_tools(sandbox: Path, write_delay: float) -> list[th.ToolDefinition]:
-    """The four tools, bound to ``sandbox``."""
-    root = sandbox.resolve()
 
-    def inside(path: str) -> trio.Path:
-        target = (root / path).resolve()
-        if target != root and root not in target.parents:
+class Sandbox:
+    """Paths confined to a directory: resolved (symlinks followed), then checked."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def inside(self, path: str | Path) -> Path:
+        target = (self.root / path).resolve()
+        if target != self.root and self.root not in target.parents:
             raise PermissionError(f"{path} is outside the sandbox")
-        return trio.Path(target)
+        return target
+
+    def relative(self, path: Path) -> str:
+        return str(path.relative_to(self.root))
+
+
+class NotRegularFile(OSError):
+    """A FIFO, a device, a directory: never read or written by the tools."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path.name} is not a regular file")
+
+
+def open_regular(path: Path, flags: int) -> int:
+    """A descriptor of the regular file ``path``. Opened without blocking (opening a FIFO
+    blocks until the other end comes) and checked once open (no race with a file swapped for a
+    FIFO or a symlink between a check and the open)."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as error:
+        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without reader; a directory
+            raise NotRegularFile(path) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(path)
+    return fd
+
+
+def read_regular(path: Path, limit: int) -> tuple[bytes, int]:
+    """Up to ``limit`` bytes of the regular file ``path``, and its size."""
+    with os.fdopen(open_regular(path, os.O_RDONLY), "rb") as file:
+        return file.read(limit), os.fstat(file.fileno()).st_size
+
+
+def make_tools(sandbox_dir: Path, write_delay: float, max_read: int) -> list[th.ToolDefinition]:
+    """The four tools, bound to ``sandbox_dir``."""
+    sandbox = Sandbox(sandbox_dir)
+
+    async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
+        # Abandoned on abort: a slow disk never holds Ctrl-C up.
+        return await trio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
 
     @th.tool(parallel=True)
     async def read_file(path: Annotated[str, "File path, relative to the sandbox"]) -> str:
-        """Read a text file."""
-        return await inside(path).read_text(encoding="utf-8")
+        """Read a text file (long files are cut, with a note saying so)."""
+        data, size = await in_thread(read_regular, sandbox.inside(path), max_read)
+        text = data.decode("utf-8", errors="replace")
+        if size > len(data):
+            text += f"\n[truncated: the first {len(data)} of {size} bytes]"
+        return text
 
     @th.tool(parallel=True)
     async def list_dir(
         path: Annotated[str, "Directory, relative to the sandbox"] = ".",
     ) -> list[str]:
         """List a directory (sub-directories end with /)."""
-        entries = []
-        for entry in sorted(await inside(path).iterdir()):
-            entries.append(entry.name + ("/" if await entry.is_dir() else ""))
-        return entries
+
+        def listing(directory: Path) -> list[str]:
+            return [
+                entry.name + ("/" if entry.is_dir() else "")
+                for entry in sorted(directory.iterdir())
+            ]
+
+        result: list[str] = await in_thread(listing, sandbox.inside(path))
+        return result
 
     @th.tool(parallel=True)
     async def search(
@@ -72,23 +139,40 @@ def make_tools(sandbox: Path, write_delay: float) -> list[th.ToolDefinition]:
         path: Annotated[str, "Directory to search"] = ".",
     ) -> list[str]:
         """Find the lines containing a text, as file:line: content."""
-        hits = []
-        base = inside(path)
-        for file in sorted(await base.rglob("*")):
-            if not await file.is_file():
-                continue
-            lines = (await file.read_text(encoding="utf-8", errors="replace")).splitlines()
-            relative = Path(file).relative_to(root)
-            hits += [f"{relative}:{n}: {line}" for n, line in enumerate(lines, 1) if text in line]
-        return hits
+
+        def find(base: Path) -> list[str]:
+            hits: list[str] = []
+            for file in sorted(base.rglob("*")):
+                try:
+                    target = sandbox.inside(file)  # a symlink out of the sandbox is skipped
+                    data, size = read_regular(target, SEARCH_FILE_LIMIT)
+                except OSError:  # PermissionError, not a regular file, gone
+                    continue
+                if size > len(data):
+                    continue
+                lines = data.decode("utf-8", errors="replace").splitlines()
+                name = sandbox.relative(file.absolute())
+                hits += [f"{name}:{n}: {line}" for n, line in enumerate(lines, 1) if text in line]
+                if len(hits) >= SEARCH_HITS_LIMIT:
+                    return [*hits[:SEARCH_HITS_LIMIT], f"[stopped at {SEARCH_HITS_LIMIT} hits]"]
+            return hits
+
+        result: list[str] = await in_thread(find, sandbox.inside(path))
+        return result
 
     @th.tool
     async def write_file(path: str, text: str) -> str:
         """Create or overwrite a text file (runs alone, never in parallel with other tools)."""
-        target = inside(path)
+        target = sandbox.inside(path)
         await trio.sleep(write_delay)  # a slow write, to show the barrier and Ctrl-C
-        await target.parent.mkdir(parents=True, exist_ok=True)
-        await target.write_text(text, encoding="utf-8")
+
+        def write() -> None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with os.fdopen(open_regular(target, os.O_WRONLY | os.O_CREAT), "wb") as file:
+                file.truncate(0)
+                file.write(text.encode("utf-8"))
+
+        await in_thread(write)
         return f"wrote {len(text)} characters to {path}"
 
     return [read_file, list_dir, search, write_file]
@@ -124,9 +208,8 @@ def printer(out: Callable[[str], None]) -> Callable[[th.turn.TurnEvent], None]:
         elif isinstance(event, th.turn.ToolCommitted):
             took = event.time - started_at.pop(event.call_id, event.time)
             mark = "error" if event.result.is_error else "ok"
-            out(
-                f"  {mark} {event.name} ({event.call_id}, {took:.2f}s): {short(result_text(event.result))}"
-            )
+            text = short(result_text(event.result))
+            out(f"  {mark} {event.name} ({event.call_id}, {took:.2f}s): {text}")
         elif isinstance(event, th.turn.StepFinished) and event.outcome.aborted:
             for item in event.outcome.results:
                 if item.result.error and item.result.error.info:
@@ -135,53 +218,23 @@ def printer(out: Callable[[str], None]) -> Callable[[th.turn.TurnEvent], None]:
     return on_event
 
 
-# ---------------------------------------------------------------------------------------------
-# Sessions
-# ---------------------------------------------------------------------------------------------
-
-
-def load_session(path: Path | None) -> th.Session:
-    if path is None or not path.exists():
-        return th.Session()
-    return th.Session.from_jsonl(path.read_text(encoding="utf-8"))
-
-
-def save_session(path: Path | None, session: th.Session) -> None:
-    if path is not None:
-        temporary = path.with_suffix(path.suffix + ".tmp")
-        temporary.write_text(session.to_jsonl(), encoding="utf-8")
-        temporary.replace(path)
-
-
-def messages_of(session: th.Session) -> list[dict[str, Any]]:
-    """The conversation recorded in a session (the model's own messages, in order)."""
-    return [event.data for event in session.events if event.type == MESSAGE]
-
-
-def next_turn(session: th.Session) -> int:
-    turns = [e.data.turn for e in session.events if e.type in ("tool/call", "tool/result")]
-    turns += [e.data.get("turn", 0) for e in session.events if e.type == "turn/end"]
-    return max(turns, default=-1) + 1
-
-
 def replay(path: Path, out: Callable[[str], None]) -> None:
-    """Print a saved session: the conversation and every tool call and result."""
-    session = load_session(path)
-    for event in session.events:
-        if event.type == MESSAGE:
-            role, content = event.data["role"], event.data.get("content")
-            if role in ("user", "assistant") and content:
-                out(f"{'you' if role == 'user' else 'assistant'}> {content}")
+    """Print a saved log: the conversation and every tool call and result."""
+    for event in th.log.load_session_log(path).events:
+        data = event.data
+        if event.type == th.agent.CONVERSATION_EVENT:
+            for message in data["messages"]:
+                role, content = message.get("role"), message.get("content")
+                if role in ("user", "assistant") and content:
+                    out(f"{'you' if role == 'user' else 'assistant'}> {content}")
         elif event.type == "tool/call":
-            data = event.data
             out(f"  call {data.name} ({data.call_id}) {short(data.arguments, 60)}")
         elif event.type == "tool/result":
-            block = event.data.message.content[0]
+            block = data.message.content[0]
             text = " ".join(b.get("text", "") for b in block.content)
-            mark = "error" if block.is_error else "ok"
-            out(f"  {mark} ({block.tool_call_id}): {short(text)}")
-        elif event.type == "turn/end":
-            out(f"-- turn {event.data['turn']} ended: {event.data['stop']}")
+            out(f"  {'error' if block.is_error else 'ok'} ({block.tool_call_id}): {short(text)}")
+        elif event.type == th.agent.TURN_END_EVENT:
+            out(f"-- turn {data['turn']} ended: {data['stop']}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,7 +242,23 @@ def replay(path: Path, out: Callable[[str], None]) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-async def prompts(given: list[str] | None) -> Any:
+def read_line(prompt: str) -> str:
+    """One line of standard input, read from the descriptor itself (no buffered reader whose
+    lock an abandoned thread would hold at exit); ``EOFError`` at the end."""
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 4096)
+        if not chunk:
+            if data:
+                break
+            raise EOFError
+        data += chunk
+    return data.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+async def prompts(given: list[str] | None) -> AsyncIterator[str]:
     """The user's requests: ``--prompt`` values, or lines typed at the prompt until EOF."""
     if given is not None:
         for prompt in given:
@@ -198,105 +267,94 @@ async def prompts(given: list[str] | None) -> Any:
         return
     while True:
         try:
-            line = await trio.to_thread.run_sync(input, "you> ")
+            # Abandoned on Ctrl-C: the program ends even though the thread still waits.
+            line = await trio.to_thread.run_sync(read_line, "you> ", abandon_on_cancel=True)
         except EOFError:
             return
         if line.strip():
             yield line
 
 
-async def agent(args: argparse.Namespace) -> None:
+def mcp_server(spec: str) -> tuple[str, list[str]]:
+    name, _, command = spec.partition("=")
+    if not name.isidentifier() or not command.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=COMMAND, got {spec!r}")
+    return name, shlex.split(command)
+
+
+async def agent(args: argparse.Namespace) -> int:
     import openai  # the app's dependency, not the library's
 
     out = lambda line: print(line, flush=True)  # noqa: E731
-    sandbox = Path(args.sandbox)
-    runtime = th.ToolRuntime()
-    for tool in make_tools(sandbox, args.write_delay):
-        runtime.register(tool)
-
-    session_path = Path(args.session) if args.session else None
-    session = load_session(session_path)
-    history = messages_of(session)
-    if history:
-        out(f"(resumed {len(history)} messages from {session_path})")
-    else:
-        session.append(MESSAGE, {"role": "system", "content": SYSTEM})
-    api_key = os.environ.get(args.api_key_env, "")
-    async with openai.AsyncOpenAI(
-        base_url=args.base_url, api_key=api_key, max_retries=args.max_retries
-    ) as client:
-        model = oai.ChatCompletionsModel(
-            client, args.model, messages_of(session), stream=args.stream
+    show = printer(out)
+    tools = make_tools(Path(args.sandbox), args.write_delay, args.max_read)
+    async with contextlib.AsyncExitStack() as stack:
+        client = await stack.enter_async_context(
+            openai.AsyncOpenAI(
+                base_url=args.base_url,
+                api_key=os.environ[args.api_key_env],
+                max_retries=args.max_retries,
+            )
         )
-        show = printer(out)
+        model = oai.ChatCompletionsModel(client, args.model, system=SYSTEM, stream=args.stream)
+        agent = await stack.enter_async_context(
+            th.open_agent(args.log, model, tools, max_steps=args.max_steps)
+        )
+        out(f"({agent.recovery})")
+        if args.mcp:
+            from trio_harness.mcp import open_stdio
 
-        def record(event: th.turn.TurnEvent) -> None:
-            # Log the conversation as it grows, so the session alone resumes it.
-            show(event)
-            sync_messages()
-
-        def sync_messages() -> None:
-            logged = len(messages_of(session))
-            for message in model.messages[logged:]:
-                session.append(MESSAGE, message)
-
+            for name, command in args.mcp:
+                server = await stack.enter_async_context(
+                    open_stdio(
+                        agent.runtime, *command, name=name, prefix=f"{name}_", stderr=args.mcp_log
+                    )
+                )
+                out(f"(mcp {name}: {len(server.names)} tools)")
+                for report in server.unregistered:
+                    out(f"(mcp {name}: left out {report.name}: {'; '.join(report.reasons)})")
         async for prompt in prompts(args.prompt):
-            model.add_user(prompt)
-            sync_messages()
-            turn = next_turn(session)
             try:
                 async with th.abort_on_sigint(
                     on_abort=lambda: out("aborting the turn... (Ctrl-C again to quit)")
                 ) as abort:
-                    result = await th.run_turn(
-                        model,
-                        runtime,
-                        session,
-                        turn=turn,
-                        max_steps=args.max_steps,
-                        abort=abort,
-                        on_event=record,
-                    )
+                    result = await agent.run(prompt, abort=abort, on_event=show)
             except openai.APIError as error:
-                # The request failed (after the SDK's retries): report it, keep the session.
+                # The request failed (after the SDK's retries): the log is complete; go on.
                 out(f"(model request failed: {error})")
                 continue
-            finally:
-                sync_messages()
-                save_session(session_path, session)
-            session.append("turn/end", {"turn": turn, "stop": result.stop, "steps": result.steps})
-            save_session(session_path, session)
             if result.stop != "done":
                 out(f"(turn ended: {result.stop} after {result.steps} steps)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--base-url", default="https://api.openai.com/v1")
     parser.add_argument("--model", default="gpt-4.1-mini")
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable with the key")
     parser.add_argument("--sandbox", default="sandbox")
-    parser.add_argument("--session", help="JSONL file: resumed if it exists, saved every turn")
-    parser.add_argument("--replay", metavar="FILE", help="print a saved session and exit")
+    parser.add_argument("--log", default="agent.jsonl", help="the durable log (resumed)")
+    parser.add_argument("--replay", metavar="FILE", help="print a saved log and exit")
     parser.add_argument("--prompt", action="append", help="a request (repeatable); no stdin")
     parser.add_argument("--stream", action="store_true", help="stream the model's replies")
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--max-retries", type=int, default=2)
     parser.add_argument("--write-delay", type=float, default=1.0, help="seconds per write")
+    parser.add_argument("--max-read", type=int, default=100_000, help="bytes read_file returns")
+    parser.add_argument(
+        "--mcp", action="append", type=mcp_server, metavar="NAME=COMMAND", help="an MCP server"
+    )
+    parser.add_argument("--mcp-log", default=None, help="file for the MCP servers' stderr")
     args = parser.parse_args(argv)
     if args.replay:
-        replay(Path(args.replay), lambda line: print(line))
+        replay(Path(args.replay), print)
         return 0
     if not os.environ.get(args.api_key_env):
         print(f"set {args.api_key_env} to your API key (or use --api-key-env)", file=sys.stderr)
         return 2
     Path(args.sandbox).mkdir(parents=True, exist_ok=True)
-    try:
-        trio.run(agent, args)
-    except KeyboardInterrupt:
-        print("\ninterrupted; the session was saved", file=sys.stderr)
-        return 130
-    return 0
+    return th.run_app(agent, args, interrupted="interrupted; the log is saved")
 
 
 if __name__ == "__main__":

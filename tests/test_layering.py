@@ -84,8 +84,11 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.cli", 7.16),
     ("_conformance", 7.19),
     ("_apps.typed", 7.30),
+    ("_apps.boundary", 7.305),
+    ("_apps.conversation", 7.307),
     ("_apps.turn", 7.31),
     ("_apps.sigint", 7.32),
+    ("_apps.agent", 7.33),
     ("_apps", 7.39),
     ("providers._strict", 7.60),
     ("providers._common", 7.61),
@@ -94,6 +97,7 @@ ORDER: list[tuple[str, float]] = [
     ("providers", 7.69),
     ("testing", 7.45),
     ("lowlevel", 7.5),
+    ("agent", 7.505),
     ("log", 7.51),
     ("timeline", 7.52),
     ("turn", 7.53),
@@ -117,8 +121,12 @@ TRIO_ALLOWED = {
     "_conformance.scenario",
     "_timeline.trace",  # a step trace reads Trio's clock
     "_apps.typed",  # a plain-def typed tool runs in trio.to_thread
+    "_apps.boundary",
+    "_apps.conversation",
     "_apps.turn",
     "_apps.sigint",
+    "_apps.agent",
+    "mcp",  # an MCP server's stderr is read by a Trio task
     "providers._common",
     "testing",  # PoolMonitor reads Trio's clock
     "__main__",

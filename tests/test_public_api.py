@@ -311,8 +311,10 @@ TOP_LEVEL = [
     "execute_sub_calls",
     "execute_tool_calls",
     "is_json_value",
+    "open_agent",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
+    "run_app",
     "run_turn",
     "tool",
     "validate_args",
@@ -357,6 +359,18 @@ LOWLEVEL = [
 
 #: The namespaces beside the top level, each named after its users.
 NAMESPACES = {
+    "agent": [
+        "CONVERSATION_EVENT",
+        "TURN_END_EVENT",
+        "Agent",
+        "AgentLog",
+        "ConversationState",
+        "PendingStep",
+        "Recovery",
+        "open_agent_log",
+        "read_conversation",
+        "settle_step",
+    ],
     "log": [
         "FSYNC_POLICIES",
         "DurableSession",
@@ -475,6 +489,9 @@ def test_published_classes_pickle_and_resolve_their_hints() -> None:
 
 #: Names that are new in their namespace (never top-level), so they have no old spelling.
 NEW_IN_NAMESPACES = {"FinishReason", "Usage"}
+NEW_IN_NAMESPACES |= {"CONVERSATION_EVENT", "TURN_END_EVENT", "Agent", "AgentLog"}
+NEW_IN_NAMESPACES |= {"ConversationState", "PendingStep", "Recovery", "open_agent_log"}
+NEW_IN_NAMESPACES |= {"read_conversation", "settle_step"}
 MOVED = [
     (name, namespace)
     for namespace, names in NAMESPACES.items()

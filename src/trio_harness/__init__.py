@@ -6,6 +6,7 @@ errors, and upstream's validation contract. The rest lives in namespaces named a
 
 * :mod:`trio_harness.log`: the durable log, replay checks and repair, the typed event data;
 * :mod:`trio_harness.timeline`: a traced step and its text and SVG pictures;
+* :mod:`trio_harness.agent`: the agent's parts (its log, conversation, recovery);
 * :mod:`trio_harness.turn`: the events a turn reports;
 * :mod:`trio_harness.schema`: foreign JSON Schemas (normalisation, the extended vocabulary);
 * :mod:`trio_harness.providers`: OpenAI / Anthropic adapters and ready models;
@@ -25,7 +26,16 @@ import logging
 import warnings
 from typing import Any
 
-from ._apps import ModelStep, TurnModel, TurnResult, abort_on_sigint, run_turn, tool
+from ._apps import (
+    ModelStep,
+    TurnModel,
+    TurnResult,
+    abort_on_sigint,
+    open_agent,
+    run_app,
+    run_turn,
+    tool,
+)
 from ._errors import (
     SUB_CALL_DEPTH_EXCEEDED,
     TOOL_ABORTED,
@@ -107,7 +117,8 @@ from ._values import (
 #   context_message;
 # - policy hooks: Allow, Deny, Ask, Block, Accept, PreToolDecision, PostToolDecision,
 #   ApprovalService, ApprovalRequest, ApprovalOutcome;
-# - the turn loop: run_turn, TurnModel, ModelStep, TurnResult, abort_on_sigint;
+# - an agent app: open_agent (a model, its tools and a durable log), run_app (Ctrl-C anywhere is
+#   one line); the turn loop below it: run_turn, TurnModel, ModelStep, TurnResult, abort_on_sigint;
 # - the log in memory: Session, SessionEvent;
 # - errors: HarnessError and its subclasses, and the result codes;
 # - upstream's validation contract: the six schema functions, is_json_value, parse_arguments.
@@ -181,8 +192,10 @@ __all__ = [
     "execute_sub_calls",
     "execute_tool_calls",
     "is_json_value",
+    "open_agent",
     "parameter_schema_spec_to_json_schema",
     "parse_arguments",
+    "run_app",
     "run_turn",
     "tool",
     "validate_args",
@@ -274,6 +287,7 @@ publish(__name__, globals(), __all__)
 
 # The namespaces named after their users, importable as attributes (``th.log.DurableSession``),
 # as ``trio.lowlevel`` is. ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
+from . import agent as agent  # noqa: E402
 from . import log as log  # noqa: E402
 from . import lowlevel as lowlevel  # noqa: E402
 from . import schema as schema  # noqa: E402

@@ -5,7 +5,9 @@ Commands (each has its own ``--help``):
 * ``demo`` shows both mechanisms on one screen: a tool definition that rejects a bad model call
   with *all* its violations (and an author spec rejected at definition time), then one model step
   through the parallel pool on Trio's ``MockClock`` (exact virtual times, no wall-clock time);
-* ``timeline FILE [--svg OUT.svg]`` draws a step trace (``demo --trace FILE`` writes one);
+* ``timeline FILE [--turn T] [--step N] [--svg OUT.svg]`` draws step traces: a trace file
+  (``demo --trace FILE`` writes one) or the ``trace/step`` events of a session log (an
+  ``Agent`` records one per step);
 * ``oracle`` answers conformance cases read as JSON Lines, one answer line per input line:
   the recorded validation ops and scheduling scenarios (``{"op": "schedule"}``, ``spec/FORMAT.md``);
 * ``conformance generate|run`` and ``check-log`` are the conformance kit (``spec/PROTOCOL.md``).
@@ -177,41 +179,69 @@ def demo_trace() -> th.timeline.StepTrace:
     return demo_pool([])
 
 
-def run_timeline(path: str, svg: str | None, width: int) -> int:
-    """Draw every step trace of ``path`` as text, or the first one as SVG into ``svg``.
+def run_timeline(
+    path: str,
+    svg: str | None,
+    width: int,
+    turn: int | None = None,
+    step: int | None = None,
+) -> int:
+    """Draw the step traces of ``path`` (all, or those of ``turn``/``step``) as text, or one as SVG.
 
     Returns:
-        ``0``; ``2`` when the file cannot be read or holds no trace (reported on standard error).
+        ``0``; ``2`` when the file cannot be read, holds no (matching) trace, or ``--svg`` would
+        have to choose between several (reported on standard error, in one line).
     """
     prog = "python -m trio_harness timeline"
+
+    def fail(message: str) -> int:
+        sys.stderr.write(f"{prog}: {' '.join(message.split())}\n")
+        return 2
+
     try:
         with open(path, encoding="utf-8") as file:
             traces = th.timeline.traces_from_lines(file.read().split("\n"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        sys.stderr.write(f"{prog}: cannot read {path}: {error}\n")
-        return 2
+    except (OSError, UnicodeDecodeError, ValueError, MemoryError) as error:
+        return fail(f"cannot read {path}: {error}")
     if not traces:
-        sys.stderr.write(
-            f"{prog}: {path} holds no step trace (write one with StepTrace.to_json, or "
-            "python -m trio_harness demo --trace FILE)\n"
+        return fail(
+            f"{path} holds no step trace (write one with StepTrace.to_json, run an Agent with "
+            "trace=True, or python -m trio_harness demo --trace FILE)"
         )
-        return 2
+    chosen = [
+        trace
+        for trace in traces
+        if (turn is None or trace.turn == turn) and (step is None or trace.step == step)
+    ]
+    if not chosen:
+        steps = ", ".join(f"turn {t.turn} step {t.step}" for t in traces[:20])
+        more = ", ..." if len(traces) > 20 else ""
+        return fail(f"{path} has no trace of {_which(turn, step)}; it has {steps}{more}")
     if svg is not None:
+        if len(chosen) > 1 and (turn is not None or step is not None):
+            return fail(
+                f"{len(chosen)} traces of {path} match {_which(turn, step)}; "
+                "choose one with --turn and --step"
+            )
         try:
             with open(svg, "w", encoding="utf-8") as file:
-                file.write(th.timeline.render_timeline_svg(traces[0]))
+                file.write(th.timeline.render_timeline_svg(chosen[0]))
         except OSError as error:
-            sys.stderr.write(f"{prog}: cannot write {svg}: {error}\n")
-            return 2
+            return fail(f"cannot write {svg}: {error}")
         sys.stdout.write(f"wrote {svg}\n")
         return 0
     lines: list[str] = []
-    for trace in traces:
+    for trace in chosen:
         if lines:
             lines.append("")
         lines.extend(th.timeline.render_timeline_text(trace, width=width))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+def _which(turn: int | None, step: int | None) -> str:
+    parts = [f"turn {turn}" if turn is not None else "", f"step {step}" if step is not None else ""]
+    return " ".join(part for part in parts if part)
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -232,8 +262,14 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _timeline_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE")
+    parser.add_argument("--turn", type=int, metavar="T", help="only the steps of turn T")
     parser.add_argument(
-        "--svg", metavar="OUT.svg", help="write the first trace as a standalone SVG instead"
+        "--step", type=int, metavar="N", help="only step N (of every turn, or of T)"
+    )
+    parser.add_argument(
+        "--svg",
+        metavar="OUT.svg",
+        help="write one trace as a standalone SVG instead (the chosen one, else the first)",
     )
     parser.add_argument("--width", type=int, default=48, help="columns of the time axis (>= 8)")
 
@@ -242,7 +278,7 @@ def _run_timeline(args: argparse.Namespace) -> int:
     if args.width < 8:
         sys.stderr.write(f"{_prog()} timeline: --width must be at least 8\n")
         return EXIT_INPUT_FAILED
-    return run_timeline(args.file, args.svg, args.width)
+    return run_timeline(args.file, args.svg, args.width, args.turn, args.step)
 
 
 class _OutputFailed(Exception):
@@ -386,8 +422,10 @@ COMMANDS: list[Command] = [
         name="timeline",
         summary="draw step traces as a text Gantt chart (or an SVG)",
         description="Read step traces (StepTrace.to_json objects, one per line, or trace/step "
-        "events of a session log) and draw each as a text Gantt chart: one lane per call, the "
-        "window and the barriers visible. With --svg, write the first trace as a standalone SVG.",
+        "events of a session log, such as an Agent's) and draw each as a text Gantt chart: one "
+        "lane per call, the window, the barriers and the abort instant visible. --turn and "
+        "--step choose the steps; with --svg, write the chosen (or first) trace as a standalone "
+        "SVG.",
         run=_run_timeline,
         arguments=_timeline_arguments,
         epilog="exit status:\n  0  drawn\n  2  usage error, or the file holds no readable trace",

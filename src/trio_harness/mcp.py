@@ -22,15 +22,26 @@ An :class:`McpToolset` lists a connected ``mcp.ClientSession``'s tools and regis
   (``execution.taskSupport: "required"``) is not registered, and its report says why;
 * a value that matches no branch of a union (``Optional[...]``) is reported by its real cause
   (``"address.zip" must be a string``), not by a branch count.
+
+:func:`open_stdio` and :func:`open_http` do all of it in one ``async with``: start (or connect
+to) the server, initialise the session, register its tools with the per-tool report, keep the
+server's standard error off the terminal, and close everything when the block ends. An error
+raised in the block (a provider's, ``KeyboardInterrupt``) or by the connection comes out as itself,
+not inside an ``ExceptionGroup`` of the SDK's task groups.
 """
 
 from __future__ import annotations
 
+import collections
+import logging
+import os
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import IO, TYPE_CHECKING, Any, Final, TextIO, cast
 
 import attrs
+import trio
 
 try:
     import mcp.types as mcp_types
@@ -39,6 +50,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "trio_harness.mcp needs the MCP SDK: pip install 'trio_harness[mcp]'"
     ) from error
 
+from ._apps import one_error
 from ._errors import HarnessError, JsonSchemaError, ToolOutputError
 from ._runtime import define_json_tool, json_schema_validator
 from ._validation import Formats, Vocabulary, normalize_json_schema
@@ -50,12 +62,17 @@ if TYPE_CHECKING:
     from ._runtime import ToolRuntime
 
 __all__ = [
+    "MAX_TOOL_LIST_PAGES",
     "MCP_TOOL_ERROR",
+    "McpConnection",
     "McpToolError",
+    "McpToolListError",
     "McpToolReport",
     "McpToolset",
     "content_blocks",
     "mcp_tool_definition",
+    "open_http",
+    "open_stdio",
 ]
 
 #: ``error.info.code`` of a result whose server answered ``isError: true``.
@@ -69,6 +86,18 @@ class McpToolError(HarnessError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, MCP_TOOL_ERROR)
+
+
+#: How many ``tools/list`` pages :meth:`McpToolset.sync` reads before giving up.
+MAX_TOOL_LIST_PAGES: Final = 1000
+
+
+class McpToolListError(HarnessError):
+    """The server's ``tools/list`` paging does not end: a cursor came back a second time, or
+    there were more than :data:`MAX_TOOL_LIST_PAGES` pages. Nothing was registered or removed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "MCP_TOOL_LIST")
 
 
 @attrs.frozen
@@ -288,10 +317,15 @@ class McpToolset:
 
         Returns:
             One report per listed tool, in listing order (also kept in :attr:`reports`).
+
+        Raises:
+            McpToolListError: The paging does not end (a repeated ``nextCursor``, or more than
+                :data:`MAX_TOOL_LIST_PAGES` pages); the registry is left as it was.
         """
         self._changed = False
         tools: list[Any] = []
         cursor: str | None = None
+        seen: set[str] = set()
         while True:
             params = None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
             listing = await session.list_tools(params=params)
@@ -299,6 +333,16 @@ class McpToolset:
             cursor = listing.next_cursor
             if cursor is None:
                 break
+            if cursor in seen:
+                raise McpToolListError(
+                    f"tools/list paging does not end: cursor {cursor!r} came back after "
+                    f"{len(seen) + 1} pages"
+                )
+            seen.add(cursor)
+            if len(seen) >= MAX_TOOL_LIST_PAGES:
+                raise McpToolListError(
+                    f"tools/list has more than {MAX_TOOL_LIST_PAGES} pages; giving up"
+                )
         for name in self._registered:
             self._runtime.unregister(name)
         self._registered = []
@@ -360,3 +404,266 @@ class McpToolset:
         if not self._changed:
             return None
         return await self.sync(session)
+
+    def unregister(self) -> None:
+        """Unregister every tool this toolset registered (the server is going away)."""
+        for name in self._registered:
+            self._runtime.unregister(name)
+        self._registered = []
+
+
+# ---------------------------------------------------------------------------------------------
+# One ``async with`` per server
+# ---------------------------------------------------------------------------------------------
+
+#: How many of a server's last standard-error lines :attr:`McpConnection.stderr_tail` keeps.
+STDERR_TAIL_LINES: Final = 20
+
+_stderr_log = logging.getLogger("trio_harness.mcp.stderr")
+
+
+@attrs.define(eq=False)
+class McpConnection:
+    """A connected MCP server whose tools are registered on a runtime (see :func:`open_stdio`).
+
+    Attributes:
+        name: A label for messages and the stderr logger (the command's name by default).
+        session: The initialised ``mcp.ClientSession``.
+        toolset: The :class:`McpToolset` keeping the server's tools registered.
+        stderr_tail: The server's last standard-error lines (stdio servers whose stderr goes to
+            the logger), newest last: what to show when it dies.
+    """
+
+    name: str
+    session: ClientSession
+    toolset: McpToolset
+    stderr_tail: collections.deque[str] = attrs.field(
+        factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES)
+    )
+    _stderr_closed: trio.Event = attrs.field(factory=trio.Event, alias="stderr_closed")
+
+    @property
+    def reports(self) -> list[McpToolReport]:
+        """One report per listed tool (the last sync's), in listing order."""
+        return self.toolset.reports
+
+    @property
+    def names(self) -> list[str]:
+        """The model-facing names registered from this server."""
+        return self.toolset.names
+
+    @property
+    def unregistered(self) -> list[McpToolReport]:
+        """The reports of the tools left out, each with its reasons."""
+        return [report for report in self.toolset.reports if not report.registered]
+
+    async def sync(self) -> list[McpToolReport]:
+        """Re-list the tools and update the registry (:meth:`McpToolset.sync`)."""
+        return await self.toolset.sync(self.session)
+
+    async def sync_if_changed(self) -> list[McpToolReport] | None:
+        """:meth:`McpToolset.sync_if_changed`: re-list only after a ``tools/list_changed``."""
+        return await self.toolset.sync_if_changed(self.session)
+
+
+async def _log_lines(stream: trio.lowlevel.FdStream, connection: McpConnection) -> None:
+    # The server's stderr, line by line, to the logger at INFO: Python's last-resort handler
+    # prints only warnings, so an app that configured no logging shows nothing.
+    logger = _stderr_log.getChild(re.sub(r"[^A-Za-z0-9_-]+", "_", connection.name))
+    pending = b""
+    async with stream:
+        while True:
+            try:
+                data = await stream.receive_some()
+            except (trio.ClosedResourceError, trio.BrokenResourceError, OSError):
+                data = b""
+            if not data:
+                break
+            *lines, pending = (pending + data).split(b"\n")
+            for raw in lines:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                connection.stderr_tail.append(line)
+                logger.info("%s", line)
+    if pending:
+        line = pending.decode("utf-8", "replace")
+        connection.stderr_tail.append(line)
+        logger.info("%s", line)
+    connection._stderr_closed.set()
+
+
+@asynccontextmanager
+async def open_stdio(
+    runtime: ToolRuntime,
+    command: str,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: str | os.PathLike[str] | IO[str] | None = None,
+    name: str | None = None,
+    prefix: str = "",
+    vocabulary: Vocabulary = "extended",
+    formats: Formats = "annotate",
+    allow_unkept: bool = False,
+) -> AsyncIterator[McpConnection]:
+    """Start an MCP server as a subprocess (stdio), register its tools, stop it at the end.
+
+    Usage::
+
+        async with trio_harness.mcp.open_stdio(runtime, "python", "server.py") as files:
+            for report in files.unregistered:
+                print(f"{report.name} left out: {'; '.join(report.reasons)}")
+            ...  # run turns: the server's tools are on ``runtime``
+
+    The tools are registered when the block starts and unregistered when it ends. The server's
+    standard error never reaches the terminal: by default each line goes to the logger
+    ``trio_harness.mcp.stderr.<label>`` at ``INFO`` (the last lines are kept in
+    :attr:`McpConnection.stderr_tail`); ``stderr`` names a file to append it to instead (or is
+    an open text file).
+
+    Args:
+        runtime: The runtime to register the tools on.
+        command: The program to run.
+        *args: Its arguments.
+        env: Extra environment variables (over the SDK's safe default set).
+        cwd: Its working directory.
+        stderr: A file path (appended) or an open text file for the server's standard error;
+            ``None`` sends it to the logger.
+        name: A label for the logger and messages (default: the file names of the command and
+            of its first argument, ``"python server.py"``); the logger's name is the label with
+            every run of other characters than letters, digits, ``_`` and ``-`` made ``_``.
+        prefix: Prepended to every model-facing tool name (``"files_"``), to keep servers apart.
+        vocabulary: See :class:`McpToolset`.
+        formats: See :class:`McpToolset`.
+        allow_unkept: See :func:`mcp_tool_definition`.
+
+    Yields:
+        The :class:`McpConnection` (its session, toolset and reports).
+
+    Raises:
+        OSError: The server could not be started.
+        McpToolListError: Its ``tools/list`` paging does not end.
+        Exception: Errors of the MCP SDK (a server that dies while starting), and whatever the
+            block raises, each as itself.
+    """
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    label = (
+        name
+        if name is not None
+        else " ".join(os.path.basename(part) for part in (command, *args[:1]))
+    )
+    toolset = McpToolset(
+        runtime, vocabulary=vocabulary, formats=formats, allow_unkept=allow_unkept, prefix=prefix
+    )
+    params = StdioServerParameters(
+        command=command,
+        args=list(args),
+        env=dict(env) if env is not None else None,
+        cwd=None if cwd is None else os.fspath(cwd),
+    )
+    with one_error():
+        async with AsyncExitStack() as stack:
+            stream: trio.lowlevel.FdStream | None = None
+            if stderr is None:
+                reader, writer = os.pipe()
+                stream = trio.lowlevel.FdStream(reader)
+                stack.push_async_callback(stream.aclose)
+                # An fd of a pipe, not a file on disk: opening it does not block.
+                errlog: IO[str] = stack.enter_context(open(writer, "w"))  # noqa: SIM115, ASYNC230
+            elif isinstance(stderr, str | os.PathLike):
+                # Opening a log file for appending is quick local I/O, done once per server.
+                errlog = stack.enter_context(open(stderr, "a", encoding="utf-8"))  # noqa: SIM115, ASYNC230
+            else:
+                errlog = stderr
+            nursery = await stack.enter_async_context(trio.open_nursery())
+            stderr_closed = trio.Event()
+
+            async def stop_reader() -> None:
+                # Runs once the transport below is closed (the server stopped): the reader gets
+                # the server's last lines, but a server whose children keep its stderr open
+                # does not hold the block.
+                with trio.move_on_after(_STDERR_GRACE_S):
+                    await stderr_closed.wait()
+                nursery.cancel_scope.cancel()
+
+            stack.push_async_callback(stop_reader)
+            try:
+                read, write = await stack.enter_async_context(
+                    stdio_client(params, errlog=cast(TextIO, errlog))
+                )
+            finally:
+                if stream is not None:
+                    errlog.close()  # the server holds its own copy of the pipe's write end
+            session = await stack.enter_async_context(
+                ClientSession(read, write, message_handler=toolset.message_handler)
+            )
+            connection = McpConnection(label, session, toolset, stderr_closed=stderr_closed)
+            if stream is not None:
+                nursery.start_soon(_log_lines, stream, connection, name=f"mcp-stderr-{label}")
+            stack.callback(toolset.unregister)
+            try:
+                await session.initialize()
+            except Exception as error:
+                if stream is not None:
+                    # A server that died while starting: its last words say why.
+                    with trio.move_on_after(_STDERR_GRACE_S):
+                        await connection._stderr_closed.wait()
+                    if connection.stderr_tail:
+                        error.add_note(
+                            f"{label} stderr (last lines):\n  "
+                            + "\n  ".join(connection.stderr_tail)
+                        )
+                raise
+            await toolset.sync(session)
+            yield connection
+
+
+# How long a server that failed to start may take to close its stderr (seconds).
+_STDERR_GRACE_S: Final = 1.0
+
+
+@asynccontextmanager
+async def open_http(
+    runtime: ToolRuntime,
+    url: str,
+    *,
+    http_client: Any = None,
+    name: str | None = None,
+    prefix: str = "",
+    vocabulary: Vocabulary = "extended",
+    formats: Formats = "annotate",
+    allow_unkept: bool = False,
+) -> AsyncIterator[McpConnection]:
+    """Connect to an MCP server over streamable HTTP, register its tools, close at the end.
+
+    Args:
+        runtime: The runtime to register the tools on.
+        url: The server's MCP endpoint (``http://127.0.0.1:8000/mcp``).
+        http_client: An ``httpx`` client of the SDK's choice (headers, auth), passed on.
+        name: A label for messages (default: the URL).
+        prefix: Prepended to every model-facing tool name.
+        vocabulary: See :class:`McpToolset`.
+        formats: See :class:`McpToolset`.
+        allow_unkept: See :func:`mcp_tool_definition`.
+
+    Yields:
+        The :class:`McpConnection`.
+    """
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    toolset = McpToolset(
+        runtime, vocabulary=vocabulary, formats=formats, allow_unkept=allow_unkept, prefix=prefix
+    )
+    with one_error():
+        async with AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(
+                streamable_http_client(url, http_client=http_client)
+            )
+            session = await stack.enter_async_context(
+                ClientSession(read, write, message_handler=toolset.message_handler)
+            )
+            stack.callback(toolset.unregister)
+            await session.initialize()
+            await toolset.sync(session)
+            yield McpConnection(name if name is not None else url, session, toolset)

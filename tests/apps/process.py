@@ -45,6 +45,20 @@ class Child:
         while text not in await self.next_line():
             pass
 
+    async def wait_for_prompt(self, prompt: str) -> None:
+        """Read until the unfinished last line is ``prompt`` (a program waiting for input)."""
+        assert self.process.stdout is not None
+        with trio.fail_after(TIMEOUT):
+            while True:
+                while b"\n" in self._buffer:
+                    await self.next_line()
+                if self._buffer.decode(errors="replace") == prompt:
+                    return
+                data = await self.process.stdout.receive_some()
+                if not data:
+                    raise EOFError(f"stdout closed; lines so far: {self.lines}")
+                self._buffer += data
+
     def interrupt(self) -> None:
         """Send SIGINT."""
         self.process.send_signal(signal.SIGINT)
@@ -69,12 +83,17 @@ class Child:
 
 @asynccontextmanager
 async def spawn(
-    args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: bool = False,
 ) -> AsyncIterator[Child]:
-    """Run ``python <args>`` with piped output; killed on exit if still running."""
+    """Run ``python <args>`` with piped output (and a stdin pipe that stays open, with
+    ``stdin=True``); killed on exit if still running."""
     process = await trio.lowlevel.open_process(
         [sys.executable, *args],
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
@@ -87,6 +106,6 @@ async def spawn(
             process.kill()
         with trio.CancelScope(shield=True):
             await process.wait()
-            for stream in (process.stdout, process.stderr):
+            for stream in (process.stdin, process.stdout, process.stderr):
                 if stream is not None:
                     await stream.aclose()

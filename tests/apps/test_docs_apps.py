@@ -4,7 +4,9 @@ define these functions without calling a real API)."""
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,10 @@ import openai
 import pytest
 import trio
 
+import trio_harness as th
+from trio_harness.lowlevel import check_log
+
+from ..mcp.connect import SERVER as MCP_SERVER
 from .server import (
     Json,
     ScriptedServer,
@@ -22,6 +28,7 @@ from .server import (
     chat_completion,
     response,
 )
+from .strict_server import Policy, StrictServer
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 FENCE = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -162,3 +169,91 @@ def test_tutorial_real_model_section(monkeypatch: pytest.MonkeyPatch) -> None:
         "tool_call_id": "c1",
         "content": "milk, eggs",
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/agent.md: the whole agent
+# ---------------------------------------------------------------------------------------------
+
+AGENT_POLICY = Policy(
+    first=[
+        ("search", '{"query": "milk"}'),
+        ("files_search", '{"query": "milk"}'),
+        ("plan", '{"day": "monday", "tasks": [{"title": "shop", "minutes": 30}]}'),
+        ("weather", '{"city": "Paris"}'),
+        ("write_note", '{"name": "monday", "text": "shop"}'),
+        ("kv_write", '{"tag": "monday"}'),
+        ("search", '{"query": "shop"}'),
+    ],
+    second=[("plan", '{"day": "tuesday", "tasks": "none"}')],
+    answer="Planned monday.",
+)
+
+
+def agent_block() -> str:
+    return FENCE.findall((DOCS / "agent.md").read_text(encoding="utf-8"))[2]
+
+
+def glue_lines(block: str) -> list[str]:
+    """The agent's lines beyond UI printing: not blank, not a comment, not a ``print`` call,
+    not a loop whose body only prints."""
+    lines = block.splitlines()
+    counted = []
+    for number, line in enumerate(lines):
+        text = line.strip()
+        if not text or text.startswith("#") or text.startswith("print("):
+            continue
+        if text.startswith("for ") and text.endswith(":"):
+            indent = len(line) - len(line.lstrip())
+            body = []
+            for later in lines[number + 1 :]:
+                if later.strip() and len(later) - len(later.lstrip()) <= indent:
+                    break
+                if later.strip():
+                    body.append(later.strip())
+            if body and all(item.startswith("print(") for item in body):
+                continue
+        counted.append(line)
+    return counted
+
+
+def test_the_agent_page_is_at_most_20_lines_of_glue() -> None:
+    counted = glue_lines(agent_block())
+    assert len(counted) <= 20, "\n".join(counted)
+    page = (DOCS / "agent.md").read_text(encoding="utf-8")
+    assert f"the agent is the third block: {len(counted)} lines" in page
+
+
+def test_the_agent_page_runs_against_a_strict_server_with_two_mcp_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = load("agent.md")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    log = tmp_path / "agent.jsonl"
+    server_command = [sys.executable, str(MCP_SERVER), "stdio"]
+    options = {
+        "model": "m",
+        "log": str(log),
+        "files_server": server_command,
+        "kv_server": server_command,
+    }
+    with StrictServer(AGENT_POLICY) as server:
+        trio.run(functools.partial(page["main"], ["plan monday"], base_url=server.url, **options))
+        first = capsys.readouterr().out
+        trio.run(functools.partial(page["main"], ["and again"], base_url=server.url, **options))
+        second = capsys.readouterr().out
+    assert server.rejections == []
+    assert first.splitlines()[0] == f"{log}: new conversation"
+    assert "   error weather" in first
+    assert "   ok files_search" in first
+    assert "   ok kv_write" in first
+    assert "   error plan" in first  # the second step's bad nested arguments, reported
+    assert "assistant> Planned monday." in first
+    assert "(done after 2 steps)" in first
+    assert second.splitlines()[0].startswith(f"{log}: resumed ")
+    loaded = th.log.load_session_log(log)
+    assert th.log.check_replay(loaded.events).valid
+    assert check_log([event.to_json() for event in loaded.events]) == []
+    assert page["NOTES"]["monday"] == "shop"
+    # The second run sent the whole first conversation back.
+    assert len(server.requests[3]["messages"]) > len(server.requests[2]["messages"])

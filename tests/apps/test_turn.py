@@ -7,6 +7,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
+from trio_harness.lowlevel import check_log
 
 from .scripted_model import ScriptedModel
 from .tools import runtime_with
@@ -90,15 +91,22 @@ async def test_the_step_limit_answers_the_pending_calls(
 ) -> None:
     runtime = runtime_with({"a": "A"})
     model = ScriptedModel([("", [("c1", "read", '{"path":"a"}')])] * 3)
-    result = await th.run_turn(model, runtime, th.Session(), max_steps=2)
+    session = th.Session()
+    result = await th.run_turn(model, runtime, session, max_steps=2)
     assert result.stop == "step_limit"
     assert result.steps == 2
-    # The third reply's call was not run but answered, so the conversation stays valid.
+    # The third reply's call was not run but answered, so the conversation stays valid: in the
+    # log too, as the pool's synthetic pair of a call that never started.
     last = model.results_seen[-1]
     assert [(r.call_id, r.result.is_error) for r in last] == [("c1", True)]
     assert last[0].result.content == (
-        {"type": "text", "text": "Error: step limit reached; the call was not run"},
+        {"type": "text", "text": "Error: tool call aborted before dispatch"},
     )
+    tail = [event.to_json() for event in session.events[-2:]]
+    assert [(e["type"], e["data"]["step"]) for e in tail] == [("tool/call", 2), ("tool/result", 2)]
+    assert tail[1]["data"]["error"] == {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"}
+    assert th.log.check_replay(session).valid
+    assert check_log([event.to_json() for event in session.events]) == []
     with pytest.raises(ValueError, match="max_steps must be a non-negative integer"):
         await th.run_turn(model, runtime, th.Session(), max_steps=-1)
 

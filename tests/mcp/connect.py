@@ -51,6 +51,41 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
+async def http_server() -> AsyncIterator[str]:
+    """The test server over streamable HTTP on 127.0.0.1, as a subprocess; yields its URL."""
+    port = _free_port()
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(SERVER), "http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stderr is not None
+        seen = b""
+        while b"Uvicorn running on" not in seen and b"Application startup complete" not in seen:
+            chunk = await process.stderr.receive_some()
+            assert chunk, seen.decode(errors="replace")
+            seen += chunk
+        async with trio.open_nursery() as nursery:
+
+            async def drain() -> None:
+                assert process.stderr is not None
+                while await process.stderr.receive_some():
+                    pass
+
+            nursery.start_soon(drain)
+            yield f"http://127.0.0.1:{port}/mcp"
+            process.terminate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+        with trio.move_on_after(10):
+            await process.wait()
+        if process.stderr is not None:
+            await process.stderr.aclose()
+
+
+@asynccontextmanager
 async def http_toolset(
     runtime: th.ToolRuntime | None = None,
 ) -> AsyncIterator[tuple[th.ToolRuntime, McpToolset, ClientSession]]:

@@ -136,6 +136,8 @@ async def add_late_tool(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    if os.environ.get("TEST_SERVER_STDERR"):
+        print(os.environ["TEST_SERVER_STDERR"], file=sys.stderr, flush=True)
     if sys.argv[1] == "stdio":
         app.run("stdio")
     else:

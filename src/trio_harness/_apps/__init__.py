@@ -3,14 +3,33 @@
 Modules, in dependency order:
 
 * :mod:`.typed` — ``tool``: annotated async functions turned into ``define_tool`` definitions;
+* :mod:`.boundary` — one error out of an exception group at API boundaries;
+* :mod:`.conversation` — the conversation in the session log, settling a step, a log opened for
+  an app (``open_agent_log``);
 * :mod:`.turn` — ``run_turn`` and the ``TurnModel`` protocol, its values and progress events;
-* :mod:`.sigint` — ``abort_on_sigint``: the first SIGINT aborts, the second stops hard.
+* :mod:`.sigint` — ``abort_on_sigint``: the first SIGINT aborts, the second stops hard;
+  ``run_app``: Ctrl-C anywhere is one line;
+* :mod:`.agent` — ``Agent`` and ``open_agent``: a model, its tools and a durable log.
 
 This ``__init__`` is the package's interface: code outside the package imports from here only.
 The provider adapters (the public :mod:`trio_harness.providers`) build on it.
 """
 
-from .sigint import abort_on_sigint
+from .agent import Agent, open_agent
+from .boundary import one_error, sole_exception
+from .conversation import (
+    CONVERSATION_EVENT,
+    TURN_END_EVENT,
+    AgentLog,
+    ConversationState,
+    PendingStep,
+    Recovery,
+    conversation_of,
+    open_agent_log,
+    read_conversation,
+    settle_step,
+)
+from .sigint import abort_on_sigint, run_app
 from .turn import (
     FinishReason,
     ModelReplied,
@@ -30,10 +49,17 @@ from .turn import (
 from .typed import tool
 
 __all__ = [
+    "CONVERSATION_EVENT",
+    "TURN_END_EVENT",
+    "Agent",
+    "AgentLog",
+    "ConversationState",
     "FinishReason",
     "ModelReplied",
     "ModelRequested",
     "ModelStep",
+    "PendingStep",
+    "Recovery",
     "StepFinished",
     "StepStarted",
     "ToolCommitted",
@@ -43,7 +69,15 @@ __all__ = [
     "TurnResult",
     "Usage",
     "abort_on_sigint",
+    "conversation_of",
+    "one_error",
+    "open_agent",
+    "open_agent_log",
     "plan_groups",
+    "read_conversation",
+    "run_app",
     "run_turn",
+    "settle_step",
+    "sole_exception",
     "tool",
 ]

@@ -4,19 +4,29 @@ Without a handler, Ctrl-C raises ``KeyboardInterrupt`` wherever the app happens 
 reports it through every nursery on the way out. :func:`abort_on_sigint` turns the first SIGINT
 into the turn's abort event instead (running bodies are cancelled, their results recorded, the
 turn ends cleanly) and a second into a plain ``KeyboardInterrupt`` raised from the block.
+:func:`run_app` runs an app's main function and turns a ``KeyboardInterrupt`` from anywhere
+(between turns, while an MCP server starts, at the prompt) into one line and exit status 130.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
+import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import trio
 
-__all__ = ["abort_on_sigint"]
+from .boundary import sole_exception
+
+__all__ = ["abort_on_sigint", "run_app"]
+
+#: The exit status of an app stopped by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 
 _log = logging.getLogger("trio_harness.sigint")
 
@@ -85,3 +95,43 @@ async def abort_on_sigint(
             watcher.cancel()
     if hard_stop:
         raise KeyboardInterrupt
+
+
+def run_app(
+    main: Callable[..., Awaitable[Any]],
+    *args: Any,
+    interrupted: str | None = "interrupted",
+    **kwargs: Any,
+) -> int:
+    """Run an app's ``async`` main function with Trio; Ctrl-C anywhere ends it with one line.
+
+    Usage (the last line of a script)::
+
+        sys.exit(th.run_app(main, args))
+
+    A ``KeyboardInterrupt`` (bare, or the one error of an exception group) becomes the line
+    ``interrupted`` on standard error and status 130; any other exception propagates as usual.
+    The session log needs nothing more: the pool and :class:`~trio_harness.agent.Agent` keep it
+    complete at every instant.
+
+    Args:
+        main: The app's main function.
+        *args: Its positional arguments.
+        interrupted: The line printed on Ctrl-C (``None``: print nothing).
+        **kwargs: Its keyword arguments.
+
+    Returns:
+        ``main``'s return value when it is an ``int``, else ``0``; 130 after Ctrl-C.
+    """
+    try:
+        result = trio.run(functools.partial(main, **kwargs) if kwargs else main, *args)
+    except KeyboardInterrupt:
+        pass
+    except BaseExceptionGroup as group:
+        if not isinstance(sole_exception(group), KeyboardInterrupt):
+            raise
+    else:
+        return result if type(result) is int else 0
+    if interrupted is not None:
+        print(f"\n{interrupted}", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED

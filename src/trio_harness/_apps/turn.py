@@ -4,6 +4,12 @@
 :mod:`trio_harness.providers`) against a runtime. It stops when the model answers without tool
 calls, a tool concludes the turn, the step limit is hit, or the abort event fires. Progress is
 reported as :data:`TurnEvent` values to an ``on_event`` callback, so an app can print what runs.
+
+Every tool call of every reply is answered, in the log and to the model, whatever ends the
+turn: calls a step limit stops are run through the pool already aborted (they get its synthetic
+``ABORTED_BEFORE_DISPATCH`` pairs), and a step cut short by a cancellation from outside, a
+``KeyboardInterrupt`` or a scheduler failure is settled (``settle_step``) and its results handed
+to the model before the exception goes on.
 """
 
 from __future__ import annotations
@@ -14,19 +20,22 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 import attrs
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._json import parse_arguments
 from .._log import Session
 from .._pool import (
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     PoolRuntime,
+    PoolTracer,
     StepOutcome,
     StepResult,
     ToolCallBlock,
     execute_tool_calls,
 )
 from .._runtime import ToolExecutionInput, cancel_on_abort
-from .._values import ToolExecutionResult, error_result
+from .._values import ToolExecutionResult
+from .conversation import settle_step
 
 __all__ = [
     "FinishReason",
@@ -35,6 +44,7 @@ __all__ = [
     "ModelStep",
     "StepFinished",
     "StepStarted",
+    "StepTracerFactory",
     "ToolCommitted",
     "ToolStarted",
     "TurnEvent",
@@ -266,6 +276,11 @@ async def _ask(
     return reply
 
 
+#: Makes a tracer for one step: ``(turn, step) -> PoolTracer | None`` (e.g. a new ``StepTrace``).
+StepTracerFactory: TypeAlias = Callable[[int, int], "PoolTracer | None"]
+
+
+@enable_ki_protection
 async def run_turn(
     model: TurnModel,
     runtime: PoolRuntime,
@@ -277,6 +292,7 @@ async def run_turn(
     on_event: Callable[[TurnEvent], object] | None = None,
     max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     accept_context: Callable[[Any], object] | None = None,
+    tracer: StepTracerFactory | None = None,
 ) -> TurnResult:
     """Run one turn: ask the model, run its tool calls, send the results back, repeat.
 
@@ -291,6 +307,9 @@ async def run_turn(
         on_event: Called synchronously with every :data:`TurnEvent`.
         max_parallel_tool_calls: The pool's window.
         accept_context: Passed to ``execute_tool_calls``.
+        tracer: Called with ``(turn, step)`` before each step; the tracer it returns (e.g. a
+            new ``StepTrace(turn=turn, step=step)``) is given to the pool for that step, so
+            every step can be drawn.
 
     Returns:
         How the turn ended, the steps run, the last text and the last step's results.
@@ -298,7 +317,10 @@ async def run_turn(
     Raises:
         ValueError: ``max_steps`` is negative.
         Exception: Whatever the model raises (e.g. the SDK's API errors), and the pool's
-            scheduler failures.
+            scheduler failures, each as itself. Whatever interrupts a step (these, a
+            cancellation from outside, ``KeyboardInterrupt``), the step's calls are all answered
+            in ``session`` and handed to the model first. ``KeyboardInterrupt`` is delivered
+            at the turn's next checkpoint (the loop's bookkeeping is protected from it).
     """
     if type(max_steps) is not int or max_steps < 0:
         raise ValueError("max_steps must be a non-negative integer")
@@ -321,23 +343,50 @@ async def run_turn(
         text = reply.text
         if not reply.tool_calls:
             return replies.result(stop="done", steps=step, text=text, results=last)
-        if step >= max_steps:
-            # The calls are answered so the conversation stays valid for the next turn.
-            model.add_tool_results(_not_run(reply.tool_calls))
+        limited = step >= max_steps
+        results: tuple[StepResult, ...] | None = None
+        try:
+            step_tracer = tracer(turn, step) if tracer is not None else None
+            if limited:
+                # The calls are answered, through the pool, as calls it never started: the log
+                # and the model get the same synthetic pairs as an abort before dispatch.
+                outcome = await execute_tool_calls(
+                    runtime,
+                    session,
+                    reply.tool_calls,
+                    turn=turn,
+                    step=step,
+                    abort=_already_set(),
+                    tracer=step_tracer,
+                )
+            else:
+                emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
+                with _observe(runtime, turn, step, emit):
+                    outcome = await execute_tool_calls(
+                        runtime,
+                        session,
+                        reply.tool_calls,
+                        turn=turn,
+                        step=step,
+                        abort=abort,
+                        max_parallel_tool_calls=max_parallel_tool_calls,
+                        accept_context=accept_context,
+                        tracer=step_tracer,
+                    )
+            results = outcome.results
+        except BaseException:
+            # Synchronous (no checkpoint) and protected: the log gets a result for every call,
+            # and the model every result, before the exception goes on.
+            try:
+                results = settle_step(session, turn, step, reply.tool_calls)
+            except Exception:  # calls the log refuses (not str): the first error goes on
+                results = None
+            raise
+        finally:
+            if results is not None:
+                model.add_tool_results(results)
+        if limited:
             return replies.result(stop="step_limit", steps=step, text=text, results=last)
-        emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
-        with _observe(runtime, turn, step, emit):
-            outcome = await execute_tool_calls(
-                runtime,
-                session,
-                reply.tool_calls,
-                turn=turn,
-                step=step,
-                abort=abort,
-                max_parallel_tool_calls=max_parallel_tool_calls,
-                accept_context=accept_context,
-            )
-        model.add_tool_results(outcome.results)
         emit(StepFinished(turn, step, outcome))
         step += 1
         last = outcome.results
@@ -376,9 +425,10 @@ class _Replies:
         )
 
 
-def _not_run(calls: Sequence[ToolCallBlock]) -> list[StepResult]:
-    result = error_result("step limit reached; the call was not run")
-    return [StepResult(call.id, call.name, result) for call in calls]
+def _already_set() -> trio.Event:
+    event = trio.Event()
+    event.set()
+    return event
 
 
 # The step being observed in this task's context. Dispatch tasks inherit the context of the step's

@@ -24,11 +24,12 @@ checked for their ``seq``. The rules, each reported with the ``seq`` of the offe
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any, Final
 
 import attrs
+
+from .._json import loads_any_depth
 
 __all__ = ["LogFormatError", "LogViolation", "check_log", "check_log_text"]
 
@@ -92,11 +93,22 @@ def _parse_event(raw: Any, line: int) -> tuple[int, str, Any]:
     return seq, raw["type"], raw
 
 
+def _position(data: dict[str, Any], kind: str, line: int) -> tuple[int | None, int | None]:
+    # ``turn`` and ``step`` key the per-step bookkeeping: integers (or absent) only, so a
+    # hostile value (an array, an object) is a format error, never a crash.
+    turn, step = data.get("turn"), data.get("step")
+    for key, value in (("turn", turn), ("step", step)):
+        if value is not None and type(value) is not int:
+            raise LogFormatError(line, f"{kind} data.{key} must be an integer")
+    return turn, step
+
+
 def _call(seq: int, event: dict[str, Any], line: int) -> _Call:
     data = event["data"]
     if type(data) is not dict or type(data.get("callId")) is not str:
         raise LogFormatError(line, "tool/call data must be an object with a string callId")
-    return _Call(seq, data["callId"], data.get("turn"), data.get("step"))
+    turn, step = _position(data, "tool/call", line)
+    return _Call(seq, data["callId"], turn, step)
 
 
 def _result(seq: int, event: dict[str, Any], line: int) -> _Result:
@@ -115,11 +127,12 @@ def _result(seq: int, event: dict[str, Any], line: int) -> _Result:
     if type(call_id) is not str or source_id != call_id:
         raise LogFormatError(line, "tool/result message.source.callId and toolCallId must agree")
     cites = event.get("sourceEventSeqs")
+    turn, step = _position(data, "tool/result", line)
     return _Result(
         seq,
         call_id,
-        data.get("turn"),
-        data.get("step"),
+        turn,
+        step,
         tuple(cites) if type(cites) is list else None,
         block.get("isError"),
         texts,
@@ -140,14 +153,17 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
 
     Raises:
         LogFormatError: An event is not a session event (its 1-based position is named).
+
+    Time and memory are linear in the number of events.
     """
     violations: list[LogViolation] = []
     calls: dict[int, _Call] = {}
     answered: dict[int, int] = {}
-    # Per (turn, step): the last cited call seq, whether skipping started, calls in order.
+    # Per (turn, step): the last cited call seq, whether skipping started, how many of its
+    # calls are still unanswered.
     last_cited: dict[tuple[Any, Any], int] = {}
     skipping: dict[tuple[Any, Any], int] = {}
-    step_calls: dict[tuple[Any, Any], list[_Call]] = {}
+    unanswered: dict[tuple[Any, Any], int] = {}
     previous: tuple[str, int, _Call | None] | None = None
     expected_seq = 0
     for line, raw in enumerate(events, 1):
@@ -159,7 +175,7 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
             call = _call(seq, event, line)
             key = (call.turn, call.step)
             calls[seq] = call
-            step_calls.setdefault(key, []).append(call)
+            unanswered[key] = unanswered.get(key, 0) + 1
             previous = ("call", seq, call)
             continue
         if kind != "tool/result":
@@ -205,6 +221,7 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
                 )
             else:
                 answered[cited.seq] = seq
+                unanswered[(cited.turn, cited.step)] -= 1
                 last = last_cited.get(key, -1)
                 if cited.seq < last:
                     violations.append(
@@ -217,6 +234,8 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
                     )
                 last_cited[key] = max(last, cited.seq)
         code = result.error.get("code") if type(result.error) is dict else None
+        if type(code) is not str:
+            code = None
         skipped_pair = (
             code == "ABORTED_BEFORE_DISPATCH"
             and previous is not None
@@ -234,12 +253,10 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
                     f"seq {skipping[key]}",
                 )
             )
-        if skipped_pair and key not in skipping and cited is not None:
-            # A skipped pair starts skipping only if nothing of the step is still unanswered
-            # before it (otherwise it is an ordinary pre-aborted call inside a group).
-            pending = [c for c in step_calls.get(key, []) if c.seq not in answered]
-            if not pending:
-                skipping[key] = cited.seq
+        # A skipped pair starts skipping only if nothing of the step is still unanswered
+        # before it (otherwise it is an ordinary pre-aborted call inside a group).
+        if skipped_pair and key not in skipping and cited is not None and not unanswered.get(key):
+            skipping[key] = cited.seq
         previous = ("result", seq, None)
     if not allow_unpaired:
         for call_seq, call in calls.items():
@@ -263,7 +280,7 @@ def _abort_shape(result: _Result, *, synthetic: bool) -> list[LogViolation]:
     if type(error) is not dict:
         return []
     code = error.get("code")
-    if code not in _ABORT_TEXT:
+    if type(code) is not str or code not in _ABORT_TEXT:
         return []
     problems = []
     if error.get("name") != "AbortError":
@@ -279,6 +296,9 @@ def _abort_shape(result: _Result, *, synthetic: bool) -> list[LogViolation]:
 def check_log_text(text: str, *, allow_unpaired: bool = False) -> list[LogViolation]:
     """:func:`check_log` over JSON Lines text (blank lines are passed over).
 
+    Lines are read as the durable log reads them: at any nesting depth (the library writes and
+    reads data of any depth), ``NaN``/``Infinity`` are not JSON.
+
     Raises:
         LogFormatError: A line is not JSON or not a session event (the line number is named).
     """
@@ -288,7 +308,7 @@ def check_log_text(text: str, *, allow_unpaired: bool = False) -> list[LogViolat
         if not line.strip():
             continue
         try:
-            events.append(json.loads(line))
+            events.append(loads_any_depth(line, js_key_order=False))
         except ValueError:
             raise LogFormatError(number, "not JSON") from None
         numbers.append(number)

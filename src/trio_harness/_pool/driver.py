@@ -79,7 +79,8 @@ class PoolTracer(Protocol):
     preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
     ``settled`` (the dispatch returned; ``None``, or the scheduler failure it raised),
     ``committed`` (the ``ToolExecutionResult``), ``aborted`` (a synthetic result was
-    recorded; the error code), ``group-close``, ``done`` (whether the step was aborted).
+    recorded; the error code), ``group-close``, ``abort`` (the driver saw the step's abort
+    event set; index ``-1``), ``done`` (whether the step was aborted).
     Exceptions must not escape.
     """
 
@@ -153,6 +154,8 @@ class Driver:
         self._abort = abort
         self._recorder = recorder
         self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
+        if self._core.aborted and self._trace is not None:
+            self._trace("abort", -1, None)
         self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
         # Settled slot indices travel from the dispatch tasks to the driver over this channel.
         # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
@@ -205,7 +208,7 @@ class Driver:
         abort = self._abort
         while True:
             if abort is not None and abort.is_set() and not core.aborted:
-                core.abort()
+                self._abort_now()
             op, index = core.next_action()
             if op is OP_CLASSIFY:
                 self._classify(index)
@@ -243,7 +246,7 @@ class Driver:
             if self._unread:
                 self._drain()
             if abort is not None and abort.is_set() and not core.aborted:
-                core.abort()
+                self._abort_now()
             op, index = core.next_action()
             if op is OP_START:
                 self._start(index)
@@ -356,6 +359,11 @@ class Driver:
         self._unread += 1
         self._send.send_nowait(index)
 
+    def _abort_now(self) -> None:
+        self._core.abort()
+        if self._trace is not None:
+            self._trace("abort", -1, None)
+
     @enable_ki_protection
     def _skip(self, first: int) -> None:
         # The synthetic pairs of an abort and the core's report, as one protected unit.
@@ -399,9 +407,12 @@ class Driver:
 
 
 def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
-    # Outside cancellation arrives from the nursery wrapped in a group. A group holding exactly
-    # one exception that is not a Cancelled (e.g. KeyboardInterrupt) is raised bare, so the pool
-    # never surfaces an ExceptionGroup; groups of Cancelled stay for their cancel scope.
+    # Outside cancellation arrives from the nursery wrapped in a group. The pool never surfaces
+    # a group for one error: a group holding one exception other than ``Cancelled`` (e.g.
+    # KeyboardInterrupt, next to the Cancelled of its siblings) is raised as that exception, and
+    # a group of ``Cancelled`` only as one ``Cancelled``, so an ``except trio.Cancelled`` cleanup
+    # around the step runs (every ``Cancelled`` belongs to the same cancelled scope, which
+    # catches a bare one as it would the group).
     stack: list[BaseException] = [group]
     leaves: list[BaseException] = []
     while stack:
@@ -410,5 +421,8 @@ def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
             stack.extend(item.exceptions)
         else:
             leaves.append(item)
-    if len(leaves) == 1 and not isinstance(leaves[0], trio.Cancelled):
+    others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
+    if len(others) == 1:
+        raise others[0] from None
+    if not others and leaves:
         raise leaves[0] from None

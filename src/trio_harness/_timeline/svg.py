@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from .trace import StepTrace, lane_label, seconds_text, tick_step
+from .trace import StepTrace, axis_scale, lane_label, printable, seconds_text, tick_step
 
 __all__ = ["render_timeline_svg"]
 
 
 def escape(text: str) -> str:
-    """``text`` safe inside an XML element (``&``, ``<``, ``>``)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` safe inside an XML element: ``&``, ``<``, ``>`` escaped, and every character XML
+    cannot hold (control characters, lone surrogates) replaced (see ``printable``)."""
+    return printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def quoteattr(text: str) -> str:
@@ -45,8 +46,17 @@ text { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; f
 .barrier { stroke: #8250df; stroke-width: 1.5; stroke-dasharray: 5 3; }
 .barrier-label { fill: #8250df; }
 .window { fill: #2da44e; }
+.window-count { font-size: 10px; fill: #ffffff; }
 .cap { stroke: #2da44e; stroke-dasharray: 2 2; }
+.cap-label { font-size: 10px; fill: #2da44e; }
+.abort { stroke: #cf222e; stroke-width: 1.5; }
+.abort-label { fill: #cf222e; }
 """
+
+#: Narrowest drawn body bar (pixels): a millisecond call in a minute-long step stays visible.
+MIN_BAR_WIDTH: Final = 2.0
+# Narrowest window segment that gets its count written inside.
+_COUNT_WIDTH: Final = 9.0
 
 
 _LEGEND: Final = (
@@ -55,6 +65,7 @@ _LEGEND: Final = (
     ("body", "body running"),
     ("hold", "waiting to commit"),
     ("aborted-mark", "aborted"),
+    ("abort", "abort set"),
     ("window", "window"),
     ("barrier", "barrier"),
 )
@@ -81,7 +92,7 @@ def render_timeline_svg(trace: StepTrace) -> str:
     )
     outcome_width = max([len(lane.outcome or "(no result)") for lane in lanes] + [6]) + 13
     left = 10 + label_width
-    scale = _PLOT_WIDTH / duration if duration > 0 else 0.0
+    scale = axis_scale(duration, _PLOT_WIDTH)
     top = 60
     window_height = 30
     lanes_bottom = top + _LANE_HEIGHT * len(lanes)
@@ -124,17 +135,21 @@ def render_timeline_svg(trace: StepTrace) -> str:
         outcome = lane.outcome or "(no result)"
         parts.append(
             f'<g class="lane" data-call={quoteattr(lane.call_id)} data-index="{lane.index}" '
-            f'data-name={quoteattr(lane.name)} data-mode="{lane.mode or ""}" '
+            f"data-name={quoteattr(lane.name)} data-mode={quoteattr(lane.mode or '')} "
             f"data-outcome={quoteattr(outcome)}>"
         )
         parts.append(
             f'<text class="label" x="10" y="{_num(y + _LANE_HEIGHT / 2 + 4)}">'
             f"{escape(lane_label(lane))}</text>"
         )
-        for kind, a, b in lane.segments(start, end):
+        # The body last, over the hold that follows it: a short body stays visible.
+        for kind, a, b in sorted(lane.segments(start, end), key=lambda s: s[0] == "body"):
+            width = (b - a) * scale
+            if kind == "body":
+                width = max(width, MIN_BAR_WIDTH)
             parts.append(
                 f'<rect class="{kind}" data-start="{_num(a - start)}" data-end="{_num(b - start)}" '
-                f'x="{x(a)}" y="{_num(bar_y)}" width="{_num((b - a) * scale)}" '
+                f'x="{x(a)}" y="{_num(bar_y)}" width="{_num(width)}" '
                 f'height="{_BAR_HEIGHT}"><title>{escape(lane.call_id)} {kind} '
                 f"{seconds_text(a - start, step / 10)}–{seconds_text(b - start, step / 10)}</title></rect>"
             )
@@ -171,15 +186,36 @@ def render_timeline_svg(trace: StepTrace) -> str:
     parts.append(
         f'<line class="cap" x1="{x(start)}" y1="{window_top}" x2="{x(end)}" y2="{window_top}"/>'
     )
+    parts.append(
+        f'<text class="cap-label" x="{_num(left + _PLOT_WIDTH + 10)}" y="{window_top + 4}">'
+        f"cap {trace.cap}</text>"
+    )
+    baseline = window_top + window_height - 6
     for a, b, running in trace.window():
         if running <= 0:
             continue
         bar = (window_height - 6) * min(running, cap) / cap
+        width = (b - a) * scale
         parts.append(
             f'<rect class="window" data-count="{running}" data-start="{_num(a - start)}" '
             f'data-end="{_num(b - start)}" x="{x(a)}" '
-            f'y="{_num(window_top + window_height - 6 - bar)}" width="{_num((b - a) * scale)}" '
+            f'y="{_num(baseline - bar)}" width="{_num(width)}" '
             f'height="{_num(bar)}"/>'
+        )
+        if width >= _COUNT_WIDTH:
+            parts.append(
+                f'<text class="window-count" x="{_num(left + (a - start) * scale + width / 2)}" '
+                f'y="{_num(baseline - 2)}" text-anchor="middle">{running}</text>'
+            )
+    aborted_at = trace.aborted_at
+    if aborted_at is not None:
+        parts.append(
+            f'<line class="abort" data-time="{_num(aborted_at - start)}" x1="{x(aborted_at)}" '
+            f'y1="{top - 12}" x2="{x(aborted_at)}" y2="{lanes_bottom + window_height}"/>'
+        )
+        parts.append(
+            f'<text class="abort-label" x="{_num(left + (aborted_at - start) * scale + 3)}" '
+            f'y="{top - 26}">abort {seconds_text(aborted_at - start, step, finer=True)}</text>'
         )
     legend_y = lanes_bottom + window_height + 40
     legend_x = 10.0
@@ -189,6 +225,11 @@ def render_timeline_svg(trace: StepTrace) -> str:
             parts.append(
                 f'<path class="aborted-mark" d="M{_num(legend_x)} {legend_y - 10} l10 10 m0 -10 '
                 f'l-10 10"/>'
+            )
+        elif kind == "abort":
+            parts.append(
+                f'<line class="abort" x1="{_num(legend_x + 5)}" y1="{legend_y - 12}" '
+                f'x2="{_num(legend_x + 5)}" y2="{legend_y + 2}"/>'
             )
         elif kind == "barrier":
             parts.append(

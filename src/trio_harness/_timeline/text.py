@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .trace import StepTrace, lane_label, seconds_text, tick_step
+from .trace import StepTrace, axis_scale, lane_label, printable, seconds_text, tick_step
 
 __all__ = ["render_timeline_text"]
 
@@ -24,7 +24,7 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
     lanes = trace.lanes()
     start, end = trace.start, trace.end
     duration = end - start
-    scale = width / duration if duration > 0 else 0.0
+    scale = axis_scale(duration, width)
 
     def col(at: float) -> int:
         return min(width, round((at - start) * scale))
@@ -49,19 +49,25 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
     out.append(pad + "".join(rule))
     for lane in lanes:
         row = [" "] * width
-        for kind, a, b in lane.segments(start, end):
-            for column in range(col(a), col(b)):
+        # Bodies last, at least one column wide: a millisecond call in a long step stays
+        # visible over the hold that follows it.
+        for kind, a, b in sorted(lane.segments(start, end), key=lambda s: s[0] == "body"):
+            first, last = col(a), col(b)
+            if kind == "body" and first == last:
+                first = min(first, width - 1)
+                last = first + 1
+            for column in range(first, last):
                 row[column] = _CHARS[kind]
         if lane.aborted and lane.committed is not None:
             row[min(col(lane.committed), width - 1)] = "X"
-        note = lane.outcome or "(no result)"
+        note = printable(lane.outcome or "(no result)")
         if lane.mode == "exclusive":
             note += "  exclusive"
         out.append(lane_label(lane).ljust(label_width) + "".join(row) + "  " + note)
     window = [" "] * width
     for a, b, running in trace.window():
         for column in range(col(a), col(b)):
-            window[column] = str(running) if running < 10 else "+"
+            window[column] = " " if running <= 0 else str(running) if running < 10 else "+"
     out.append(("window".ljust(label_width) + "".join(window)).rstrip())
     barriers = trace.barriers()
     if barriers:
@@ -71,9 +77,17 @@ def render_timeline_text(trace: StepTrace, *, width: int = 48) -> list[str]:
             for column in range(col(a), col(b) + 1):
                 row[column] = "="
             row[col(a)] = row[col(b)] = "|"
-            names.append(lanes[index].call_id)
+            names.append(printable(lanes[index].call_id))
         out.append(
             "barriers".ljust(label_width) + "".join(row) + "  " + ", ".join(names) + " ran alone"
+        )
+    aborted_at = trace.aborted_at
+    if aborted_at is not None:
+        position = min(col(aborted_at), width - 1)
+        out.append(
+            "abort".ljust(label_width)
+            + " " * position
+            + f"^ abort set at {seconds_text(aborted_at - start, step, finer=True)}"
         )
     out.append("legend: . queued (window or barrier)  : prepare  # body running")
     out.append("        ~ settled, waiting to commit in model order  X aborted (synthetic result)")

@@ -14,12 +14,14 @@ of a ``trace/step`` event in a session log; ``python -m trio_harness timeline FI
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
 import trio
 
+from .._json import loads_any_depth
 from .._runtime import ToolExecutionInput
 from .._values import ToolExecutionResult
 
@@ -27,7 +29,9 @@ __all__ = [
     "TRACE_EVENT",
     "Lane",
     "StepTrace",
+    "axis_scale",
     "lane_label",
+    "printable",
     "seconds_text",
     "tick_step",
     "traces_from_lines",
@@ -48,6 +52,7 @@ _PHASES: Final = frozenset(
         "committed",
         "aborted",
         "group-close",
+        "abort",
         "done",
     }
 )
@@ -60,6 +65,39 @@ def _outcome(result: ToolExecutionResult) -> str:
     if error is not None and error.info is not None:
         return error.info.code
     return "error"
+
+
+#: Largest turn, step or window a trace file may give (a bound, so titles stay short).
+MAX_TRACE_INT: Final = 10**15
+#: Largest absolute time (seconds) a trace file may give: beyond it, differences lose precision.
+MAX_TRACE_TIME: Final = 1e12
+# Phases that belong to the step, not to one call: their index is -1.
+_STEP_PHASES: Final = frozenset({"begin", "abort", "done"})
+
+
+def _phase_problem(item: object, count: int) -> str | None:
+    """Why ``item`` is not a ``[time, phase, index, detail]`` entry of a step of ``count`` calls."""
+    if not isinstance(item, list) or len(item) != 4:
+        return "is not a list of four"
+    at, name, index, detail = item
+    if type(at) is not float and type(at) is not int:
+        return "has a time that is not a number"
+    if not -MAX_TRACE_TIME <= at <= MAX_TRACE_TIME:  # NaN fails both comparisons
+        return f"has a time that is not a finite number within ±{MAX_TRACE_TIME:g} seconds"
+    if at != 0 and abs(at) < sys.float_info.min:
+        return "has a subnormal time"
+    if type(name) is not str or name not in _PHASES:
+        return "names no phase"
+    if type(index) is not int:
+        return "has an index that is not an integer"
+    if name in _STEP_PHASES:
+        if index != -1:
+            return f"is a step phase with index {index}, not -1"
+    elif not 0 <= index < count:
+        return f"has index {index}, but the step has {count} calls"
+    if detail is not None and type(detail) is not str and type(detail) is not bool:
+        return "has a detail that is not null, a string or a boolean"
+    return None
 
 
 class StepTrace:
@@ -119,6 +157,12 @@ class StepTrace:
     def from_json(cls, raw: object) -> StepTrace:
         """Rebuild a trace from :meth:`to_json` output.
 
+        Everything a renderer relies on is checked here, so that whatever this accepts can be
+        drawn: times are finite numbers within ``±1e12`` seconds (not subnormal), the first
+        phase is the one ``begin`` and no phase is earlier than it, ``begin``/``abort``/``done``
+        carry index ``-1`` and every other phase the index of a call, details are ``null``, a
+        string or a boolean.
+
         Raises:
             ValueError: ``raw`` is not a step trace; the message names the field.
         """
@@ -127,8 +171,10 @@ class StepTrace:
         trace = cls()
         for key in ("turn", "step", "cap"):
             value = raw.get(key)
-            if type(value) is not int:
-                raise ValueError(f"step trace field {key!r} must be an integer")
+            if type(value) is not int or not 0 <= value <= MAX_TRACE_INT:
+                raise ValueError(
+                    f"step trace field {key!r} must be an integer from 0 to {MAX_TRACE_INT}"
+                )
             setattr(trace, key, value)
         calls = raw.get("calls")
         if not isinstance(calls, list):
@@ -144,18 +190,24 @@ class StepTrace:
         phases = raw.get("phases")
         if not isinstance(phases, list):
             raise ValueError("step trace field 'phases' must be an array")
+        count = len(trace.calls)
+        began: float | None = None
         for number, item in enumerate(phases):
-            if not (
-                isinstance(item, list)
-                and len(item) == 4
-                and isinstance(item[0], int | float)
-                and not isinstance(item[0], bool)
-                and item[1] in _PHASES
-                and type(item[2]) is int
-                and -1 <= item[2] < len(trace.calls)
-            ):
+            problem = _phase_problem(item, count)
+            if problem is None:
+                at = float(item[0])
+                if item[1] == "begin":
+                    if number != 0:
+                        problem = "is a second 'begin' (only the first phase begins the step)"
+                    began = at
+                elif began is None:
+                    problem = "comes before 'begin' (the first phase must be 'begin')"
+                elif at < began:
+                    problem = "is earlier than 'begin'"
+            if problem is not None:
                 raise ValueError(
-                    f"step trace field 'phases[{number}]' must be [time, phase, index, detail]"
+                    f"step trace field 'phases[{number}]' must be [time, phase, index, detail]: "
+                    f"it {problem}"
                 )
             trace.phases.append((float(item[0]), item[1], item[2], item[3]))
         return trace
@@ -167,8 +219,16 @@ class StepTrace:
 
     @property
     def end(self) -> float:
-        """When the step ended (its last instant)."""
-        return self.phases[-1][0] if self.phases else 0.0
+        """When the step ended (its latest instant)."""
+        return max(at for at, _, _, _ in self.phases) if self.phases else 0.0
+
+    @property
+    def aborted_at(self) -> float | None:
+        """When the pool saw the step's abort (``None``: never aborted)."""
+        for at, name, _, _ in self.phases:
+            if name == "abort":
+                return at
+        return None
 
     def lanes(self) -> list[Lane]:
         """One :class:`Lane` per call, in model order."""
@@ -286,18 +346,19 @@ class Lane:
 def traces_from_lines(lines: Sequence[str]) -> list[StepTrace]:
     """Every step trace in JSON Lines text: trace objects, or ``trace/step`` session events.
 
+    Lines are read as the session log reads them (``NaN``/``Infinity`` are not JSON, any nesting
+    depth, exact integers).
+
     Raises:
         ValueError: A line is not JSON, or a trace in it is malformed (the message names the
             line); lines that are neither are skipped.
     """
-    import json
-
     traces = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = loads_any_depth(line, js_key_order=False)
         except ValueError as exc:
             raise ValueError(f"line {number}: not JSON ({exc})") from None
         if isinstance(raw, dict) and raw.get("type") == TRACE_EVENT:
@@ -319,7 +380,7 @@ _NICE: Final = (1, 2, 5)
 
 
 def tick_step(duration: float, columns: int, min_gap: int) -> float:
-    if duration <= 0:
+    if duration < MIN_DURATION:
         return 1.0
     per_column = duration / columns
     exponent = math.floor(math.log10(per_column * min_gap))
@@ -331,8 +392,9 @@ def tick_step(duration: float, columns: int, min_gap: int) -> float:
         exponent += 1
 
 
-def seconds_text(value: float, step: float) -> str:
-    """``value`` seconds in the unit and precision of an axis ticking every ``step`` seconds."""
+def seconds_text(value: float, step: float, *, finer: bool = False) -> str:
+    """``value`` seconds in the unit and precision of an axis ticking every ``step`` seconds
+    (``finer``: one more decimal place, for an instant between ticks)."""
     if step >= 0.1:
         unit, scale = "s", 1.0
     elif step >= 1e-4:
@@ -340,12 +402,34 @@ def seconds_text(value: float, step: float) -> str:
     else:
         unit, scale = "us", 1e6
     places = max(0, -math.floor(math.log10(step * scale) + 1e-9)) if step > 0 else 0
+    places += finer
     text = f"{value * scale:.{places}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return ("0" if text in ("", "-0") else text) + unit
 
 
+#: Steps shorter than this (seconds) are drawn as one instant: no axis can resolve them.
+MIN_DURATION: Final = 1e-9
+
+
+def axis_scale(duration: float, extent: float) -> float:
+    """Units of ``extent`` per second for a step of ``duration`` (``0`` for an instant)."""
+    return extent / duration if duration >= MIN_DURATION else 0.0
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal or an XML file cannot show as text replaced.
+
+    Control characters (terminal escape sequences among them), lone surrogates and other
+    non-printable code points become U+FFFD, so a call id from a model or a trace file can
+    neither drive the terminal nor break the SVG.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else "\ufffd" for char in text)
+
+
 def lane_label(lane: Lane) -> str:
-    text = f"{lane.call_id} {lane.name}"
+    text = printable(f"{lane.call_id} {lane.name}")
     return text if len(text) <= 24 else text[:23] + "…"

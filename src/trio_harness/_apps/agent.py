@@ -1,0 +1,317 @@
+"""An agent: a model, its tools and a durable log that holds the whole conversation.
+
+:func:`open_agent` opens (or resumes) the log and hands back an :class:`Agent`; each
+:meth:`Agent.run` is one turn through :func:`~trio_harness.run_turn`. Everything the model sees
+is recorded as it happens (the user's message, each reply *before* its calls run, the results
+handed back), next to the pool's tool events and a trace of every step, so that the log alone
+resumes the conversation after a crash at any instant, a Ctrl-C, a cancellation or a step
+limit, and every step can be drawn (``python -m trio_harness timeline LOG --step N``).
+
+Nothing is global: the agent owns no task and no signal handler. Ctrl-C is the app's choice
+(``async with abort_on_sigint() as abort: await agent.run(prompt, abort=abort)``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+from trio.lowlevel import enable_ki_protection
+
+from .._log import DurableSession, FsyncPolicy
+from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, PoolRuntime, StepResult, ToolCallBlock
+from .._runtime import ToolRuntime
+from .._timeline import TRACE_EVENT, StepTrace
+from .._values import ToolDefinition
+from .conversation import (
+    TURN_END_EVENT,
+    AgentLog,
+    Kind,
+    Recovery,
+    conversation_of,
+    open_agent_log,
+    record_messages,
+    settle_step,
+)
+from .turn import ModelStep, TurnEvent, TurnModel, TurnResult, run_turn
+
+__all__ = ["Agent", "open_agent"]
+
+
+class Agent:
+    """A model and its tools, with the conversation kept in a durable log (see the module
+    docstring). Made by :func:`open_agent`.
+
+    Args:
+        model: A :class:`~trio_harness.TurnModel` keeping its conversation in a list
+            (``messages`` or ``input``: the ready provider models do) and with ``add_user``.
+            A resumed log's conversation replaces the list's content.
+        runtime: The tools: a runtime, or tool definitions to register on a new
+            ``ToolRuntime`` (other tools, e.g. an MCP server's, can join ``agent.runtime``).
+        log: The opened log (:func:`~trio_harness.agent.open_agent_log`).
+        max_steps: Tool steps per turn (see ``run_turn``).
+        max_parallel_tool_calls: The pool's window.
+        trace: Record a ``trace/step`` event (a ``StepTrace``) after every step.
+        accept_context: Passed to the pool.
+
+    Attributes:
+        model: The model.
+        runtime: The tools.
+        log: The log (``log.session`` is the ``DurableSession``).
+    """
+
+    runtime: Any
+
+    def __init__(
+        self,
+        model: Any,
+        runtime: PoolRuntime | Iterable[ToolDefinition],
+        log: AgentLog,
+        *,
+        max_steps: int = 10,
+        max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+        trace: bool = True,
+        accept_context: Callable[[Any], object] | None = None,
+    ) -> None:
+        self.model = model
+        self.runtime = _runtime_of(runtime)
+        self.log = log
+        self._max_steps = max_steps
+        self._window = max_parallel_tool_calls
+        self._trace_steps = trace
+        self._accept_context = accept_context
+        self._trace: StepTrace | None = None
+        self._running = False
+        self._conversation = conversation_of(model)
+        state = log.conversation
+        self._next_turn = state.next_turn
+        if state.messages:
+            self._conversation[:] = state.messages
+        self._logged = 0 if not state.messages else len(self._conversation)
+        self._record("input", self._next_turn)  # a fresh log gets the model's system prompt
+        pending = state.pending
+        if pending is not None:
+            # A crash came between the step and handing its results over: the results are in
+            # the log (opening settled the step); the model gets them now.
+            self._hand_over(pending.turn, pending.step, pending.calls)
+
+    @property
+    def session(self) -> DurableSession:
+        """The durable session log (the pool's events, the conversation, the traces)."""
+        return self.log.session
+
+    @property
+    def recovery(self) -> Recovery:
+        """What opening the log found and repaired (``str()`` is a one-line report)."""
+        return self.log.recovery
+
+    @property
+    def next_turn(self) -> int:
+        """The number the next :meth:`run` gets."""
+        return self._next_turn
+
+    @enable_ki_protection
+    async def run(
+        self,
+        prompt: str | None = None,
+        *,
+        abort: trio.Event | None = None,
+        on_event: Callable[[TurnEvent], object] | None = None,
+    ) -> TurnResult:
+        """One turn: add ``prompt`` as a user message (if given) and run the model's calls
+        until it answers, a tool concludes the turn, the step limit, or ``abort``.
+
+        A ``turn/end`` event records how it ended (``"interrupted"`` or ``"error"`` when an
+        exception ends it; the log is complete either way).
+
+        Raises:
+            trio.BusyResourceError: Another turn of this agent is running (one conversation
+                has one turn at a time).
+            Exception: As :func:`~trio_harness.run_turn` (the model's errors, scheduler
+                failures), each as itself.
+        """
+        if self._running:
+            raise trio.BusyResourceError("another turn of this agent is running")
+        self._running = True
+        try:
+            return await self._run(prompt, abort, on_event)
+        finally:
+            self._running = False
+
+    async def _run(
+        self,
+        prompt: str | None,
+        abort: trio.Event | None,
+        on_event: Callable[[TurnEvent], object] | None,
+    ) -> TurnResult:
+        turn = self._next_turn
+        self._next_turn += 1
+        if prompt is not None:
+            self.model.add_user(prompt)
+        self._record("input", turn)
+        stop = "interrupted"
+        steps = 0
+        try:
+            result = await run_turn(
+                _Recorded(self, turn),
+                self.runtime,
+                self.session,
+                turn=turn,
+                max_steps=self._max_steps,
+                abort=abort,
+                on_event=on_event,
+                max_parallel_tool_calls=self._window,
+                accept_context=self._accept_context,
+                tracer=self._tracer if self._trace_steps else None,
+            )
+            stop, steps = result.stop, result.steps
+            return result
+        except Exception:
+            stop = "error"
+            raise
+        finally:
+            self.session.append(TURN_END_EVENT, {"turn": turn, "stop": stop, "steps": steps})
+
+    def traces(self) -> list[StepTrace]:
+        """Every step trace recorded in the log, in order."""
+        return [
+            StepTrace.from_json(event.data)
+            for event in self.session.events
+            if event.type == TRACE_EVENT
+        ]
+
+    def trace(self, turn: int, step: int) -> StepTrace | None:
+        """The trace of one step, or ``None`` (not traced, or no such step)."""
+        found = [t for t in self.traces() if (t.turn, t.step) == (turn, step)]
+        return found[-1] if found else None
+
+    # -- recording -----------------------------------------------------------------------------
+
+    @enable_ki_protection
+    def _record(
+        self,
+        kind: Kind,
+        turn: int,
+        *,
+        step: int | None = None,
+        calls: Sequence[ToolCallBlock] = (),
+        answers: Sequence[str] = (),
+    ) -> None:
+        new = self._conversation[self._logged :]
+        if not new and kind != "results":
+            return
+        record_messages(self.session, kind, turn, new, step=step, calls=calls, answers=answers)
+        self._logged = len(self._conversation)
+
+    @enable_ki_protection
+    def _hand_over(self, turn: int, step: int, calls: Sequence[ToolCallBlock]) -> None:
+        results = settle_step(self.session, turn, step, calls)
+        self.model.add_tool_results(results)
+        self._record("results", turn, step=step, answers=[r.call_id for r in results])
+
+    def _tracer(self, turn: int, step: int) -> StepTrace:
+        self._trace = StepTrace(turn=turn, step=step)
+        return self._trace
+
+    def _step_done(self) -> None:
+        trace, self._trace = self._trace, None
+        if trace is not None and trace.phases:
+            self.session.append(TRACE_EVENT, trace.to_json())
+
+
+def _runtime_of(tools: PoolRuntime | Iterable[ToolDefinition]) -> Any:
+    if hasattr(tools, "scheduler") and hasattr(tools, "execution_mode"):
+        return tools
+    runtime = ToolRuntime()
+    for tool in tools:
+        runtime.register(tool)
+    return runtime
+
+
+class _Recorded:
+    """The agent's model as ``run_turn`` sees it: every reply and every hand-over recorded."""
+
+    def __init__(self, agent: Agent, turn: int) -> None:
+        self._agent = agent
+        self._model: TurnModel = agent.model
+        self._turn = turn
+        self._step = -1
+
+    async def step(self, tools: Sequence[dict[str, Any]], /) -> ModelStep:
+        reply = await self._model.step(tools)
+        # No checkpoint between the reply and its record (run_turn is protected from
+        # KeyboardInterrupt): the log knows every call id before any call runs.
+        self._step += 1
+        self._agent._record("reply", self._turn, step=self._step, calls=reply.tool_calls)
+        return reply
+
+    def add_tool_results(self, results: Sequence[StepResult], /) -> None:
+        self._model.add_tool_results(results)
+        agent = self._agent
+        agent._record("results", self._turn, step=self._step, answers=[r.call_id for r in results])
+        agent._step_done()
+
+
+@asynccontextmanager
+async def open_agent(
+    path: str | os.PathLike[str],
+    model: Any,
+    runtime: PoolRuntime | Iterable[ToolDefinition],
+    *,
+    fsync: FsyncPolicy = "step",
+    salvage: bool = False,
+    max_steps: int = 10,
+    max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    trace: bool = True,
+    accept_context: Callable[[Any], object] | None = None,
+) -> AsyncIterator[Agent]:
+    """Open (or resume) an agent's durable log; close it when the block ends.
+
+    Usage::
+
+        async with th.open_agent("agent.jsonl", model, [search, write]) as agent:
+            print(agent.recovery)  # "agent.jsonl: resumed 12 messages; ..."
+            result = await agent.run("What changed since yesterday?")
+
+    Opening is :func:`~trio_harness.agent.open_agent_log` (in a worker thread: the log is read
+    whole): a crash cut is dropped, the step a crash left open is settled, the conversation is
+    put back into the model, and results the model never got are handed to it.
+
+    Args:
+        path: The log file (created if missing).
+        model: See :class:`Agent`.
+        runtime: The tools: a runtime, or tool definitions (see :class:`Agent`).
+        fsync: The durable log's fsync policy.
+        salvage: See ``DurableSession.open``.
+        max_steps: Tool steps per turn.
+        max_parallel_tool_calls: The pool's window.
+        trace: Record a trace of every step in the log.
+        accept_context: Passed to the pool.
+
+    Yields:
+        The :class:`Agent`.
+
+    Raises:
+        SessionLogError: The file is not a session log.
+        SessionLogLockedError: Another process has it open.
+        TypeError: The model keeps no conversation list.
+    """
+    log = await trio.to_thread.run_sync(
+        functools.partial(open_agent_log, path, fsync=fsync, salvage=salvage)
+    )
+    try:
+        yield Agent(
+            model,
+            runtime,
+            log,
+            max_steps=max_steps,
+            max_parallel_tool_calls=max_parallel_tool_calls,
+            trace=trace,
+            accept_context=accept_context,
+        )
+    finally:
+        log.close()
