@@ -1,7 +1,7 @@
 """A terminal agent on Trio: real tools on a sandbox directory, any OpenAI-compatible endpoint.
 
     OPENAI_API_KEY=... python examples/agent.py --base-url https://api.deepseek.com \\
-        --model deepseek-chat --sandbox ./sandbox --session agent.jsonl
+        --model deepseek-v4-flash --sandbox ./sandbox --session agent.jsonl
 
 Type a request at the ``you>`` prompt (or pass ``--prompt`` one or more times). Each step prints
 what the model asked for, grouped as the pool runs it (``||`` = in parallel), then each result as

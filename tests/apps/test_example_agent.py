@@ -7,6 +7,8 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
 from .process import spawn
 from .server import Json, ScriptedServer, Sse, chat_chunks, chat_completion
 
@@ -35,6 +37,7 @@ def agent_args(server: ScriptedServer, tmp_path: Path, *extra: str) -> list[str]
 ENV = {"OPENAI_API_KEY": "sk-test"}
 
 
+@pytest.mark.slow
 async def test_a_multi_step_conversation_with_a_repaired_call(tmp_path: Path) -> None:
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()

@@ -37,6 +37,7 @@ def minimal_vector(out: str) -> dict[str, object]:
     return vector
 
 
+@pytest.mark.slow
 def test_fuzz_shrinks_a_port_that_drops_the_last_violation(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -55,6 +56,7 @@ def test_fuzz_shrinks_a_port_that_drops_the_last_violation(
     assert minimal_vector(out_again) == vector
 
 
+@pytest.mark.slow
 def test_fuzz_shrinks_a_port_without_exclusive_barriers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
