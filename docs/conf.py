@@ -155,7 +155,9 @@ def _attribute_types_inline(app, what, name, obj, options, lines):  # type: igno
             if lines[index].startswith("   :type: ") and (
                 index + 1 == len(lines) or not lines[index + 1].startswith("    ")
             ):
-                out.insert(directive_at, re.sub(r"\b(?:collections\.abc|typing)\.", "", lines[index]))
+                out.insert(
+                    directive_at, re.sub(r"\b(?:collections\.abc|typing)\.", "", lines[index])
+                )
             else:
                 out.append(lines[index])
             index += 1
@@ -182,7 +184,16 @@ def _public_modules(app):  # type: ignore[no-untyped-def]
                 value.__module__ = namespace
 
 
+def _factory_defaults(app, what, name, obj, options, signature, return_annotation):  # type: ignore[no-untyped-def]
+    """An attrs field with a factory default shows ``= NOTHING`` in the generated ``__init__``;
+    show ``= ...`` (a default exists, computed per instance)."""
+    if signature is not None:
+        signature = signature.replace(" = NOTHING", " = ...")
+    return signature, return_annotation
+
+
 def setup(app):  # type: ignore[no-untyped-def]
+    app.connect("autodoc-process-signature", _factory_defaults)
     app.connect("builder-inited", _public_modules)
     app.connect("builder-inited", _source_order)
     app.connect("autodoc-process-docstring", _fill_data_docs)
