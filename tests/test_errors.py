@@ -80,3 +80,27 @@ def test_unreachable_names_the_variant() -> None:
         th.UnreachableVariantError, match=r'unreachable variant in JsonSchemaType: "tuple"'
     ):
         unreachable("JsonSchemaType", "tuple")
+
+
+def test_the_error_tree_in_the_docstring_lists_every_harness_error() -> None:
+    import importlib
+    import pkgutil
+
+    import trio_harness._errors as errors_module
+
+    for info in pkgutil.walk_packages(th.__path__, "trio_harness."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+    pending = [th.HarnessError]
+    found: list[str] = []
+    while pending:
+        cls = pending.pop()
+        if cls.__module__.startswith("trio_harness"):  # not a test's own subclass
+            found.append(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    tree = errors_module.__doc__ or ""
+    assert [name for name in found if f"── {name}(" not in tree and name != "HarnessError"] == []

@@ -1,24 +1,14 @@
-"""The package's layering, pinned (as trio pins its ``_core`` rule).
+"""The package's layering, written once and pinned (as trio pins its ``_core`` rule).
 
-Every module's imports are read from its source (``TYPE_CHECKING`` imports included) and checked
-against the layers written down in ``trio_harness/__init__.py`` and ``docs/explanation.md``:
+:data:`ORDER` below is the one written statement of the layers: every module of the package, in
+the order it may be imported (a module imports only modules of strictly lower rank). The package
+docstring of ``trio_harness`` points here, and ``docs/explanation.md`` draws the same rooms as a
+map (:func:`test_the_docs_map_names_every_room` keeps the map and the tree in step).
 
-1. ``_json`` → ``_errors`` → ``_arguments``   foundations
-2. ``_validation/``                           subset → walker → codegen → compiled → dsl
-3. ``_values``                                plain values
-4. ``_session``, ``_journal``, ``_replay``     the log, on disk, checked and presented
-5. ``_runtime/``                              abort → execution → hooks → define → registry →
-                                              results → pipeline → tool_runtime
-6. ``_pool/``, ``_timeline``                  machine → driver → steps; a traced step drawn
-7. ``_oracle``, then ``_conformance/``        scenario → behaviours → checklog → oracle →
-                                              generate → runner → cli;
-   ``_apps/`` (typed → turn → sigint); ``providers/`` (_strict → _common → openai → anthropic)
-8. ``lowlevel``, ``__init__``, ``__main__``   the public faces
-
-A module may import only from earlier layers (and, inside a package, from earlier modules of the
-same package). Code outside a package imports only its interface (``__init__``); no underscored
-name is imported across modules; the import graph has no cycle; the pool's state machine imports
-the standard library only; and only the modules that run Trio machinery import ``trio``.
+Every module's imports are read from its source (``TYPE_CHECKING`` imports included) and checked:
+code outside a package imports only its interface (``__init__``); no underscored name is imported
+across modules; the import graph has no cycle; the pool's state machine imports the standard
+library only; and only the modules that run Trio machinery import ``trio``.
 """
 
 from __future__ import annotations
@@ -44,17 +34,22 @@ ORDER: list[tuple[str, float]] = [
     ("_json.parse", 1.02),
     ("_json", 1.09),
     ("_errors", 1.1),
+    ("_validation.paths", 1.9),
     ("_validation.subset", 2.0),
     ("_validation.walker", 2.1),
     ("_validation.codegen", 2.2),
     ("_validation.compiled", 2.3),
     ("_validation.dsl", 2.4),
     ("_validation.pattern", 2.5),
+    ("_validation.formats", 2.55),
     ("_validation.extended", 2.6),
+    ("_validation.extended_compiled", 2.65),
     ("_validation.normalize", 2.7),
     ("_validation", 2.9),
     ("_values", 3.0),
-    ("_log.session", 4.0),
+    ("_log.events", 4.0),
+    ("_log.read", 4.1),
+    ("_log.session", 4.2),
     ("_log.journal", 4.5),
     ("_log.replay", 4.6),
     ("_log", 4.9),
@@ -65,6 +60,7 @@ ORDER: list[tuple[str, float]] = [
     ("_runtime.json_tool", 5.35),
     ("_runtime.registry", 5.4),
     ("_runtime.results", 5.5),
+    ("_runtime.body", 5.55),
     ("_runtime.pipeline", 5.6),
     ("_runtime.tool_runtime", 5.7),
     ("_runtime", 5.9),
@@ -110,6 +106,7 @@ RANK = dict(ORDER)
 #: Modules allowed to import trio: the Trio machinery, plus ``trio.Event`` as a field type.
 TRIO_ALLOWED = {
     "_runtime.abort",
+    "_runtime.body",
     "_runtime.pipeline",
     "_runtime.execution",
     "_runtime.hooks",
@@ -117,6 +114,7 @@ TRIO_ALLOWED = {
     "_pool.steps",
     "_conformance.scenario",
     "_timeline.trace",  # a step trace reads Trio's clock
+    "_apps.typed",  # a plain-def typed tool runs in trio.to_thread
     "_apps.turn",
     "_apps.sigint",
     "providers._common",
@@ -308,3 +306,22 @@ def test_type_hints_resolve_on_every_public_class(cls: type) -> None:
             function = function.__func__
         if inspect.isfunction(function):
             typing.get_type_hints(function)
+
+
+def _map_block() -> str:
+    text = (PACKAGE.parent.parent / "docs" / "explanation.md").read_text(encoding="utf-8")
+    start = text.index("```text\nsrc/trio_harness/")
+    return text[start : text.index("```", start + 3)]
+
+
+def test_the_docs_map_names_every_room() -> None:
+    """Every folder of the package, and every module file, is named in the docs' map."""
+    block = _map_block()
+    missing = []
+    for path in MODULES:
+        relative = path.relative_to(PACKAGE)
+        if len(relative.parts) > 1 and f"{relative.parts[0]}/" not in block:
+            missing.append(f"{relative.parts[0]}/")
+        if path.name != "__init__.py" and path.name not in block:
+            missing.append(str(relative))
+    assert sorted(set(missing)) == []

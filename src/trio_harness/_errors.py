@@ -9,7 +9,11 @@ The hierarchy::
         ├── ToolOutputError(name, violations) INVALID_TOOL_OUTPUT: a tool value that fails its output contract
         ├── ToolNotFoundError(name)          UNKNOWN_TOOL: no tool of that name may execute
         ├── ToolTimeoutError(name, ms)       TOOL_TIMEOUT: a body ran past its declared ``timeout_ms``
-        └── SubCallDepthError(limit)         SUB_CALL_DEPTH_EXCEEDED: sub-calls nested too deep
+        ├── SubCallDepthError(limit)         SUB_CALL_DEPTH_EXCEEDED: sub-calls nested too deep
+        │   (defined beside what raises them:)
+        ├── SessionLogError(message, path=…) INVALID_SESSION_LOG: not a readable session log (``_log/journal.py``)
+        ├── SessionLogLockedError(path)      SESSION_LOG_LOCKED: another session writes the file (``_log/journal.py``)
+        └── McpToolError(message)            MCP_TOOL_ERROR: an MCP server answered ``isError: true`` (``mcp.py``)
 
     RuntimeError
     └── UnreachableVariantError              a forged value reached an exhaustive switch (a bug, never a result)

@@ -17,6 +17,7 @@ import attrs
 from ._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, HarnessError, error_message
 
 __all__ = [
+    "ERROR_PREFIX",
     "UNSET",
     "ContentBlock",
     "ErrorInfo",
@@ -27,6 +28,9 @@ __all__ = [
     "ToolOutput",
     "aborted_before_dispatch_result",
     "aborted_result",
+    "blocked_result",
+    "denied_result",
+    "error_content",
     "error_result",
     "is_timeout_ms",
     "is_well_formed_error",
@@ -191,6 +195,15 @@ class ToolExecutionResult:
         return out
 
 
+#: What the model reads before a failure's message.
+ERROR_PREFIX: Final = "Error: "
+
+
+def error_content(message: str) -> tuple[ContentBlock, ...]:
+    """THE content of a failure the runtime words: one text block ``Error: <message>``."""
+    return ({"type": "text", "text": ERROR_PREFIX + message},)
+
+
 def error_result(
     error: object, *, additional_contexts: Sequence[Any] = (), meta: Any = UNSET
 ) -> ToolExecutionResult:
@@ -198,7 +211,7 @@ def error_result(
     tool_error = ToolError.from_exception(error)
     return ToolExecutionResult(
         is_error=True,
-        content=({"type": "text", "text": "Error: " + tool_error.message},),
+        content=error_content(tool_error.message),
         error=tool_error,
         meta=meta,
         additional_contexts=tuple(additional_contexts),
@@ -220,7 +233,7 @@ def is_well_formed_error(error: object) -> bool:
 def _abort_result(message: str, code: str, contexts: Sequence[Any]) -> ToolExecutionResult:
     return ToolExecutionResult(
         is_error=True,
-        content=({"type": "text", "text": "Error: " + message},),
+        content=error_content(message),
         error=ToolError(message, ErrorInfo("AbortError", code)),
         additional_contexts=tuple(contexts),
     )
@@ -235,6 +248,41 @@ def aborted_before_dispatch_result(additional_contexts: Sequence[Any] = ()) -> T
     """The result of a call aborted before its body started (code ``ABORTED_BEFORE_DISPATCH``)."""
     return _abort_result(
         "tool call aborted before dispatch", TOOL_ABORTED_BEFORE_DISPATCH, additional_contexts
+    )
+
+
+def denied_result(reason: str) -> ToolExecutionResult:
+    """A policy denial: ``Error: <reason>`` with no ``error.info``."""
+    return ToolExecutionResult(
+        is_error=True, content=error_content(reason), error=ToolError(reason)
+    )
+
+
+_BLOCKED_DEFAULT: Final = "tool result blocked by post-execute policy"
+
+
+def _feedback_message(feedback: object) -> str:
+    parts: list[str] = []
+    if isinstance(feedback, list | tuple):
+        for block in feedback:
+            kind = block.get("type") if isinstance(block, dict) else None
+            text = block.get("text") if isinstance(block, dict) else None
+            if kind == "text" and isinstance(text, str):
+                parts.append(text)
+            else:
+                parts.append(f"[{kind if isinstance(kind, str) else 'unknown'} content]")
+    return "\n".join(parts) or _BLOCKED_DEFAULT
+
+
+def blocked_result(
+    feedback: Sequence[Any], contexts: tuple[dict[str, Any], ...]
+) -> ToolExecutionResult:
+    """The failure a post-execute ``Block`` produces (feedback becomes the content)."""
+    return ToolExecutionResult(
+        is_error=True,
+        content=tuple(feedback) if isinstance(feedback, list | tuple) else feedback,  # type: ignore[arg-type]
+        error=ToolError(_feedback_message(feedback)),
+        additional_contexts=contexts,
     )
 
 

@@ -16,11 +16,18 @@ An :class:`McpToolset` lists a connected ``mcp.ClientSession``'s tools and regis
 * the call runs as the tool body, so an abort cancels the in-flight ``call_tool`` and a server
   that dies mid-call gives an error result;
 * the server's ``notifications/tools/list_changed`` marks the toolset stale;
-  :meth:`McpToolset.sync_if_changed` between steps re-lists and updates the registry.
+  :meth:`McpToolset.sync_if_changed` between steps re-lists and updates the registry;
+* a tool whose model-facing name the model APIs reject (``^[a-zA-Z0-9_-]{1,64}$``: MCP allows
+  dots, slashes and 128 characters) or that requires task-augmented calls
+  (``execution.taskSupport: "required"``) is not registered, and its report says why;
+* a value that matches no branch of a union (``Optional[...]``) is reported by its real cause
+  (``"address.zip" must be a string``), not by a branch count.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -53,6 +60,8 @@ __all__ = [
 
 #: ``error.info.code`` of a result whose server answered ``isError: true``.
 MCP_TOOL_ERROR: Final = "MCP_TOOL_ERROR"
+#: The tool names OpenAI and Anthropic accept.
+_MODEL_NAME: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 class McpToolError(HarnessError):
@@ -73,6 +82,9 @@ class McpToolReport:
         reasons: Why it was not registered (every reason), empty when registered.
         changes: The normalisation's meaning-preserving rewrites of its ``inputSchema``.
         output_checked: Whether ``structuredContent`` is checked locally against ``outputSchema``.
+        fully_checked: Registered, its arguments checked exactly as the server declares them
+            (nothing unkept), and its ``structuredContent`` checked when it has an
+            ``outputSchema``: the one flag to test.
     """
 
     name: str
@@ -81,6 +93,7 @@ class McpToolReport:
     reasons: tuple[str, ...]
     changes: tuple[str, ...]
     output_checked: bool
+    fully_checked: bool = False
 
 
 def content_blocks(result: Any) -> list[dict[str, Any]]:
@@ -186,6 +199,7 @@ def mcp_tool_definition(
         output=ToolOutput(schema={}, render=_render),
         is_concurrency_safe=(lambda args: True) if parallel else None,
         allow_unkept=allow_unkept,
+        explain_unions=True,
     )
     return definition, McpToolReport(
         name=tool_name,
@@ -194,7 +208,25 @@ def mcp_tool_definition(
         reasons=report.unkept if allow_unkept else (),
         changes=report.changes,
         output_checked=output_check is not None,
+        fully_checked=not report.unkept and (output_schema is None or output_check is not None),
     )
+
+
+def _refusals(tool: Any, name: str) -> list[str]:
+    """Why a listed tool cannot be offered to a model, before its schema is looked at."""
+    reasons = []
+    if not _MODEL_NAME.fullmatch(name):
+        reasons.append(
+            f'name "{name}" is not accepted by the model APIs (^[a-zA-Z0-9_-]{{1,64}}$); give '
+            "McpToolset a rename= function"
+        )
+    execution = getattr(tool, "execution", None)
+    if getattr(execution, "task_support", None) == "required":
+        reasons.append(
+            'execution.taskSupport is "required": the tool only runs as a task, and the toolset '
+            "makes plain calls"
+        )
+    return reasons
 
 
 class McpToolset:
@@ -209,6 +241,8 @@ class McpToolset:
         formats: ``"annotate"`` or ``"assert"``.
         allow_unkept: See :func:`mcp_tool_definition`.
         prefix: Prepended to every model-facing name (``"github_"``), to keep servers apart.
+        rename: ``(server tool name) -> model-facing name`` (before ``prefix``), e.g. to turn
+            ``files.read`` into ``files_read``; the server is still called by its own name.
     """
 
     def __init__(
@@ -219,12 +253,14 @@ class McpToolset:
         formats: Formats = "annotate",
         allow_unkept: bool = False,
         prefix: str = "",
+        rename: Callable[[str], str] | None = None,
     ) -> None:
         self._runtime = runtime
         self._vocabulary: Vocabulary = vocabulary
         self._formats: Formats = formats
         self._allow_unkept = allow_unkept
         self._prefix = prefix
+        self._rename = rename
         self._registered: list[str] = []
         self._changed = False
         self.reports: list[McpToolReport] = []
@@ -268,6 +304,22 @@ class McpToolset:
         self._registered = []
         reports: list[McpToolReport] = []
         for tool in tools:
+            model_name = self._prefix + (
+                self._rename(tool.name) if self._rename is not None else tool.name
+            )
+            refused = _refusals(tool, model_name)
+            if refused:
+                reports.append(
+                    McpToolReport(
+                        name=tool.name,
+                        registered=False,
+                        parallel=False,
+                        reasons=tuple(refused),
+                        changes=(),
+                        output_checked=False,
+                    )
+                )
+                continue
             try:
                 definition, report = mcp_tool_definition(
                     session,
@@ -275,7 +327,7 @@ class McpToolset:
                     vocabulary=self._vocabulary,
                     formats=self._formats,
                     allow_unkept=self._allow_unkept,
-                    name=self._prefix + tool.name,
+                    name=model_name,
                 )
             except JsonSchemaError as error:
                 reports.append(
@@ -292,7 +344,11 @@ class McpToolset:
             try:
                 self._runtime.register(definition)
             except ValueError as error:  # the name is taken by another registration
-                reports.append(attrs.evolve(report, registered=False, reasons=(str(error),)))
+                reports.append(
+                    attrs.evolve(
+                        report, registered=False, reasons=(str(error),), fully_checked=False
+                    )
+                )
                 continue
             self._registered.append(definition.name)
             reports.append(report)

@@ -3,12 +3,15 @@
 
 One turn is: :class:`ModelRequested`, :class:`ModelReplied`, then for every reply with tool calls
 :class:`StepStarted`, a :class:`ToolStarted` per call whose body starts, a :class:`ToolCommitted`
-per result in model order, :class:`StepFinished`; :data:`TurnEvent` is their union.
+per result in model order, :class:`StepFinished`; :data:`TurnEvent` is their union. A
+:class:`~trio_harness.TurnResult` says why the turn ended (its :data:`FinishReason`) and what it
+cost (:class:`Usage`).
 """
 
 from __future__ import annotations
 
 from ._apps import (
+    FinishReason,
     ModelReplied,
     ModelRequested,
     StepFinished,
@@ -16,10 +19,12 @@ from ._apps import (
     ToolCommitted,
     ToolStarted,
     TurnEvent,
+    Usage,
 )
 from ._public import publish
 
 __all__ = [
+    "FinishReason",
     "ModelReplied",
     "ModelRequested",
     "StepFinished",
@@ -27,6 +32,7 @@ __all__ = [
     "ToolCommitted",
     "ToolStarted",
     "TurnEvent",
+    "Usage",
 ]
 
 publish(__name__, globals(), __all__)

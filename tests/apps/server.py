@@ -42,7 +42,17 @@ class Sse:
     hold_before: int | None = None
 
 
-Reply = Json | Sse | Callable[[Any], "Json | Sse"]
+@attrs.frozen
+class Raw:
+    """A streamed reply of raw bytes, each chunk sent as is: for streams that end early or are
+    cut mid-event. The body then ends cleanly, or with ``abort=True`` the connection is closed
+    without the body's last chunk (as a dropped connection looks)."""
+
+    chunks: Sequence[bytes]
+    abort: bool = False
+
+
+Reply = Json | Sse | Raw | Callable[[Any], "Json | Sse | Raw"]
 
 
 @attrs.frozen
@@ -79,6 +89,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        if isinstance(reply, Raw):
+            for piece in reply.chunks:
+                self._chunk(piece)
+            if reply.abort:
+                self.close_connection = True
+                self.wfile.flush()
+                return
+            self._chunk(b"")
+            return
         for index, (event, data) in enumerate(reply.events):
             if index == reply.hold_before:
                 owner._held.set()
@@ -125,7 +144,7 @@ class ScriptedServer:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def _next(self, request: Request) -> Json | Sse:
+    def _next(self, request: Request) -> Json | Sse | Raw:
         with self._lock:
             self.requests.append(request)
             if not self._replies:

@@ -135,7 +135,10 @@ async def test_streamed_messages_turn_through_the_sdk(
             model = anth.MessagesModel(sdk, "claude-test", stream=True)
             model.add_user("look")
             result = await th.run_turn(model, runtime, th.Session())
-    assert result == th.TurnResult(stop="done", steps=1, text="Done.", results=result.results)
+    assert (result.stop, result.steps, result.text, result.finish) == ("done", 1, "Done.", "end")
+    # Usage is summed over both replies (input from message_start, output from message_delta).
+    assert result.usage == th.turn.Usage(input_tokens=20, output_tokens=10)
+    assert result.response_id == "msg_1"
     second = server.requests[1].body
     assert second["stream"] is True
     expected_input = {"path": "a.txt"} if pieces[0] else {}

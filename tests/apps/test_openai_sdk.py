@@ -62,9 +62,9 @@ async def test_chat_completions_turn_through_the_sdk() -> None:
             model.add_user("copy things")
             session = th.Session()
             result = await th.run_turn(model, runtime, session, on_event=events.append)
-    assert result == th.TurnResult(
-        stop="done", steps=2, text="Done: c.txt written.", results=result.results
-    )
+    assert (result.stop, result.steps, result.text) == ("done", 2, "Done: c.txt written.")
+    assert (result.finish, result.response_id) == ("end", "chatcmpl-1")
+    assert result.usage == th.turn.Usage(input_tokens=30, output_tokens=15)
     assert files["c.txt"] == "charlie"
     assert [r.call_id for r in result.results] == ["call_4"]
 

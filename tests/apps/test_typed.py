@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 from typing import Annotated, Any, Literal, TypedDict
 
 import attrs
@@ -158,23 +160,25 @@ async def test_numbers_structure_into_float_and_int() -> None:
 @pytest.mark.parametrize(
     ("annotation", "message"),
     [
-        ("int | float", 'parameter "x": union members overlap (int | float)'),
-        ("tuple[int, int]", 'parameter "x": tuple cannot be expressed in the tool schema DSL'),
-        ("set[str]", 'parameter "x": set cannot be expressed in the tool schema DSL'),
-        ("dict[str, int]", 'parameter "x": dict values cannot be typed in the DSL'),
+        ("str | Any", 'parameter "x": union members overlap (str | Any)'),
+        ("set", 'parameter "x": write set[T]'),
+        ("dict[int, str]", 'parameter "x": JSON object keys are strings; write dict[str, ...]'),
         ("list", 'parameter "x": write list[T]'),
         ("Any | None", 'parameter "x": union members overlap'),
         ("Literal[1, 1.5]", 'parameter "x": Literal mixes int and float values'),
         ("list[Node]", 'parameter "x": x[].child: Node is recursive'),
         ("Span | Options", 'parameter "x": union members overlap'),
-        ("bytes", 'parameter "x": bytes cannot be expressed'),
+        ("bytes", 'parameter "x": bytes cannot be sent as JSON; write str'),
+        ("Decimal", 'parameter "x": Decimal cannot be sent as JSON; write float (or str)'),
+        ("timedelta", 'parameter "x": timedelta cannot be sent as JSON; write float seconds'),
+        ("complex", 'parameter "x": complex cannot be expressed as a JSON Schema; use a JSON'),
     ],
 )
 def test_unsupported_annotations_are_refused_at_decoration(annotation: str, message: str) -> None:
     namespace: dict[str, Any] = {}
     exec(
         f"async def probe(x: {annotation}) -> None:\n    pass\n",
-        {**globals(), "Node": Node},
+        {**globals(), "Node": Node, "Decimal": decimal.Decimal, "timedelta": datetime.timedelta},
         namespace,
     )
     with pytest.raises(TypeError) as caught:
@@ -200,8 +204,8 @@ def test_other_mistakes_are_refused_naming_the_parameter() -> None:
     async def no_return(x: int):  # type: ignore[no-untyped-def]
         pass
 
-    def not_async(x: int) -> None:
-        pass
+    async def generator(x: int):  # type: ignore[no-untyped-def]
+        yield x
 
     async def star(*names: str) -> None:
         pass
@@ -209,7 +213,7 @@ def test_other_mistakes_are_refused_naming_the_parameter() -> None:
     cases = [
         (no_annotation, 'tool "no_annotation": parameter "x" has no annotation'),
         (no_return, 'tool "no_return": the return annotation is missing'),
-        (not_async, 'tool "not_async": not_async must be an async function'),
+        (generator, 'tool "generator": a generator cannot be a tool; return the value instead'),
         (star, 'tool "star": parameter "names": *args and **kwargs are not supported'),
     ]
     for function, message in cases:

@@ -28,7 +28,7 @@ from trio_harness import (
     ToolExecutionResult,
     is_json_value,
 )
-from trio_harness._log.session import (
+from trio_harness._log.events import (
     TOOL_CALL,
     fast_call_data,
 )

@@ -6,7 +6,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from tests.journal.steps import demo_calls, runtime
+from tests.support.demo_steps import demo_calls, runtime
 
 # The demo step (window 2) on virtual time, per call: (body start, body end, committed).
 DEMO_LANES = {

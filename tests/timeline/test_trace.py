@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 import trio_harness as th
-from tests.journal.steps import call, demo_calls, runtime
+from tests.support.demo_steps import call, demo_calls, runtime
 from tests.timeline.steps import DEMO_LANES, demo_trace
 from trio_harness.lowlevel import js_json
 

@@ -268,3 +268,34 @@ def test_no_real_world_keyword_is_silently_ignored() -> None:
                 silent.append(f"{entry['tool']}: {occurrence}")
     assert silent == []
     assert kept > 2000
+
+
+@pytest.mark.parametrize(
+    ("kind", "keyword", "payload"),
+    [
+        # One row per keyword the two vocabularies give a type: the normaliser's table is
+        # derived from theirs, so a keyword added to either is sorted into its type's branch.
+        ("object", "properties", {"a": {"type": "string"}}),
+        ("object", "minProperties", 1),
+        ("array", "items", {"type": "string"}),
+        ("array", "uniqueItems", True),
+        ("string", "pattern", "^a"),
+        ("number", "multipleOf", 2),
+    ],
+)
+def test_a_type_array_sorts_every_keyword_of_both_vocabularies_into_its_types_branch(
+    kind: str, keyword: str, payload: object
+) -> None:
+    other = "null"
+    report = th.schema.normalize_json_schema({"type": [kind, other], keyword: payload})
+    assert report.exact, report
+    branches = {branch["type"]: branch for branch in report.schema["oneOf"]}
+    assert branches[kind][keyword] == payload
+    assert keyword not in branches[other]
+
+
+def test_a_type_array_keeps_the_keywords_in_the_order_they_were_written() -> None:
+    report = th.schema.normalize_json_schema(
+        {"type": ["string", "null"], "pattern": "a", "maxLength": 3, "minLength": 1}
+    )
+    assert list(report.schema["oneOf"][0]) == ["type", "pattern", "maxLength", "minLength"]

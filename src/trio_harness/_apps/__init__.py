@@ -12,6 +12,7 @@ The provider adapters (the public :mod:`trio_harness.providers`) build on it.
 
 from .sigint import abort_on_sigint
 from .turn import (
+    FinishReason,
     ModelReplied,
     ModelRequested,
     ModelStep,
@@ -22,12 +23,14 @@ from .turn import (
     TurnEvent,
     TurnModel,
     TurnResult,
+    Usage,
     plan_groups,
     run_turn,
 )
 from .typed import tool
 
 __all__ = [
+    "FinishReason",
     "ModelReplied",
     "ModelRequested",
     "ModelStep",
@@ -38,6 +41,7 @@ __all__ = [
     "TurnEvent",
     "TurnModel",
     "TurnResult",
+    "Usage",
     "abort_on_sigint",
     "plan_groups",
     "run_turn",

@@ -29,6 +29,7 @@ from .._runtime import ToolExecutionInput, cancel_on_abort
 from .._values import ToolExecutionResult, error_result
 
 __all__ = [
+    "FinishReason",
     "ModelReplied",
     "ModelRequested",
     "ModelStep",
@@ -39,8 +40,45 @@ __all__ = [
     "TurnEvent",
     "TurnModel",
     "TurnResult",
+    "Usage",
     "plan_groups",
     "run_turn",
+]
+
+
+@attrs.frozen(kw_only=True)
+class Usage:
+    """Tokens one reply (or a whole turn, summed) used, provider-neutral.
+
+    Attributes:
+        input_tokens: Prompt tokens, cached ones included.
+        output_tokens: Generated tokens (reasoning included).
+        cached_input_tokens: The part of ``input_tokens`` read from the provider's cache.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """``input_tokens + output_tokens``."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+        )
+
+
+#: Why a reply ended, provider-neutral (``ModelStep.finish``): ``"tool_calls"``, ``"end"`` (a
+#: normal end, stop sequences included), ``"length"`` (the output token limit or the context
+#: window), ``"refusal"``, ``"content_filter"``, ``"incomplete"`` (incomplete for another reason),
+#: ``"pause"`` (Anthropic's ``pause_turn``: send the conversation again to continue).
+FinishReason: TypeAlias = Literal[
+    "tool_calls", "end", "length", "refusal", "content_filter", "incomplete", "pause"
 ]
 
 
@@ -50,15 +88,27 @@ class ModelStep:
 
     Attributes:
         text: The reply's text (``""`` when none).
-        tool_calls: The tool calls, in model order.
+        tool_calls: The tool calls to run, in model order (never the calls of a reply cut short).
         stop_reason: The provider's stop/finish reason, when known.
         raw: The provider message or output the model appended to its conversation.
+        finish: The neutral reason (see :data:`FinishReason`), when known.
+        refusal: The model's refusal text, when it refused.
+        cut_calls: Tool calls of a reply that ended before it was complete (``finish`` is
+            ``"length"``, ``"content_filter"`` or ``"refusal"``): never run, and left out of the
+            stored conversation.
+        usage: Tokens used, when the provider reported them.
+        response_id: The provider's id of the reply (completion, response or message id).
     """
 
     text: str = ""
     tool_calls: tuple[ToolCallBlock, ...] = ()
     stop_reason: str | None = None
     raw: Any = None
+    finish: FinishReason | None = None
+    refusal: str | None = None
+    cut_calls: tuple[ToolCallBlock, ...] = ()
+    usage: Usage | None = None
+    response_id: str | None = None
 
 
 class TurnModel(Protocol):
@@ -160,12 +210,21 @@ class TurnResult:
         steps: Tool steps run (model replies with tool calls whose results were committed).
         text: The text of the last model reply (``""`` if none).
         results: The last step's results.
+        finish: The last reply's neutral finish reason (``"length"``, ``"refusal"``, ...:
+            see :attr:`ModelStep.finish`); ``None`` when unknown or no reply came.
+        usage: The tokens of every reply of the turn, summed (``None`` if none reported).
+        response_id: The provider's id of the last reply.
+        reply: The last reply itself (its refusal text, cut calls, raw message).
     """
 
     stop: Literal["done", "concluded", "step_limit", "aborted"]
     steps: int
     text: str = ""
     results: tuple[StepResult, ...] = ()
+    finish: FinishReason | None = None
+    usage: Usage | None = None
+    response_id: str | None = None
+    reply: ModelStep | None = None
 
 
 def plan_groups(
@@ -248,22 +307,24 @@ async def run_turn(
     text = ""
     last: tuple[StepResult, ...] = ()
     step = 0
+    replies = _Replies()
     while True:
         if abort is not None and abort.is_set():
-            return TurnResult(stop="aborted", steps=step, text=text, results=last)
+            return replies.result(stop="aborted", steps=step, text=text, results=last)
         emit(ModelRequested(turn, step))
         tools: list[dict[str, Any]] = schemas() if callable(schemas) else []
         reply = await _ask(model, tools, abort)
         if reply is None:
-            return TurnResult(stop="aborted", steps=step, text=text, results=last)
+            return replies.result(stop="aborted", steps=step, text=text, results=last)
+        replies.add(reply)
         emit(ModelReplied(turn, step, reply))
         text = reply.text
         if not reply.tool_calls:
-            return TurnResult(stop="done", steps=step, text=text, results=last)
+            return replies.result(stop="done", steps=step, text=text, results=last)
         if step >= max_steps:
             # The calls are answered so the conversation stays valid for the next turn.
             model.add_tool_results(_not_run(reply.tool_calls))
-            return TurnResult(stop="step_limit", steps=step, text=text, results=last)
+            return replies.result(stop="step_limit", steps=step, text=text, results=last)
         emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
         with _observe(runtime, turn, step, emit):
             outcome = await execute_tool_calls(
@@ -281,13 +342,38 @@ async def run_turn(
         step += 1
         last = outcome.results
         if outcome.aborted:
-            return TurnResult(stop="aborted", steps=step, text=text, results=last)
+            return replies.result(stop="aborted", steps=step, text=text, results=last)
         if outcome.concluded:
-            return TurnResult(stop="concluded", steps=step, text=text, results=last)
+            return replies.result(stop="concluded", steps=step, text=text, results=last)
 
 
 def _ignore(event: TurnEvent) -> None:
     pass
+
+
+class _Replies:
+    """The turn's replies so far: the last one and the summed usage, for the TurnResult."""
+
+    def __init__(self) -> None:
+        self.last: ModelStep | None = None
+        self.usage: Usage | None = None
+
+    def add(self, reply: ModelStep) -> None:
+        self.last = reply
+        if reply.usage is not None:
+            self.usage = reply.usage if self.usage is None else self.usage + reply.usage
+
+    def result(self, **fields: Any) -> TurnResult:
+        last = self.last
+        if last is None:
+            return TurnResult(**fields)
+        return TurnResult(
+            **fields,
+            finish=last.finish,
+            usage=self.usage,
+            response_id=last.response_id,
+            reply=last,
+        )
 
 
 def _not_run(calls: Sequence[ToolCallBlock]) -> list[StepResult]:

@@ -2,8 +2,10 @@
 
 Modules, in dependency order:
 
-* :mod:`.session`: the typed events (``tool/call``, ``tool/result``), :class:`Session` and its
-  JSON Lines wire form, written and read strictly;
+* :mod:`.events`: the typed events (``tool/call``, ``tool/result``), :class:`SessionEvent`, the
+  field table and the wire writer, the hot path's slot constructors;
+* :mod:`.read`: the one strict reader of the wire form, and the problems it reports;
+* :mod:`.session`: :class:`Session`, its append checks and its JSON Lines form;
 * :mod:`.journal`: :class:`DurableSession`, a session backed by a file (fsync policies, crash-cut
   recovery, the single-writer lock) and :func:`load_session_log`;
 * :mod:`.replay`: is a stored log replay-valid, repair what a crash left unanswered, present it.
@@ -14,6 +16,17 @@ values only.
 
 from __future__ import annotations
 
+from .events import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    MessageSource,
+    SessionEvent,
+    ToolCallData,
+    ToolResultBlock,
+    ToolResultData,
+    ToolResultMessage,
+    fast_call_data,
+)
 from .journal import (
     FSYNC_POLICIES,
     DurableSession,
@@ -33,18 +46,7 @@ from .replay import (
     present_log,
     repair_replay,
 )
-from .session import (
-    TOOL_CALL,
-    TOOL_RESULT,
-    MessageSource,
-    Session,
-    SessionEvent,
-    ToolCallData,
-    ToolResultBlock,
-    ToolResultData,
-    ToolResultMessage,
-    fast_call_data,
-)
+from .session import Session
 
 __all__ = [
     "FSYNC_POLICIES",

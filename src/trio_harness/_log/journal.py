@@ -23,30 +23,20 @@ byte offset and field, unless ``salvage=True`` keeps the valid prefix.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import attrs
 
 from .._errors import HarnessError
-from .._json import is_json_value, js_json, loads_any_depth
-from .._values import UNSET, ErrorInfo
-from .session import (
-    TOOL_CALL,
-    TOOL_RESULT,
-    MessageSource,
-    Session,
-    SessionEvent,
-    ToolCallData,
-    ToolResultBlock,
-    ToolResultData,
-    ToolResultMessage,
-)
+from .._json import is_json_number, js_json
+from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
+from .read import JSON_BLANK, TIME_KEY, InvalidLine, read_line
+from .session import Session
 
 try:  # POSIX
     import fcntl
@@ -69,9 +59,7 @@ FsyncPolicy = Literal["event", "step", "never"]
 #: Every accepted :data:`FsyncPolicy`.
 FSYNC_POLICIES: Final = ("event", "step", "never")
 
-#: The key of a log line that records when the event was appended (epoch seconds).
-TIME_KEY: Final = "at"
-
+_BLANK: Final = JSON_BLANK.encode("ascii")
 _TIME_KEY_BYTES: Final = TIME_KEY.encode("ascii")
 
 
@@ -166,125 +154,6 @@ class LoadedSessionLog:
 # ---------------------------------------------------------------------------------------------
 
 
-class _FieldError(Exception):
-    def __init__(self, field: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def _describe(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-def _get(obj: dict[str, Any], key: str, path: str, kind: type | tuple[type, ...], what: str) -> Any:
-    field = f"{path}.{key}" if path else key
-    if key not in obj:
-        raise _FieldError(field, f"missing field {field!r}")
-    value = obj[key]
-    # bool is an int subclass; an integer field never accepts it.
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise _FieldError(field, f"field {field!r} must be {what}, not {_describe(value)}")
-    return value
-
-
-def _object(value: object, field: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _FieldError(field, f"field {field!r} must be an object, not {_describe(value)}")
-    return value
-
-
-def _call_data(data: dict[str, Any]) -> ToolCallData:
-    return ToolCallData(
-        _get(data, "turn", "data", int, "an integer"),
-        _get(data, "step", "data", int, "an integer"),
-        _get(data, "callId", "data", str, "a string"),
-        _get(data, "name", "data", str, "a string"),
-        _get(data, "arguments", "data", str, "a string"),
-    )
-
-
-def _result_data(data: dict[str, Any]) -> ToolResultData:
-    turn = _get(data, "turn", "data", int, "an integer")
-    step = _get(data, "step", "data", int, "an integer")
-    message = _object(_get(data, "message", "data", dict, "an object"), "data.message")
-    role = _get(message, "role", "data.message", str, "a string")
-    source = _get(message, "source", "data.message", dict, "an object")
-    kind = _get(source, "kind", "data.message.source", str, "a string")
-    source_id = _get(source, "callId", "data.message.source", str, "a string")
-    raw_blocks = _get(message, "content", "data.message", list, "an array")
-    blocks = []
-    for number, raw in enumerate(raw_blocks):
-        path = f"data.message.content[{number}]"
-        block = _object(raw, path)
-        items = _get(block, "content", path, list, "an array")
-        blocks.append(
-            ToolResultBlock(
-                type=_get(block, "type", path, str, "a string"),
-                tool_call_id=_get(block, "toolCallId", path, str, "a string"),
-                content=tuple(items),
-                is_error=_get(block, "isError", path, bool, "a boolean"),
-            )
-        )
-    error = None
-    if "error" in data:
-        raw_error = _get(data, "error", "data", dict, "an object")
-        error = ErrorInfo(
-            _get(raw_error, "name", "data.error", str, "a string"),
-            _get(raw_error, "code", "data.error", str, "a string"),
-        )
-    return ToolResultData(
-        turn=turn,
-        step=step,
-        message=ToolResultMessage(
-            role=role,
-            source=MessageSource(kind=kind, call_id=source_id),
-            content=tuple(blocks),
-        ),
-        error=error,
-        meta=data.get("meta", UNSET),
-    )
-
-
-def _event(raw: object, expected_seq: int) -> tuple[SessionEvent, float | None]:
-    line = _object(raw, "<line>")
-    seq = _get(line, "seq", "", int, "an integer")
-    if seq != expected_seq:
-        raise _FieldError("seq", f"field 'seq' is {seq}, expected {expected_seq}")
-    kind = _get(line, "type", "", str, "a string")
-    if "data" not in line:
-        raise _FieldError("data", "missing field 'data'")
-    data = line["data"]
-    if kind == TOOL_CALL:
-        data = _call_data(_object(data, "data"))
-    elif kind == TOOL_RESULT:
-        data = _result_data(_object(data, "data"))
-    sources: tuple[int, ...] | None = None
-    if "sourceEventSeqs" in line:
-        raw_sources = _get(line, "sourceEventSeqs", "", list, "an array")
-        for number, source in enumerate(raw_sources):
-            if type(source) is not int or not 0 <= source < seq:
-                raise _FieldError(
-                    f"sourceEventSeqs[{number}]",
-                    f"field 'sourceEventSeqs[{number}]' must be the seq of an earlier event",
-                )
-        sources = tuple(raw_sources)
-    at: float | None = None
-    if TIME_KEY in line:
-        at = _get(line, TIME_KEY, "", (int, float), "a number")
-    return SessionEvent(seq, kind, data, sources), at
-
-
 def _lines(content: bytes) -> Iterator[tuple[int, int, bytes | None]]:
     """(line number, start offset, bytes without ``\\n``, or ``None`` for the cut tail)."""
     start = 0
@@ -307,32 +176,29 @@ def _parse(content: bytes, path: str, *, salvage: bool, allow_empty: bool) -> Lo
     for number, start, line in _lines(content):
         if line is None:
             tail = content[start:]
-            if tail.startswith(_EVENT_PREFIX) or _EVENT_PREFIX.startswith(tail):
+            # A power cut can leave NUL bytes where the last writes were (ext4, XFS): the file
+            # grew, its data never reached the disk. Those, after an event's start, are a cut.
+            written = tail.rstrip(b"\0")
+            if written.startswith(_EVENT_PREFIX) or _EVENT_PREFIX.startswith(written):
                 cut = LogCut(line=number, offset=start, dropped=tail)
                 return LoadedSessionLog(tuple(events), tuple(times), cut=cut, valid_bytes=valid)
             problem = "an incomplete line that is not a session event"
             field = None
         else:
-            if not line.strip():
+            if not line.strip(_BLANK):
                 valid = start + len(line) + 1
                 continue
             try:
-                text = line.decode("utf-8")
-                raw = loads_any_depth(text)
-            except (UnicodeDecodeError, ValueError) as exc:
-                problem = f"not JSON ({exc})"
-                field = None
+                event, at = read_line(line.decode("utf-8"), len(events))
+            except UnicodeDecodeError:
+                problem, field = "not JSON", None
+            except InvalidLine as invalid:
+                problem, field = invalid.problem.render(), invalid.problem.field
             else:
-                try:
-                    event, at = _event(raw, len(events))
-                except _FieldError as exc:
-                    problem = exc.message
-                    field = exc.field
-                else:
-                    events.append(event)
-                    times.append(at)
-                    valid = start + len(line) + 1
-                    continue
+                events.append(event)
+                times.append(at)
+                valid = start + len(line) + 1
+                continue
         if not events:
             raise SessionLogError(
                 f"{path} is not a trio_harness session log: line {number}: {problem}",
@@ -404,13 +270,32 @@ def encode_line(wire: dict[str, Any]) -> bytes:
     return js_json(wire).encode("utf-8") + b"\n"
 
 
-def _lock(file: IO[bytes], path: str) -> None:
+def _lock(fd: int, path: str) -> None:
     if fcntl is None:  # pragma: no cover - Windows
         return
     try:
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise SessionLogLockedError(path) from None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` at the end of ``fd`` (``os.write`` may write part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _time_error(path: str, at: object) -> Exception:
+    kind = TypeError if type(at) not in (int, float) else ValueError
+    return kind(
+        f"{path}: the clock returned {at!r}; an append time must be a finite number of seconds"
+    )
+
+
+_OPEN_FLAGS: Final = (
+    os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 class DurableSession(Session):
@@ -427,15 +312,27 @@ class DurableSession(Session):
         times: When each event was appended (epoch seconds; ``None`` if unknown).
     """
 
-    __slots__ = ("_clock", "_file", "_open_calls", "fsync", "path", "recovered", "times")
+    __slots__ = (
+        "_broken",
+        "_clock",
+        "_fd",
+        "_open_calls",
+        "_size",
+        "fsync",
+        "path",
+        "recovered",
+        "times",
+    )
 
     path: str
     fsync: FsyncPolicy
     recovered: LoadedSessionLog
     times: list[float | None]
-    _file: IO[bytes] | None
+    _fd: int | None
+    _size: int  # Invariant: the file holds exactly the lines of ``events``, ``_size`` bytes.
+    _broken: OSError | None  # a failed write that could not be taken back from the file
     _clock: Callable[[], float]
-    _open_calls: int
+    _open_calls: set[int]  # seqs of the tool/call events no tool/result has cited yet
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("use DurableSession.open(path) to open a durable session log")
@@ -451,16 +348,18 @@ class DurableSession(Session):
     ) -> DurableSession:
         """Open (creating if missing) a session log for appending, recovering what it holds.
 
-        A crash cut (an incomplete last line) is dropped from the file and reported in
-        ``recovered.cut``; appending continues after the last complete event. In salvage mode
-        a malformed line and everything after it are moved to ``<path>.salvaged`` (appended)
-        before the file is truncated to its valid prefix.
+        A crash cut (an incomplete last line, or the NUL bytes a power cut can leave after the
+        last complete one) is dropped from the file and reported in ``recovered.cut``;
+        appending continues after the last complete event. In salvage mode a malformed line
+        and everything after it are moved to ``<path>.salvaged`` (appended) before the file is
+        truncated to its valid prefix.
 
         Args:
             path: The file.
             fsync: When to force writes to stable storage (see the module docstring).
             salvage: Keep the valid prefix of a file with a malformed line instead of raising.
-            clock: Where the ``"at"`` times come from (epoch seconds).
+            clock: Where the ``"at"`` times come from (epoch seconds; each must be a finite
+                ``int`` or ``float``).
 
         Raises:
             ValueError: ``fsync`` is not a known policy.
@@ -471,11 +370,11 @@ class DurableSession(Session):
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
         name = os.fspath(path)
-        file = open(name, "a+b")  # noqa: SIM115 - owned by the session, closed by close()
+        fd = os.open(name, _OPEN_FLAGS, 0o666)
         try:
-            _lock(file, name)
-            file.seek(0)
-            content = file.read()
+            _lock(fd, name)
+            with open(fd, "rb", closefd=False) as file:
+                content = file.read()
             loaded = _parse(content, name, salvage=salvage, allow_empty=True)
             if loaded.valid_bytes != len(content):
                 if loaded.salvaged is not None:
@@ -483,12 +382,10 @@ class DurableSession(Session):
                         aside.write(content[loaded.valid_bytes :])
                         aside.flush()
                         os.fsync(aside.fileno())
-                file.truncate(loaded.valid_bytes)
-                file.flush()
-                os.fsync(file.fileno())
-            file.seek(0, os.SEEK_END)
+                os.ftruncate(fd, loaded.valid_bytes)
+                os.fsync(fd)
         except BaseException:
-            file.close()
+            os.close(fd)
             raise
         self = object.__new__(cls)
         Session.__init__(self, events=list(loaded.events))
@@ -496,90 +393,100 @@ class DurableSession(Session):
         self.fsync = fsync
         self.recovered = loaded
         self.times = list(loaded.times)
-        self._file = file
+        self._fd = fd
+        self._size = loaded.valid_bytes
+        self._broken = None
         self._clock = clock
         self._open_calls = _open_calls(loaded.events)
         return self
 
     def __repr__(self) -> str:
-        state = "closed" if self._file is None else f"fsync={self.fsync}"
+        state = "closed" if self._fd is None else f"fsync={self.fsync}"
         return f"DurableSession({self.path!r}, {len(self.events)} events, {state})"
 
     @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
-        return self._file is None
+        return self._fd is None
 
     def append(
         self, type: str, data: Any, *, source_event_seqs: Sequence[int] | None = None
     ) -> SessionEvent:
-        """Append an event, write its line and flush it (fsync per the policy).
+        """Append an event and write its line to the file (fsync per the policy).
+
+        An append that raises leaves nothing behind: no event in memory, no byte in the file.
 
         Raises:
-            ValueError: The log is closed, or a source seq is not that of an earlier event
-                (the file could not be read back).
-            TypeError: ``data`` of an application event type is not lossless JSON (a plain
-                ``Session`` would write it as ``null``).
-            OSError: Writing failed; the event is not in the log, and its line was taken back
-                from the file (if the file still allows it).
+            ValueError: The log is closed; the clock returned a number that is not finite; or
+                what :meth:`Session.append` refuses.
+            TypeError: The clock returned something other than a number; or what
+                :meth:`Session.append` refuses.
+            OSError: Writing (or the policy's fsync) failed; the event is not in the log and
+                its bytes were taken back from the file. If even that failed, the log refuses
+                every later append (reopen it: the partial line is a crash cut).
         """
-        file = self._file
-        if file is None:
+        fd = self._fd
+        if fd is None:
             raise ValueError(f"{self.path}: session log is closed")
-        if not attrs.has(data.__class__) and not is_json_value(data):
-            raise TypeError(f"{type!r} event data is not lossless JSON: {data!r}")
-        if source_event_seqs is not None:
-            seq = len(self.events)
-            for source in source_event_seqs:
-                if source.__class__ is not int or not 0 <= source < seq:
-                    raise ValueError(
-                        f"source_event_seqs must be seqs of earlier events (0 to {seq - 1}), "
-                        f"not {source!r}"
-                    )
+        if self._broken is not None:
+            raise OSError(
+                self._broken.errno,
+                f"{self.path}: a failed write could not be taken back from the file "
+                f"({self._broken}); reopen the log to recover it",
+            )
+        at = self._clock()  # first: a clock that raises leaves nothing behind
+        if not is_json_number(at):
+            raise _time_error(self.path, at)
         event = super().append(type, data, source_event_seqs=source_event_seqs)
-        at = self._clock()
-        wire = event.to_json()
-        offset = file.tell()
+        events = self.events
+        open_calls = self._open_calls
+        answered: list[int] = []
+        sync = self.fsync == "event"
+        if type == TOOL_CALL:
+            open_calls.add(event.seq)
+        elif type == TOOL_RESULT and source_event_seqs:
+            answered = [seq for seq in source_event_seqs if seq in open_calls]
+            open_calls.difference_update(answered)
+            sync = sync or (self.fsync == "step" and bool(answered) and not open_calls)
+        size = self._size
         try:
-            # The time is a float: appended after the fast-path check, in JavaScript's format.
-            line = encode_line(wire)
-            file.write(line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n")
-            file.flush()
-            policy = self.fsync
-            if policy == "event":
-                os.fsync(file.fileno())
-            elif type == TOOL_CALL:
-                self._open_calls += 1
-            elif type == TOOL_RESULT and source_event_seqs:
-                self._open_calls -= 1
-                if self._open_calls == 0 and policy == "step":
-                    os.fsync(file.fileno())
+            # The time is a number: appended after the fast-path check, in JavaScript's format.
+            line = encode_line(event.to_json())
+            line = line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n"
+            _write_all(fd, line)
+            if sync:
+                os.fsync(fd)
         except BaseException:
-            self.events.pop()
-            # Take back a partly written line, so the file matches the log (if it still can).
-            with contextlib.suppress(OSError, ValueError):
-                file.truncate(offset)
+            # Nothing of the event stays: not in memory, not in the open-call count, not in
+            # the file (a partial line, or a whole one whose fsync failed, is taken back).
+            events.pop()
+            if type == TOOL_CALL:
+                open_calls.discard(event.seq)
+            open_calls.update(answered)
+            try:
+                os.ftruncate(fd, size)
+            except OSError as error:
+                self._broken = error
             raise
+        self._size = size + len(line)
         self.times.append(at)
         return event
 
     def sync(self) -> None:
         """Force everything written so far to stable storage (``os.fsync``)."""
-        if self._file is not None:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+        if self._fd is not None:
+            os.fsync(self._fd)
 
     def close(self) -> None:
         """Sync, release the lock and close the file (idempotent)."""
-        file = self._file
-        if file is None:
+        fd = self._fd
+        if fd is None:
             return
-        self._file = None
+        self._fd = None
         try:
-            file.flush()
-            os.fsync(file.fileno())
+            os.fsync(fd)
         finally:
-            file.close()  # closing the descriptor releases the flock
+            os.close(fd)  # closing the descriptor releases the flock
 
     def __enter__(self) -> DurableSession:
         return self
@@ -588,11 +495,11 @@ class DurableSession(Session):
         self.close()
 
 
-def _open_calls(events: Sequence[SessionEvent]) -> int:
-    answered = {
-        seq
-        for event in events
-        if event.type == TOOL_RESULT
-        for seq in event.source_event_seqs or ()
-    }
-    return sum(1 for event in events if event.type == TOOL_CALL and event.seq not in answered)
+def _open_calls(events: Sequence[SessionEvent]) -> set[int]:
+    calls = set()
+    for event in events:
+        if event.type == TOOL_CALL:
+            calls.add(event.seq)
+        elif event.type == TOOL_RESULT:
+            calls.difference_update(event.source_event_seqs or ())
+    return calls

@@ -6,8 +6,9 @@ id, in the same turn and step, and no call is still unanswered when a later step
 recorded. The pool keeps a log replay-valid even when a step is aborted or cancelled; a crash
 (or an application that stopped mid-step) can leave calls without results. :func:`check_replay`
 says which; :func:`repair_replay` appends the synthetic results a provider needs, shaped like the
-pool's own abort results (``ABORTED``: the call was recorded, its body may have run), as ordinary
-``tool/result`` events.
+pool's own abort results (``ABORTED``: the call was recorded, its body may have run;
+``ABORTED_BEFORE_DISPATCH`` inside an aborted step's skipping tail, where it never started), as
+ordinary ``tool/result`` events.
 
 :func:`present_log` renders a stored log through the current tools' presenters, falling back to a
 generic view where a tool is gone, has no presenter, or soft validation says the stored
@@ -17,14 +18,20 @@ arguments no longer fit its schema.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from .._json import js_json_or_string, parse_arguments
 from .._validation import validate_json_schema_value
-from .._values import ToolError, ToolExecutionResult, aborted_result
-from .session import TOOL_CALL, TOOL_RESULT, Session, SessionEvent, ToolCallData, ToolResultData
+from .._values import (
+    ToolError,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+)
+from .events import TOOL_CALL, TOOL_RESULT, SessionEvent, ToolCallData, ToolResultData
+from .session import Session
 
 __all__ = [
     "PresentedCall",
@@ -47,6 +54,9 @@ class UnansweredCall:
         step: Its step.
         call_id: The model's call id.
         name: The tool name.
+        skipped: The call is in an aborted step's skipping tail (after a call answered
+            ``ABORTED_BEFORE_DISPATCH`` right away, every earlier call of the step answered):
+            the pool records such calls as they are skipped, so their bodies never started.
     """
 
     seq: int
@@ -54,6 +64,7 @@ class UnansweredCall:
     step: int
     call_id: str
     name: str
+    skipped: bool = False
 
 
 @attrs.frozen
@@ -63,8 +74,8 @@ class ReplayReport:
     Attributes:
         unanswered: Calls without a result, in log order (``repair_replay`` answers them).
         problems: Everything else that makes the log unfit to send to a provider, one sentence
-            each (results citing no call, mismatched ids, duplicates, a step left open when a
-            later one began); repair does not change these.
+            each (results citing no call, mismatched ids, duplicates, a call left open when a
+            later step began: once per call); repair does not change these.
     """
 
     unanswered: tuple[UnansweredCall, ...] = ()
@@ -76,8 +87,14 @@ class ReplayReport:
         return not self.unanswered and not self.problems
 
 
+_BEFORE_DISPATCH: Final = "ABORTED_BEFORE_DISPATCH"
+
+
 def check_replay(log: Session | Sequence[SessionEvent]) -> ReplayReport:
     """Say which calls have no result and whether ``log`` is valid to send to a provider.
+
+    Linear in the number of events: a call left open when a later step begins is one problem,
+    however many steps follow.
 
     Args:
         log: A session (any kind) or its events.
@@ -85,18 +102,25 @@ def check_replay(log: Session | Sequence[SessionEvent]) -> ReplayReport:
     events = log.events if isinstance(log, Session) else log
     calls: dict[int, ToolCallData] = {}
     answered: set[int] = set()
-    open_calls: dict[int, ToolCallData] = {}
+    # Open calls by step; once a later step begins, those of the others are reported and
+    # dropped here (they stay unanswered), so each call is looked at a bounded number of times.
+    open_by_step: dict[tuple[int, int], dict[int, ToolCallData]] = {}
+    unanswered_in_step: dict[tuple[int, int], int] = {}  # how many calls of the step are open
+    skipping: set[tuple[int, int]] = set()  # steps whose skipping tail has begun
+    skipped: set[int] = set()  # calls recorded inside a skipping tail
     step_ids: dict[tuple[int, int], set[str]] = {}
     problems: list[str] = []
+    previous: SessionEvent | None = None
     for event in events:
         data = event.data
         if event.type == TOOL_CALL and isinstance(data, ToolCallData):
             key = (data.turn, data.step)
-            for seq, other in open_calls.items():
-                if (other.turn, other.step) != key:
+            for other_key in [k for k in open_by_step if k != key]:  # at most one other step
+                for seq, other in open_by_step.pop(other_key).items():
                     problems.append(
-                        f"call {other.call_id!r} (#{seq}, turn {other.turn} step {other.step}) is "
-                        f"unanswered when turn {data.turn} step {data.step} begins (#{event.seq})"
+                        f"call {other.call_id!r} (#{seq}, turn {other.turn} step {other.step}) "
+                        f"is unanswered when turn {data.turn} step {data.step} begins "
+                        f"(#{event.seq})"
                     )
             ids = step_ids.setdefault(key, set())
             if data.call_id in ids:
@@ -106,20 +130,39 @@ def check_replay(log: Session | Sequence[SessionEvent]) -> ReplayReport:
                 )
             ids.add(data.call_id)
             calls[event.seq] = data
-            open_calls[event.seq] = data
+            open_by_step.setdefault(key, {})[event.seq] = data
+            unanswered_in_step[key] = unanswered_in_step.get(key, 0) + 1
+            if key in skipping:
+                skipped.add(event.seq)
         elif event.type == TOOL_RESULT and isinstance(data, ToolResultData):
             sources = event.source_event_seqs or ()
             cited = [seq for seq in sources if seq in calls]
             if len(cited) != 1:
                 problems.append(f"result #{event.seq} does not cite exactly one tool/call")
+                previous = event
                 continue
             seq = cited[0]
             call = calls[seq]
             if seq in answered:
                 problems.append(f"call {call.call_id!r} (#{seq}) has a second result #{event.seq}")
+                previous = event
                 continue
             answered.add(seq)
-            open_calls.pop(seq, None)
+            call_key = (call.turn, call.step)
+            open_by_step.get(call_key, {}).pop(seq, None)
+            if not open_by_step.get(call_key, True):
+                del open_by_step[call_key]
+            unanswered_in_step[call_key] -= 1
+            # A skipped pair (a call answered ABORTED_BEFORE_DISPATCH at once, nothing earlier
+            # of its step open) starts the step's skipping tail, as check-log reads it.
+            if (
+                data.error is not None
+                and data.error.code == _BEFORE_DISPATCH
+                and previous is not None
+                and previous.seq == seq
+                and unanswered_in_step[call_key] == 0
+            ):
+                skipping.add(call_key)
             result_ids = {data.message.source.call_id}
             result_ids.update(block.tool_call_id for block in data.message.content)
             if result_ids != {call.call_id}:
@@ -132,8 +175,9 @@ def check_replay(log: Session | Sequence[SessionEvent]) -> ReplayReport:
                     f"result #{event.seq} is in turn {data.turn} step {data.step}, its call "
                     f"#{seq} in turn {call.turn} step {call.step}"
                 )
+        previous = event
     unanswered = tuple(
-        UnansweredCall(seq, call.turn, call.step, call.call_id, call.name)
+        UnansweredCall(seq, call.turn, call.step, call.call_id, call.name, seq in skipped)
         for seq, call in calls.items()
         if seq not in answered
     )
@@ -141,16 +185,20 @@ def check_replay(log: Session | Sequence[SessionEvent]) -> ReplayReport:
 
 
 def repair_replay(session: Session) -> list[SessionEvent]:
-    """Append an ``ABORTED`` ``tool/result`` for every unanswered call; return the new events.
+    """Append a synthetic ``tool/result`` for every unanswered call; return the new events.
 
-    The results are the pool's own abort results (``Error: tool call aborted``, error
-    ``AbortError``/``ABORTED``), citing their calls, appended in call order as ordinary events
-    (a :class:`~trio_harness.log.DurableSession` writes them to its file). Problems other than
-    unanswered calls are left as they are: check again to see whether the log is now valid.
+    The results are the pool's own abort results, citing their calls, appended in call order as
+    ordinary events (a :class:`~trio_harness.log.DurableSession` writes them to its file):
+    ``ABORTED_BEFORE_DISPATCH`` (``Error: tool call aborted before dispatch``) for a call of an
+    aborted step's skipping tail, whose body never started (``UnansweredCall.skipped``), and
+    ``ABORTED`` (``Error: tool call aborted``) for any other, whose body may have run. Problems
+    other than unanswered calls are left as they are: check again to see whether the log is now
+    valid.
     """
     appended = []
     for call in check_replay(session).unanswered:
-        data = ToolResultData.from_result(call.turn, call.step, call.call_id, aborted_result())
+        result = aborted_before_dispatch_result() if call.skipped else aborted_result()
+        data = ToolResultData.from_result(call.turn, call.step, call.call_id, result)
         appended.append(session.append(TOOL_RESULT, data, source_event_seqs=(call.seq,)))
     return appended
 
@@ -208,8 +256,10 @@ def present_log(runtime: Any, log: Session | Sequence[SessionEvent]) -> list[Pre
     """Render every stored call (and its result) through the current tools' presenters.
 
     A call gets the generic view when its tool is no longer registered, has no presenter, a
-    presenter returned ``None``, or the stored arguments no longer fit the tool's current
-    schema (soft validation: the tool changed since the log was written); ``reason`` says which.
+    presenter returned ``None`` or raised, the stored arguments no longer fit the tool's current
+    schema (soft validation: the tool changed since the log was written), or that schema is one
+    the subset cannot check (a raw tool's); ``reason`` says which. It never raises for what a
+    tool does (an ``Exception`` from a presenter is a reason, not an error).
 
     Args:
         runtime: The ``ToolRuntime`` holding the current tools (``get(name)``).
@@ -236,17 +286,28 @@ def present_log(runtime: Any, log: Session | Sequence[SessionEvent]) -> list[Pre
         if tool is None:
             reason = f"tool {call.name!r} is not registered"
         else:
-            violations = validate_json_schema_value(tool.parameters, args, "")
+            try:
+                violations = validate_json_schema_value(tool.parameters, args, "")
+            except Exception as error:  # a raw tool's schema, outside the subset
+                reason = f"the stored arguments cannot be checked: {_said(error)}"
+                violations = []
             if violations:
                 reason = "stored arguments no longer fit the schema: " + "; ".join(violations)
+            elif reason is not None:
+                pass  # the schema could not check them
             elif tool.present_call is None:
                 reason = f"tool {call.name!r} has no call presenter"
             else:
-                call_view = tool.present_call(args)
-                if call_view is None:
-                    reason = "the call presenter returned nothing"
-                elif result is not None and tool.present_result is not None:
-                    result_view = tool.present_result(args, result)
+                try:
+                    call_view = tool.present_call(args)
+                    if call_view is None:
+                        reason = "the call presenter returned nothing"
+                    elif result is not None and tool.present_result is not None:
+                        result_view = tool.present_result(args, result)
+                except Exception as error:
+                    which = "call" if call_view is None else "result"
+                    reason = f"the {which} presenter raised {_said(error)}"
+                    result_view = None
         generic = reason is not None
         if generic:
             call_view = {"tool": call.name, "arguments": args}
@@ -258,6 +319,11 @@ def present_log(runtime: Any, log: Session | Sequence[SessionEvent]) -> list[Pre
             )
         )
     return presented
+
+
+def _said(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def format_presented(calls: Sequence[PresentedCall]) -> str:

@@ -3,6 +3,7 @@
 Modules, in dependency order (each imports only those before it, and only from other packages'
 interfaces):
 
+* :mod:`.abort` — an abort event turned into cancelled scopes (Trio);
 * :mod:`.execution` — one call: its input, the execution that is also the body's ``ctx``, and the
   phase shapes the pool drives (``Preparation``, ``DispatchOutcome``, the ``Scheduler`` protocol);
 * :mod:`.hooks` — decisions, hook signatures, the approval service, ``HookList`` and ``Policy``;
@@ -10,8 +11,10 @@ interfaces):
 * :mod:`.json_tool` — ``define_json_tool``: a raw JSON Schema, normalised, with a chosen vocabulary;
 * :mod:`.registry` — registration checks, lookup, fail-closed classification;
 * :mod:`.results` — how a body's value, a denial, a block or a cancellation becomes a result;
-* :mod:`.abort` — an abort event turned into cancelled scopes (Trio);
-* :mod:`.pipeline` — ``ToolScheduler``: prepare → dispatch → finalize / finish (Trio);
+* :mod:`.body` — the one place a body is awaited (hot, relay and general ways) and its ending
+  made a result (Trio);
+* :mod:`.pipeline` — ``ToolScheduler``: the policy phases, prepare → dispatch → finalize, then
+  finish (Trio);
 * :mod:`.tool_runtime` — the ``ToolRuntime`` facade.
 
 This ``__init__`` is the package's interface: code outside the package imports from here only.

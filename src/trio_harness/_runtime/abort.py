@@ -121,9 +121,10 @@ async def cancel_on_abort(event: trio.Event | None) -> AsyncIterator[trio.Cancel
     wrapper or an approval service honour a call's abort.
 
     ``async with cancel_on_abort(exec.abort) as scope: ...`` runs the block until it finishes or
-    the abort is set, whichever comes first (``None`` never aborts). Uses the relay of an enclosing :func:`abort_relay` for the same event when there is one (no
-    extra task); otherwise starts a private watcher for the duration of the block. Check
-    ``scope.cancelled_caught`` afterwards to tell an abort from a normal exit.
+    the abort is set, whichever comes first (``None`` never aborts). Uses the relay of an
+    enclosing :func:`abort_relay` for the same event when there is one (no extra task); otherwise
+    starts a private watcher for the duration of the block. Check ``scope.cancelled_caught``
+    afterwards to tell an abort from a normal exit.
     """
     if event is None:
         with trio.CancelScope() as scope:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from .._errors import ToolArgsError
 from .._validation import (
@@ -26,20 +26,20 @@ from .._validation import (
 )
 from .._values import ToolDefinition, ToolOutput, is_timeout_ms
 
-__all__ = ["define_tool"]
+__all__ = ["ARGS_ROOT", "check_tool_options", "define_tool", "soft_classifier", "validated_execute"]
 
 #: Root path of argument validation: rendered as ``arguments``, properties without a leading dot.
-_ARGS_ROOT = ""
+ARGS_ROOT: Final = ""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _require_callable(tool: str, option: str, value: object, *, optional: bool) -> None:
+def _require_callable(owner: str, option: str, value: object, *, optional: bool) -> None:
     if value is None and optional:
         return
     if not callable(value):
         kind = "a callable or None" if optional else "a callable"
-        raise TypeError(f"defineTool({tool}): {option} must be {kind}, got {type(value).__name__}")
+        raise TypeError(f"{owner}: {option} must be {kind}, got {type(value).__name__}")
 
 
 def _is_sync_def(execute: object) -> bool:
@@ -67,10 +67,10 @@ def _wrapping(original: Callable[..., Any]) -> Callable[[_F], _F]:
 _Check = Callable[[object, str], list[str]]
 
 
-def _soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callable[[Any], object]:
+def soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callable[[Any], object]:
     @_wrapping(classify)
     def soft_classifier(args: Any) -> object:
-        if check(args, _ARGS_ROOT):
+        if check(args, ARGS_ROOT):
             return False
         return classify(args)
 
@@ -80,7 +80,7 @@ def _soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callab
 def _soft_present_call(check: _Check, present: Callable[[Any], Any]) -> Callable[[Any], Any]:
     @_wrapping(present)
     def soft_present_call(args: Any) -> Any:
-        if check(args, _ARGS_ROOT):
+        if check(args, ARGS_ROOT):
             return None
         return present(args)
 
@@ -92,11 +92,76 @@ def _soft_present_result(
 ) -> Callable[[Any, Any], Any]:
     @_wrapping(present)
     def soft_present_result(args: Any, result: Any) -> Any:
-        if check(args, _ARGS_ROOT):
+        if check(args, ARGS_ROOT):
             return None
         return present(args, result)
 
     return soft_present_result
+
+
+def check_tool_options(
+    api: str,
+    *,
+    name: object,
+    description: object,
+    execute: object,
+    output: object,
+    callbacks: tuple[tuple[str, object], ...],
+    timeout_ms: object,
+) -> None:
+    """THE definition-time checks of ``define_tool`` and ``define_json_tool`` (``api`` names the
+    caller in the messages: ``<api>(<name>): ...``).
+
+    Raises:
+        TypeError: ``name``/``description`` not a ``str``, ``output`` not a ``ToolOutput``,
+            ``execute`` or a callback not callable, or ``execute`` a plain synchronous ``def``.
+        ValueError: ``timeout_ms`` is not a positive finite number.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{api}: name must be a str, got {type(name).__name__}")
+    owner = f"{api}({name})"
+    if not isinstance(description, str):
+        raise TypeError(f"{owner}: description must be a str, got {type(description).__name__}")
+    if not isinstance(output, ToolOutput):
+        raise TypeError(
+            f"{owner}: output must be a ToolOutput(schema=..., render=...), "
+            f"got {type(output).__name__}"
+        )
+    _require_callable(owner, "execute", execute, optional=False)
+    if _is_sync_def(execute):
+        raise TypeError(
+            f"{owner}: execute must be an async function, got the synchronous "
+            f"function {getattr(execute, '__qualname__', execute)!r} (write `async def`; a lambda, "
+            "functools.partial or callable object that returns an awaitable is accepted)"
+        )
+    _require_callable(owner, "output.render", output.render, optional=False)
+    _require_callable(owner, "output.presentation_meta", output.presentation_meta, optional=True)
+    for option, callback in callbacks:
+        _require_callable(owner, option, callback, optional=True)
+    if timeout_ms is not None and not is_timeout_ms(timeout_ms):
+        # Upstream throws a plain Error here; ValueError is its Python stand-in.
+        raise ValueError(f"{owner}: timeoutMs must be a positive finite number")
+
+
+def validated_execute(
+    check: _Check, execute: Callable[[Any, Any], Awaitable[Any]], owner: str
+) -> Callable[[Any, Any], Awaitable[Any]]:
+    """``execute`` behind HARD validation: ``ToolArgsError`` with every violation before the
+    body runs, and a ``TypeError`` naming ``owner`` when ``execute`` returns no awaitable."""
+
+    @_wrapping(execute)
+    async def validated_execute(args: Any, ctx: Any) -> Any:
+        violations = check(args, ARGS_ROOT)
+        if violations:
+            raise ToolArgsError(violations)
+        pending = execute(args, ctx)
+        if not inspect.isawaitable(pending):
+            raise TypeError(
+                f"{owner}: execute must be an async function (it returned {type(pending).__name__})"
+            )
+        return await pending
+
+    return validated_execute
 
 
 def define_tool(
@@ -134,56 +199,29 @@ def define_tool(
 
     Raises:
         TypeError: An option has the wrong type (``name``/``description`` not ``str``, ``output``
-            not a ``ToolOutput``, a callback not callable).
+            not a ``ToolOutput``, a callback not callable, ``execute`` a synchronous ``def``).
         ValueError: ``timeout_ms`` is not a positive finite number
             (``defineTool(<name>): timeoutMs must be a positive finite number``).
         JsonSchemaError: ``parameters`` or ``output.schema`` is not a valid spec.
     """
-    if not isinstance(name, str):
-        raise TypeError(f"defineTool: name must be a str, got {type(name).__name__}")
-    if not isinstance(description, str):
-        raise TypeError(
-            f"defineTool({name}): description must be a str, got {type(description).__name__}"
-        )
-    if not isinstance(output, ToolOutput):
-        raise TypeError(
-            f"defineTool({name}): output must be a ToolOutput(schema=..., render=...), "
-            f"got {type(output).__name__}"
-        )
-    _require_callable(name, "execute", execute, optional=False)
-    if _is_sync_def(execute):
-        raise TypeError(
-            f"defineTool({name}): execute must be an async function, got the synchronous "
-            f"function {getattr(execute, '__qualname__', execute)!r} (write `async def`; a lambda, "
-            "functools.partial or callable object that returns an awaitable is accepted)"
-        )
-    _require_callable(name, "output.render", output.render, optional=False)
-    _require_callable(name, "output.presentation_meta", output.presentation_meta, optional=True)
-    _require_callable(name, "is_concurrency_safe", is_concurrency_safe, optional=True)
-    _require_callable(name, "present_call", present_call, optional=True)
-    _require_callable(name, "present_result", present_result, optional=True)
-    _require_callable(name, "finalize_content", finalize_content, optional=True)
-    if timeout_ms is not None and not is_timeout_ms(timeout_ms):
-        # Upstream throws a plain Error here; ValueError is its Python stand-in.
-        raise ValueError(f"defineTool({name}): timeoutMs must be a positive finite number")
-
+    check_tool_options(
+        "defineTool",
+        name=name,
+        description=description,
+        execute=execute,
+        output=output,
+        callbacks=(
+            ("is_concurrency_safe", is_concurrency_safe),
+            ("present_call", present_call),
+            ("present_result", present_result),
+            ("finalize_content", finalize_content),
+        ),
+        timeout_ms=timeout_ms,
+    )
     parameters_schema = parameter_schema_spec_to_json_schema(parameters)
     output_schema = value_schema_spec_to_json_schema(output.schema)
     # Specialised once here: every call afterwards pays only for the check itself.
     check = compile_validator(parameters_schema)
-
-    @_wrapping(execute)
-    async def validated_execute(args: Any, ctx: Any) -> Any:
-        violations = check(args, _ARGS_ROOT)
-        if violations:
-            raise ToolArgsError(violations)
-        pending = execute(args, ctx)
-        if not inspect.isawaitable(pending):
-            raise TypeError(
-                f"defineTool({name}): execute must be an async function "
-                f"(it returned {type(pending).__name__})"
-            )
-        return await pending
 
     return ToolDefinition(
         name=name,
@@ -194,10 +232,10 @@ def define_tool(
             render=output.render,
             presentation_meta=output.presentation_meta,
         ),
-        execute=validated_execute,
+        execute=validated_execute(check, execute, f"defineTool({name})"),
         is_concurrency_safe=None
         if is_concurrency_safe is None
-        else _soft_classifier(check, is_concurrency_safe),
+        else soft_classifier(check, is_concurrency_safe),
         present_call=None if present_call is None else _soft_present_call(check, present_call),
         present_result=None
         if present_result is None

@@ -273,7 +273,8 @@ class DispatchOutcome:
 
 
 class Scheduler(Protocol):
-    """The four phases the pool drives; an exception escaping one is a scheduler failure."""
+    """The three phases the pool drives, and ``finish``; an exception escaping one is a scheduler
+    failure."""
 
     async def prepare(self, input: ToolExecutionInput, /) -> Preparation: ...
 

@@ -1,30 +1,28 @@
-"""The three-phase pipeline: ``prepare`` → ``dispatch`` → ``finalize`` / ``finish``.
+"""The call pipeline: three phases, ``prepare`` → ``dispatch`` → ``finalize``, then ``finish``.
 
-This is the scheduler view the pool drives (``runtime.scheduler``). Each phase turns everything a
-tool, a hook or the approval service raises into a result; only an exception that is not a tool
-failure (``trio.Cancelled`` from the caller's own scope, ``KeyboardInterrupt``, a bug in the
-runtime) escapes, and for the pool that is a scheduler failure.
+This is the scheduler view the pool drives (``runtime.scheduler``): the policy around a body
+(pre-execute hooks, guards, approval, execute wrappers, post-execute hooks, result observers).
+``finish`` ends ``finalize``; a result that bypasses post-execute goes to it directly. Each phase
+turns everything a tool, a hook or the approval service raises into a result; only an exception
+that is not a tool failure (``trio.Cancelled`` from the caller's own scope, ``KeyboardInterrupt``,
+a bug in the runtime) escapes, and for the pool that is a scheduler failure.
 
-Abort mapping: the caller's ``trio.Event`` is checked between phases; the body runs inside a
-cancel scope cancelled when the event is set (through the pool's per-step relay when there is
-one), and past the tool's ``timeout_ms`` deadline.
+Abort mapping: the caller's ``trio.Event`` is checked between phases; the body runs
+(:mod:`.body`) inside a cancel scope cancelled when the event is set (through the pool's per-step
+relay when there is one), and past the tool's ``timeout_ms`` deadline; here its ending becomes a
+result.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any, Final, Literal
 
 import attrs
 import trio
 
 from .._errors import (
-    HarnessError,
     ToolNotFoundError,
-    ToolTimeoutError,
     error_message,
     unreachable,
 )
@@ -34,10 +32,13 @@ from .._values import (
     ToolExecutionResult,
     aborted_before_dispatch_result,
     aborted_result,
+    blocked_result,
+    denied_result,
     error_result,
     is_well_formed_error,
 )
-from .abort import abort_type_error, cancel_on_abort, current_relay
+from .abort import abort_type_error, cancel_on_abort
+from .body import dispatch_body, stale_cancellation
 from .execution import (
     DispatchOutcome,
     Preparation,
@@ -59,12 +60,10 @@ from .hooks import (
     PreToolDecision,
     refuse_awaitable,
 )
-from .registry import RegisteredTool, Registry
+from .registry import Registry
 from .results import (
-    blocked_result,
     cancellation_result,
     create_success_result,
-    denied_result,
     materialize,
     with_contexts,
 )
@@ -78,48 +77,6 @@ _NOT_LOSSLESS_ARGS: Final = "tool execution arguments must be losslessly JSON-se
 _ACCEPT: Final = Accept()
 #: The policy's answer when an approval was cancelled by the call's abort.
 _APPROVAL_ABORTED: Final = object()
-
-
-def _success(exec: ToolExecution, entry: Any, value: Any) -> ToolExecutionResult:
-    """``createSuccessResult`` for a body's value; a broken output contract becomes its error result.
-
-    ``create_success_result`` never returns a failure, so ``result.is_error`` afterwards tells
-    whether the value was accepted.
-    """
-    try:
-        return create_success_result(exec, entry, value)
-    except Exception as error:
-        return error_result(error)
-
-
-def _stale(cancelled: trio.Cancelled) -> BaseException | None:
-    """``None`` when ``cancelled`` is a real cancellation of the current task (re-raise it), else
-    the failure it stands for: a ``trio.Cancelled`` that no cancelled scope delivered (a body or a
-    callback kept one from an earlier cancellation and raised it again)."""
-    if trio.current_effective_deadline() == -math.inf:
-        return None
-    failure = RuntimeError("a trio.Cancelled was raised that no cancelled scope delivered")
-    failure.__cause__ = cancelled
-    return failure
-
-
-def _log_failure(exec: ToolExecution, error: BaseException) -> None:
-    """Tell the developer what the model only sees as ``Error: <message>``."""
-    if isinstance(error, HarnessError):
-        logger.debug('tool "%s" (%s) failed: %s', exec.name, exec.call_id, error_message(error))
-    else:
-        logger.warning(
-            'tool "%s" (%s) raised %s',
-            exec.name,
-            exec.call_id,
-            type(error).__name__,
-            exc_info=error,
-        )
-
-
-def _body_failure(exec: ToolExecution, error: BaseException) -> ToolExecutionResult:
-    _log_failure(exec, error)
-    return error_result(error)
 
 
 def _aborted(event: trio.Event | None) -> bool:
@@ -140,48 +97,21 @@ def _prepared(
     return Preparation(kind, exec, result)
 
 
-def _timeout_result(entry: RegisteredTool) -> ToolExecutionResult:
-    return error_result(ToolTimeoutError(entry.name, entry.definition.timeout_ms or 0))
-
-
-@asynccontextmanager
-async def _fused(first: trio.Event, second: trio.Event) -> AsyncIterator[trio.Event]:
-    """An event set as soon as either ``first`` or ``second`` is (rare path: a wrapper replaced
-    the abort event). One system task watches both for the duration of the block."""
-    fused = trio.Event()
-    watch_scope = trio.CancelScope()
-
-    async def relay(source: trio.Event) -> None:
-        await source.wait()
-        fused.set()
-
-    async def watch() -> None:
-        with watch_scope:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(relay, first)
-                nursery.start_soon(relay, second)
-
-    trio.lowlevel.spawn_system_task(watch, name="trio_harness.fused-abort")
-    try:
-        yield fused
-    finally:
-        watch_scope.cancel()
-
-
 class ToolScheduler:
-    """The four phases of one call, as the pool and ``ToolRuntime.execute`` drive them.
+    """The three phases of one call and ``finish``, as the pool and ``ToolRuntime.execute`` drive
+    them.
 
     Args:
         runtime: The runtime a call's ``ctx.runtime`` refers to.
         registry: Where the phases look tools up.
         policy: The hook lists and approval service the phases consult.
-        abort_cancels_callbacks: Strict mode (an addition to upstream): every awaited callback of
+        abort_cancels_callbacks: An addition to upstream (the "strict abort" of the docs): every awaited callback of
             a call whose abort is set (pre-execute hooks, the approval request, execute wrappers
             around ``next()``, post-execute hooks) runs under the abort's cancellation. Default
             ``False``: as upstream, the pipeline waits for callbacks, and only bodies are cut short.
     """
 
-    __slots__ = ("_policy", "_registry", "_runtime", "_strict")
+    __slots__ = ("_abort_cancels_callbacks", "_policy", "_registry", "_runtime")
 
     def __init__(
         self,
@@ -194,7 +124,7 @@ class ToolScheduler:
         self._runtime = runtime
         self._registry = registry
         self._policy = policy
-        self._strict = abort_cancels_callbacks
+        self._abort_cancels_callbacks = abort_cancels_callbacks
 
     # -----------------------------------------------------------------------------------------
     # prepare
@@ -345,11 +275,11 @@ class ToolScheduler:
             # check above, so its answer stands.
             return Preparation("dispatch", exec)
         try:
-            if self._strict and caller is not None:
+            if self._abort_cancels_callbacks and caller is not None:
                 async with cancel_on_abort(caller) as scope:
                     reason = await self._policy_reason(exec, caller)
                 if scope.cancelled_caught:
-                    # Strict mode: the abort cut the policy phase short.
+                    # abort_cancels_callbacks: the abort cut the policy phase short.
                     return _prepared("post-result", exec, aborted_before_dispatch_result())
             else:
                 reason = await self._policy_reason(exec, caller)
@@ -358,7 +288,7 @@ class ToolScheduler:
         except Exception as error:
             return _prepared("final-result", exec, error_result(error))
         except trio.Cancelled as cancelled:
-            failure = _stale(cancelled)
+            failure = stale_cancellation(cancelled)
             if failure is None:
                 raise
             return _prepared("final-result", exec, error_result(failure))
@@ -372,138 +302,6 @@ class ToolScheduler:
     # -----------------------------------------------------------------------------------------
     # dispatch
     # -----------------------------------------------------------------------------------------
-
-    async def _run_body(
-        self, exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, execute: Any
-    ) -> tuple[Any, BaseException | None, trio.CancelScope]:
-        """Run the body in a cancel scope; returns (value, tool-owned failure, the scope)."""
-        # Not the hot path: ``_dispatch_body`` runs bodies with no event and no timeout, and bodies
-        # under the pool's relay-watched event, itself. Here a timeout, a fused event or a direct
-        # ``execute`` with an event is involved; ``cancel_on_abort`` reuses a relay when there is
-        # one and starts a private watcher otherwise.
-        value: Any = UNSET
-        failure: BaseException | None = None
-        async with cancel_on_abort(abort) as scope:
-            if timeout_s is not None:
-                scope.deadline = trio.current_time() + timeout_s
-            try:
-                value = await execute(exec.arguments, exec)
-            except Exception as error:
-                failure = error
-            except trio.Cancelled as cancelled:
-                failure = _stale(cancelled)
-                if failure is None:
-                    raise
-        return value, failure, scope
-
-    async def _dispatch_body(self, exec: ToolExecution) -> ToolExecutionResult:
-        """The innermost ``next()`` of the execute wrappers: the body, normalized to a result."""
-        caller = exec._caller_abort
-        current = exec._abort
-        if (caller is not None and caller.is_set()) or (
-            current is not caller and current is not None and current.is_set()
-        ):
-            result = aborted_before_dispatch_result()
-            exec._body_result = exec._fresh_result = result
-            return result
-        entry = self._registry.lookup(exec.name)
-        if entry is None:
-            result = error_result(ToolNotFoundError(exec.name))
-            exec._body_result = exec._fresh_result = result
-            return result
-        exec._body_invoked = True
-        execute = entry.definition.execute
-        timeout_s = entry.timeout_s
-        if caller is None and current is None and timeout_s is None:
-            # Hot path: nothing but the caller's own scope can cancel the body (no cancel scope,
-            # and no abort to re-check afterwards). Same outcomes as the general path below.
-            failure: BaseException | None = None
-            try:
-                value = await execute(exec.arguments, exec)
-            except Exception as error:
-                failure = error
-            except trio.Cancelled as cancelled:
-                failure = _stale(cancelled)
-                if failure is None:
-                    raise
-            finally:
-                exec._abort = None  # the body may have replaced it: restored, as below
-            result = (
-                _body_failure(exec, failure)
-                if failure is not None
-                else _success(exec, entry, value)
-            )
-            exec._body_result = exec._fresh_result = result
-            return result
-        if current is caller and caller is not None and timeout_s is None:
-            relay = current_relay(caller)
-            if relay is not None:
-                # The pool's path with an abort event (``_run_body``'s relay case, inlined): one
-                # event, watched by the step's relay, which cancels this body's scope. Only that
-                # relay can cancel the scope, and only once the event is set, so the general path's
-                # deadline checks below cannot apply here.
-                value = UNSET
-                failure = None
-                with trio.CancelScope() as scope:
-                    # The event was seen unset above with no checkpoint since: no need to re-check
-                    # it (``AbortRelay.scopes``).
-                    scopes = relay.scopes
-                    scopes.add(scope)
-                    try:
-                        value = await execute(exec.arguments, exec)
-                    except Exception as error:
-                        failure = error
-                    except trio.Cancelled as cancelled:
-                        failure = _stale(cancelled)
-                        if failure is None:
-                            raise
-                    finally:
-                        scopes.discard(scope)
-                        exec._abort = current  # the body may have replaced it
-                if failure is not None:
-                    result = _body_failure(exec, failure)
-                elif scope.cancelled_caught:
-                    # The body stopped at a checkpoint: only the abort cancels this scope.
-                    result = aborted_result()
-                else:
-                    result = _success(exec, entry, value)
-                    if not result.is_error and caller.is_set():
-                        # A body that returned after the abort still lost the race.
-                        result = aborted_result()
-                exec._body_result = exec._fresh_result = result
-                return result
-        try:
-            if current is caller or current is None or caller is None:
-                # One event (or none): the body sees it unchanged.
-                exec._abort = caller if current is None else current
-                value, failure, scope = await self._run_body(exec, exec._abort, timeout_s, execute)
-            else:
-                # A wrapper replaced the event: the body sees a third event set by either.
-                async with _fused(caller, current) as fused:
-                    exec._abort = fused
-                    value, failure, scope = await self._run_body(exec, fused, timeout_s, execute)
-        finally:
-            exec._abort = current
-        if failure is not None:
-            # A tool-owned failure is kept even when it was raised in reaction to the abort.
-            result = _body_failure(exec, failure)
-        elif scope.cancelled_caught:
-            # The body stopped at a checkpoint: the abort, or else the deadline, cancelled it.
-            result = (
-                aborted_result()
-                if _aborted(caller) or _aborted(current)
-                else _timeout_result(entry)
-            )
-        else:
-            result = _success(exec, entry, value)
-            if not result.is_error:
-                # A body that returned after the abort (or past its deadline) still lost the race.
-                if _aborted(caller) or _aborted(current):
-                    result = aborted_result()
-                elif scope.cancel_called:
-                    result = _timeout_result(entry)
-        exec._body_result = exec._fresh_result = result
-        return result
 
     def _normalize_wrapped(
         self, exec: ToolExecution, result: ToolExecutionResult
@@ -547,7 +345,7 @@ class ToolScheduler:
 
         async def step(index: int) -> ToolExecutionResult:
             if index == last:
-                return await self._dispatch_body(exec)
+                return await dispatch_body(self._registry, exec)
             return await wrappers[index](exec, lambda: step(index + 1))
 
         return self._normalize_wrapped(exec, await step(0))
@@ -557,12 +355,12 @@ class ToolScheduler:
         ``final-result`` when a wrapper or the normalization of its answer raised)."""
         try:
             if not self._policy.execute_wrappers.items:
-                result = await self._dispatch_body(exec)
-            elif self._strict and exec._caller_abort is not None:
+                result = await dispatch_body(self._registry, exec)
+            elif self._abort_cancels_callbacks and exec._caller_abort is not None:
                 async with cancel_on_abort(exec._caller_abort) as scope:
                     result = await self._wrapped(exec)
                 if scope.cancelled_caught:
-                    # Strict mode: the abort cut the wrappers short.
+                    # abort_cancels_callbacks: the abort cut the wrappers short.
                     result = (
                         aborted_result() if exec._body_invoked else aborted_before_dispatch_result()
                     )
@@ -572,7 +370,7 @@ class ToolScheduler:
             exec._deferring_closed = True
             return DispatchOutcome("final-result", error_result(error))
         except trio.Cancelled as cancelled:
-            failure = _stale(cancelled)
+            failure = stale_cancellation(cancelled)
             if failure is None:
                 raise
             exec._deferring_closed = True
@@ -633,19 +431,19 @@ class ToolScheduler:
         if self._policy.post_execute.items:
             caller = exec._caller_abort
             try:
-                if self._strict and caller is not None:
+                if self._abort_cancels_callbacks and caller is not None:
                     async with cancel_on_abort(caller) as scope:
                         decision = await self._post_execute(exec, result)
                     if not scope.cancelled_caught:
                         result = self._apply(exec, result, decision)
-                    # else strict mode: the abort cut the hooks short; the result stands (and a
-                    # success becomes ABORTED below).
+                    # else (abort_cancels_callbacks) the abort cut the hooks short; the result
+                    # stands (and a success becomes ABORTED below).
                 else:
                     result = self._apply(exec, result, await self._post_execute(exec, result))
             except Exception as error:
                 result = error_result(error)
             except trio.Cancelled as cancelled:
-                failure = _stale(cancelled)
+                failure = stale_cancellation(cancelled)
                 if failure is None:
                     raise
                 result = error_result(failure)

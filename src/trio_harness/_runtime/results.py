@@ -1,4 +1,6 @@
-"""Building canonical results: ``create_success_result``, materialization and decision outcomes.
+"""Building the results that need a call or a tool: successes, timeouts, cancellations, and
+materialization. The pure factories (failures, aborts, denials, blocks) live beside the result
+type in :mod:`trio_harness._values`.
 
 Every success goes through :func:`create_success_result` (body returns, wrapper-authored
 successes, post-execute value replacements): the value is snapshotted to lossless JSON, validated
@@ -16,7 +18,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._errors import ToolOutputError, error_message
+from .._errors import ToolOutputError, ToolTimeoutError, error_message
 from .._json import NOT_JSON, snapshot_json_value
 from .._values import (
     UNSET,
@@ -31,16 +33,15 @@ from .execution import ToolExecution
 from .registry import RegisteredTool
 
 __all__ = [
-    "blocked_result",
     "cancellation_result",
     "create_success_result",
-    "denied_result",
     "materialize",
+    "success_result",
+    "timeout_result",
     "with_contexts",
 ]
 
 _NOT_LOSSLESS_RESULT: Final = "tool result must be losslessly JSON-serializable"
-_BLOCKED_DEFAULT: Final = "tool result blocked by post-execute policy"
 
 
 def _project(tool: RegisteredTool, label: str, project: Any, args: Any, value: Any) -> Any:
@@ -93,38 +94,18 @@ def create_success_result(
     )
 
 
-def denied_result(reason: str) -> ToolExecutionResult:
-    """A policy denial: ``Error: <reason>`` with no ``error.info``."""
-    return ToolExecutionResult(
-        is_error=True,
-        content=({"type": "text", "text": "Error: " + reason},),
-        error=ToolError(reason),
-    )
+def success_result(exec: ToolExecution, tool: RegisteredTool, value: Any) -> ToolExecutionResult:
+    """:func:`create_success_result` for a body's value; a broken output contract becomes its
+    error result (so ``result.is_error`` afterwards tells whether the value was accepted)."""
+    try:
+        return create_success_result(exec, tool, value)
+    except Exception as error:
+        return error_result(error)
 
 
-def _feedback_message(feedback: object) -> str:
-    parts: list[str] = []
-    if isinstance(feedback, list | tuple):
-        for block in feedback:
-            kind = block.get("type") if isinstance(block, dict) else None
-            text = block.get("text") if isinstance(block, dict) else None
-            if kind == "text" and isinstance(text, str):
-                parts.append(text)
-            else:
-                parts.append(f"[{kind if isinstance(kind, str) else 'unknown'} content]")
-    return "\n".join(parts) or _BLOCKED_DEFAULT
-
-
-def blocked_result(
-    feedback: Sequence[Any], contexts: tuple[dict[str, Any], ...]
-) -> ToolExecutionResult:
-    """The failure a post-execute ``Block`` produces (feedback becomes the content)."""
-    return ToolExecutionResult(
-        is_error=True,
-        content=tuple(feedback) if isinstance(feedback, list | tuple) else feedback,  # type: ignore[arg-type]
-        error=ToolError(_feedback_message(feedback)),
-        additional_contexts=contexts,
-    )
+def timeout_result(tool: RegisteredTool) -> ToolExecutionResult:
+    """The failure of a body cut short by ``tool``'s ``timeout_ms`` (``TOOL_TIMEOUT``)."""
+    return error_result(ToolTimeoutError(tool.name, tool.definition.timeout_ms or 0))
 
 
 def with_contexts(

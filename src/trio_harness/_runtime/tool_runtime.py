@@ -1,9 +1,9 @@
 """``ToolRuntime``: the registry, its hooks, fail-closed classification and ``execute``.
 
-The runtime owns three things: the registry (:mod:`trio_harness._registry`), the hook lists
-(:mod:`trio_harness._hooks`) and the scheduler (:mod:`trio_harness._pipeline`). ``execute`` and the
-pool both drive the pipeline only through ``runtime.scheduler``, an ordinary attribute: assigning
-a wrapper to it instruments every call, ``execute`` included.
+The runtime owns three things: the registry (:mod:`.registry`), the hook lists (:mod:`.hooks`)
+and the scheduler (:mod:`.pipeline`). ``execute`` and the pool both drive the pipeline only
+through ``runtime.scheduler``, an ordinary attribute: assigning a wrapper to it instruments every
+call, ``execute`` included.
 
 Upstream's agent scope layers (per-agent registrations, scoped hooks and guards, ``restrict()``)
 and Code Mode are out of scope: every hook and tool here is global.

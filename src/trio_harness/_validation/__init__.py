@@ -10,7 +10,9 @@ Modules, in dependency order (each imports only those before it):
   generated code calls, and the fallback to the walker;
 * :mod:`.dsl` — the author DSL compiled to the subset, and ``validate_args``;
 * :mod:`.pattern` — the ECMA-262 ``pattern`` subset, translated to Python ``re`` (opt-in vocabulary);
-* :mod:`.extended` — the opt-in extended vocabulary: assertion, reference walker, compiled closures;
+* :mod:`.formats` — the ``format`` predicates and the decimal-exact ``multipleOf`` (extended only);
+* :mod:`.extended` — the opt-in extended vocabulary: keyword tables, assertion, reference walker;
+* :mod:`.extended_compiled` — ``compile_extended_validator``: closures built once per schema;
 * :mod:`.normalize` — ``normalize_json_schema``: foreign schemas rewritten into the subset, with a
   report of every change and every unkept part.
 
@@ -24,21 +26,22 @@ from .dsl import (
     value_schema_spec_to_json_schema,
 )
 from .extended import (
-    FORMAT_ASSERTIONS,
     Formats,
     Vocabulary,
     assert_extended_json_schema,
-    compile_extended_validator,
     validate_extended_value,
 )
+from .extended_compiled import compile_extended_validator
+from .formats import FORMAT_ASSERTIONS
 from .normalize import NormalizedSchema, normalize_json_schema
 from .pattern import PatternError, translate_pattern
 from .subset import assert_object_json_schema, assert_supported_json_schema
-from .walker import validate_json_schema_value
+from .walker import ONE_OF_MISMATCH, validate_json_schema_value
 
 __all__ = [
     "FORMAT_ASSERTIONS",
     "MAX_COMPILED_DEPTH",
+    "ONE_OF_MISMATCH",
     "Formats",
     "NormalizedSchema",
     "PatternError",

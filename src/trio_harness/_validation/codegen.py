@@ -21,6 +21,7 @@ from typing import Final
 import attrs
 
 from .._json import MAX_FINITE_JSON_INT, js_json
+from .walker import ONE_OF_MISMATCH
 
 __all__ = ["SCALAR_KINDS", "GeneratedSource", "generate"]
 
@@ -434,7 +435,7 @@ class _ValidGen:
             out.append(f"{pad}if not _lossless({var}): {fail}")
         else:
             # Open object: undeclared values are covered by no node, so they need the lossless
-            # check themselves (see the invariant in _validator).
+            # check themselves (see the invariant in walker.py).
             undeclared = src.name("u")
             out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
             out.append(
@@ -443,8 +444,9 @@ class _ValidGen:
             )
 
 
-class _Path:
-    """A path as code, rendered only inside the message-building branches.
+class _PathCode:
+    """A path as code (the generated twin of :data:`.paths.Path`), rendered only inside the
+    message-building branches.
 
     ``base`` is a variable holding a runtime path string (``path``, or a pinned one), which may
     be ``""`` when ``base_may_be_empty``; ``segments`` are the keys (``("key", name)``) and
@@ -501,19 +503,19 @@ class _Path:
     def diagnostic(self) -> str:
         return f"({self.code} or 'arguments')" if self.maybe_empty else self.code
 
-    def child(self, key: str) -> _Path:
-        return _Path(self.base, self.base_may_be_empty, (*self.segments, ("key", key)))
+    def child(self, key: str) -> _PathCode:
+        return _PathCode(self.base, self.base_may_be_empty, (*self.segments, ("key", key)))
 
     def dynamic_child(self, key_var: str) -> str:
         if self.maybe_empty:
             return f"({self.code} + '.' + {key_var} if {self.code} else {key_var})"
         return f"({self.code} + '.' + {key_var})"
 
-    def item(self, index_var: str) -> _Path:
-        return _Path(self.base, self.base_may_be_empty, (*self.segments, ("index", index_var)))
+    def item(self, index_var: str) -> _PathCode:
+        return _PathCode(self.base, self.base_may_be_empty, (*self.segments, ("index", index_var)))
 
 
-def _message(path: _Path, suffix: str) -> str:
+def _message(path: _PathCode, suffix: str) -> str:
     """Code appending ``"<diagnostic path>" <suffix>`` to the violation list ``o``."""
     return f"o.append('\"' + {path.diagnostic()} + {suffix!r})"
 
@@ -540,7 +542,7 @@ class _CollectGen:
         self.src = source
         self.valid = valid
 
-    def function(self, node: dict[str, object], path: _Path) -> str:
+    def function(self, node: dict[str, object], path: _PathCode) -> str:
         """A ``(v, o, *path.names) -> None`` function appending ``node``'s violations to ``o``.
 
         The caller passes the path's variables, not the path: it is only built on a violation.
@@ -562,9 +564,9 @@ class _CollectGen:
         body: list[str] = []
         bounded = "oneOf" not in node and id(node) not in self.src.unbounded
         if bounded:
-            self.collect(node, "v", _Path("path", True), body, 2)
+            self.collect(node, "v", _PathCode("path", True), body, 2)
         else:
-            self.emit(node, "v", _Path("path", True), body, 2)
+            self.emit(node, "v", _PathCode("path", True), body, 2)
         self.src.functions.append(
             [
                 f"def {name}(v, path):",
@@ -593,16 +595,16 @@ class _CollectGen:
         )
         return entry
 
-    def pinned(self, path: _Path, out: list[str], pad: str) -> _Path:
+    def pinned(self, path: _PathCode, out: list[str], pad: str) -> _PathCode:
         """A possibly-empty path is bound to a variable before it is used more than once."""
         if not path.segments or not (path.maybe_empty or len(path.segments) >= _MAX_SEGMENTS):
             return path
         bound = self.src.name("q")
         out.append(f"{pad}{bound} = {path.code}")
-        return _Path(bound, path.maybe_empty)
+        return _PathCode(bound, path.maybe_empty)
 
     def emit(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
+        self, node: dict[str, object], var: str, path: _PathCode, out: list[str], depth: int
     ) -> None:
         pad = "    " * depth
         type_name = node.get("type")
@@ -626,7 +628,7 @@ class _CollectGen:
         self.collect(node, var, path, out, depth)
 
     def collect(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
+        self, node: dict[str, object], var: str, path: _PathCode, out: list[str], depth: int
     ) -> None:
         """The collector code proper of one node (children go through :meth:`emit`)."""
         pad = "    " * depth
@@ -648,8 +650,8 @@ class _CollectGen:
             )
             out.append(f"{pad}        raise _Invalid")
             out.append(
-                f"{pad}    o.append('\"' + {path.diagnostic()} + "
-                f"'\" must match exactly one oneOf branch (matched ' + str({count}) + ')')"
+                f"{pad}    o.append('\"' + {path.diagnostic()} + {ONE_OF_MISMATCH!r} + "
+                f"str({count}) + ')')"
             )
             return
         if "type" not in node:
@@ -665,7 +667,7 @@ class _CollectGen:
             self._scalar(node, type_name, var, path, out, pad)
 
     def _array(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
+        self, node: dict[str, object], var: str, path: _PathCode, out: list[str], depth: int
     ) -> None:
         pad = "    " * depth
         out.append(f"{pad}if type({var}) is not list:")
@@ -689,7 +691,7 @@ class _CollectGen:
         node: dict[str, object],
         type_name: str,
         var: str,
-        path: _Path,
+        path: _PathCode,
         out: list[str],
         pad: str,
     ) -> None:
@@ -718,7 +720,7 @@ class _CollectGen:
             out.append(pad + "    " + _message(path, '" must be ' + js_json(const)))
 
     def _object(
-        self, node: dict[str, object], var: str, path: _Path, out: list[str], depth: int
+        self, node: dict[str, object], var: str, path: _PathCode, out: list[str], depth: int
     ) -> None:
         pad = "    " * depth
         inner = pad + "    "

@@ -9,7 +9,7 @@ generated and compiled with ``compile()``. Two functions come out of it:
 
 They are exact: ``is_valid(v)`` is true iff the generic walker returns ``[]``, and ``collect``
 returns what the walker returns (both are tested against it on the upstream vectors and with
-hypothesis). They rely on the invariant documented in :mod:`trio_harness._validator` (a passing
+hypothesis). They rely on the invariant documented in :mod:`.walker` (a passing
 node has validated a lossless value), so only the parts of a value no typed node covers (undeclared
 keys of open objects, untyped nodes, arrays without ``items``) get a lossless check.
 

@@ -23,6 +23,7 @@ from typing import Any, Final, NoReturn, TypeAlias
 
 from .._errors import JsonSchemaError
 from .._json import NOT_JSON, json_node_limit, node_limit_message, snapshot_json_value
+from .paths import Path, render_path, root_label
 from .subset import (
     ANNOTATION_KEYWORDS,
     ANNOTATION_ORDER,
@@ -71,38 +72,16 @@ _MSG_TYPE: Final = (
     ".type must be string/number/integer/boolean/null/array/object/json, or use oneOf"
 )
 
-# A path is built lazily as a chain ``(parent, suffix)`` ending in a root label, and rendered only
-# when an error is reported: eager strings would cost O(depth²) on deep specs.
-_Path: TypeAlias = "str | tuple[_Path, str]"
+
+def _fail(path: Path, message: str) -> NoReturn:
+    raise JsonSchemaError([render_path(path) + message])
 
 
-def _render(path: _Path) -> str:
-    parts: list[str] = []
-    while type(path) is tuple:
-        path, suffix = path
-        parts.append(suffix)
-    assert type(path) is str
-    parts.append(path)
-    parts.reverse()
-    return "".join(parts)
+def _too_large(path: Path) -> NoReturn:
+    raise JsonSchemaError([node_limit_message(root_label(path), json_node_limit())])
 
 
-def _fail(path: _Path, message: str) -> NoReturn:
-    raise JsonSchemaError([_render(path) + message])
-
-
-def _root(path: _Path) -> str:
-    while type(path) is tuple:
-        path = path[0]
-    assert type(path) is str
-    return path
-
-
-def _too_large(path: _Path) -> NoReturn:
-    raise JsonSchemaError([node_limit_message(_root(path), json_node_limit())])
-
-
-def _detach(value: object, path: _Path) -> object:
+def _detach(value: object, path: Path) -> object:
     """A deep copy of lossless JSON data; anything else is kept as-is for the assertion to report.
 
     A payload over the JSON node limit makes the whole spec too large.
@@ -161,7 +140,7 @@ class _Compiler:
                     # ``properties`` is already the last key, so ``required`` lands right after it.
                     owner["required"] = required
 
-    def _map(self, spec: object, path: _Path, owner: dict[str, Any]) -> None:
+    def _map(self, spec: object, path: Path, owner: dict[str, Any]) -> None:
         if not is_schema_record(spec):
             _fail(path, _MSG_NOT_MAP)
         assert type(spec) is dict
@@ -177,14 +156,14 @@ class _Compiler:
         stack.append((_REQUIRED, owner, required))
         # Keys are rendered raw (no quoting), as upstream does.
         stack.extend(
-            (_NODE, entry, (path, "." + key), properties, key, required)
+            (_NODE, entry, (path, "." + key, ""), properties, key, required)
             for key, entry in reversed(spec.items())
         )
 
     def _node(
         self,
         spec: object,
-        path: _Path,
+        path: Path,
         target: dict[str, Any] | list[Any],
         key: str | None,
         required: list[str] | None,
@@ -217,7 +196,7 @@ class _Compiler:
             stack = self.stack
             stack.append((_LEAVE, spec_id))
             stack.extend(
-                (_NODE, branches[i], (path, f".oneOf[{i}]"), compiled, None, None)
+                (_NODE, branches[i], (path, f".oneOf[{i}]", ""), compiled, None, None)
                 for i in range(len(branches) - 1, -1, -1)
             )
             return
@@ -245,7 +224,7 @@ class _Compiler:
             if "items" in spec:
                 self.ancestors.add(spec_id)
                 self.stack.append((_LEAVE, spec_id))
-                self.stack.append((_NODE, spec["items"], (path, ".items"), out, "items", None))
+                self.stack.append((_NODE, spec["items"], (path, ".items", ""), out, "items", None))
         elif kind == "object":
             openness = spec.get("additionalProperties")
             if type(openness) is not bool:
@@ -255,19 +234,19 @@ class _Compiler:
             if "properties" in spec:
                 self.ancestors.add(spec_id)
                 self.stack.append((_LEAVE, spec_id))
-                self.stack.append((_MAP, spec["properties"], (path, ".properties"), out))
+                self.stack.append((_MAP, spec["properties"], (path, ".properties", ""), out))
         else:  # json: annotations only
             self._place(target, key, out)
 
     @staticmethod
     def _check_vocabulary(
-        spec: dict[str, Any], path: _Path, vocabulary: frozenset[str], is_entry: bool
+        spec: dict[str, Any], path: Path, vocabulary: frozenset[str], is_entry: bool
     ) -> None:
         for key in spec:
             if key not in vocabulary and not (is_entry and key == "required"):
                 _fail(path, "." + key + _MSG_UNSUPPORTED_KEY)
 
-    def _annotations(self, spec: dict[str, Any], out: dict[str, Any], path: _Path) -> None:
+    def _annotations(self, spec: dict[str, Any], out: dict[str, Any], path: Path) -> None:
         for key in ANNOTATION_ORDER:
             if key in spec:
                 out[key] = _detach(spec[key], path)

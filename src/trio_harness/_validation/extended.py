@@ -23,34 +23,39 @@ the strict assertion, the strict walker and the strict compiled validator do all
 already do, with the same wording; the extension adds its checks next to them. Subtrees without
 any extension keyword are handed whole to the strict validators.
 
-Two validators, tested to agree: :func:`validate_extended_value` is the reference walker (it reads
-the schema on every call); :func:`compile_extended_validator` builds closures once per schema
-(strict subtrees compiled by ``compile_validator``).
+This module holds the keyword tables, the schema assertion, the leaf checks and the reference
+walker (:func:`validate_extended_value`, which reads the schema on every call). The format
+predicates and ``multipleOf`` are :mod:`.formats`'; the compiled validator, tested to agree with the
+walker, is :mod:`.extended_compiled`'s.
 """
 
 from __future__ import annotations
 
-import decimal
-import ipaddress
 import re
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from .._errors import JsonSchemaError
 from .._json import is_json_integer, is_json_number, is_json_value, js_json
-from .compiled import compile_validator
+from .formats import FORMAT_ASSERTIONS, is_multiple
+from .paths import diagnostic_path, property_path
 from .pattern import PatternError, translate_pattern
 from .subset import assert_supported_json_schema, is_schema_record
-from .walker import validate_json_schema_value
+from .walker import one_of_violation, validate_json_schema_value
 
 __all__ = [
+    "EXTENSION_BY_TYPE",
     "EXTENSION_KEYWORDS",
-    "FORMAT_ASSERTIONS",
+    "STRICT_LOCAL",
     "Formats",
     "Vocabulary",
     "assert_extended_json_schema",
-    "compile_extended_validator",
+    "count_checks",
+    "duplicate_problem",
     "extended_violations",
+    "has_extension",
+    "number_checks",
+    "string_checks",
     "validate_extended_value",
 ]
 
@@ -58,7 +63,7 @@ Vocabulary = Literal["strict", "extended"]
 Formats = Literal["annotate", "assert"]
 
 #: Extension keywords by the schema type they apply to.
-_BY_TYPE: Final[dict[str, tuple[str, ...]]] = {
+EXTENSION_BY_TYPE: Final[dict[str, tuple[str, ...]]] = {
     "number": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
     "integer": ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
     "string": ("minLength", "maxLength", "pattern", "format"),
@@ -67,96 +72,13 @@ _BY_TYPE: Final[dict[str, tuple[str, ...]]] = {
 }
 #: Every extension keyword (schema-valued ``additionalProperties`` is the one more extension).
 EXTENSION_KEYWORDS: Final = frozenset(
-    {"additionalProperties", *(key for keys in _BY_TYPE.values() for key in keys)}
+    {"additionalProperties", *(key for keys in EXTENSION_BY_TYPE.values() for key in keys)}
 )
-_OWN_KEYWORDS: Final = frozenset(key for keys in _BY_TYPE.values() for key in keys)
-
-Validator = Callable[[object, str], list[str]]
-
-
-def diagnostic_path(path: str) -> str:
-    """The path as violations show it: the empty root reads ``arguments`` (as the walker's)."""
-    return path or "arguments"
-
-
-def property_path(path: str, key: str) -> str:
-    """``<path>.<key>``, or the bare key at the empty root (as the walker's, on plain strings:
-    this module's paths are rendered eagerly, one per schema level)."""
-    return f"{path}.{key}" if path else key
+_OWN_KEYWORDS: Final = frozenset(key for keys in EXTENSION_BY_TYPE.values() for key in keys)
 
 
 # ---------------------------------------------------------------------------------------------
-# Formats
-# ---------------------------------------------------------------------------------------------
-
-_DATE: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
-_TIME: Final = re.compile(r"(\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))\Z", re.ASCII)
-_EMAIL: Final = re.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+\Z")
-_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]*\Z")
-_UUID: Final = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}\Z")
-_LABEL: Final = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
-
-
-def _leap(year: int) -> bool:
-    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-
-
-def _is_date(text: str) -> bool:
-    match = _DATE.match(text)
-    if match is None:
-        return False
-    year, month, day = (int(part) for part in match.groups())
-    if not 1 <= month <= 12:
-        return False
-    days = (31, 29 if _leap(year) else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
-    return 1 <= day <= days
-
-
-def _is_time(text: str) -> bool:
-    match = _TIME.match(text)
-    if match is None:
-        return False
-    hour, minute, second = int(match[1]), int(match[2]), int(match[3])
-    if match[6] is not None and (int(match[6]) > 23 or int(match[7]) > 59):
-        return False
-    return hour <= 23 and minute <= 59 and second <= 60
-
-
-def _is_date_time(text: str) -> bool:
-    date, sep, time = text.partition("T") if "T" in text else text.partition("t")
-    return bool(sep) and _is_date(date) and _is_time(time)
-
-
-def _is_ip(text: str, version: int) -> bool:
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return address.version == version and "%" not in text
-
-
-def _is_hostname(text: str) -> bool:
-    if not text or len(text) > 253 or not text.isascii():
-        return False
-    return all(_LABEL.match(label) for label in text.removesuffix(".").split("."))
-
-
-#: The formats checked when format assertion is on: name → test of a string.
-FORMAT_ASSERTIONS: Final[dict[str, Callable[[str], bool]]] = {
-    "date-time": _is_date_time,
-    "date": _is_date,
-    "time": _is_time,
-    "email": lambda text: _EMAIL.match(text) is not None,
-    "uri": lambda text: _URI.match(text) is not None,
-    "uuid": lambda text: _UUID.match(text) is not None,
-    "ipv4": lambda text: _is_ip(text, 4),
-    "ipv6": lambda text: _is_ip(text, 6),
-    "hostname": _is_hostname,
-}
-
-
-# ---------------------------------------------------------------------------------------------
-# Equality and numbers
+# Equality
 # ---------------------------------------------------------------------------------------------
 
 
@@ -174,28 +96,6 @@ def _canonical(value: Any) -> Any:
     if kind is list:
         return ("l", tuple(_canonical(item) for item in value))
     return ("d", frozenset((key, _canonical(item)) for key, item in value.items()))
-
-
-def _decimal(value: int | float) -> decimal.Decimal:
-    return decimal.Decimal(value) if type(value) is int else decimal.Decimal(repr(value))
-
-
-_CONTEXT: Final = decimal.Context(prec=1000, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-
-
-def _is_multiple(value: int | float, divisor: int | float) -> bool:
-    """Decimal-exact ``multipleOf`` on the shortest round-trip decimals of both numbers."""
-    if type(value) is int and type(divisor) is int:
-        return value % divisor == 0
-    if type(value) is float and value.is_integer() and type(divisor) is int:
-        return int(value) % divisor == 0
-    remainder = _CONTEXT.remainder(_decimal(value), _decimal(divisor))
-    return remainder == 0
-
-
-# ---------------------------------------------------------------------------------------------
-# The assertion: skeleton + extension payloads
-# ---------------------------------------------------------------------------------------------
 
 
 def _is_count(value: object) -> bool:
@@ -247,7 +147,7 @@ def _skeleton(schema: object, path: str, out: list[str], ancestors: set[int]) ->
     try:
         node: dict[str, object] = schema  # type: ignore[assignment]
         type_name = node.get("type")
-        allowed = _BY_TYPE.get(type_name, ()) if type(type_name) is str else ()
+        allowed = EXTENSION_BY_TYPE.get(type_name, ()) if type(type_name) is str else ()
         kept: dict[str, object] = {}
         for key, payload in node.items():
             if key in _OWN_KEYWORDS:
@@ -308,7 +208,7 @@ def _assert_into(schema: object, path: str, out: list[str], ancestors: set[int])
 def extended_violations(schema: object) -> list[str]:
     """Every violation of ``schema`` against the subset + extension (``[]`` when supported)."""
     out: list[str] = []
-    if not _has_extension(schema):
+    if not has_extension(schema):
         # The strict assertion alone, iterative: any depth.
         try:
             assert_supported_json_schema(schema)
@@ -338,7 +238,7 @@ def assert_extended_json_schema(schema: object) -> None:
         raise JsonSchemaError(violations)
 
 
-def _has_extension(node: object) -> bool:
+def has_extension(node: object) -> bool:
     """Whether any node of this (asserted) schema uses an extension keyword."""
     stack = [node]
     seen: set[int] = set()  # a forged schema may be cyclic
@@ -364,7 +264,7 @@ def _has_extension(node: object) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def _number_checks(node: dict[str, Any]) -> list[Callable[[Any], str | None]]:
+def number_checks(node: dict[str, Any]) -> list[Callable[[Any], str | None]]:
     checks: list[Callable[[Any], str | None]] = []
     if "minimum" in node:
         low = node["minimum"]
@@ -381,7 +281,7 @@ def _number_checks(node: dict[str, Any]) -> list[Callable[[Any], str | None]]:
     if "multipleOf" in node:
         step = node["multipleOf"]
         checks.append(
-            lambda v: None if _is_multiple(v, step) else f"must be a multiple of {js_json(step)}"
+            lambda v: None if is_multiple(v, step) else f"must be a multiple of {js_json(step)}"
         )
     return checks
 
@@ -392,7 +292,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} properties" if word == "property" else f"{count} {word}s"
 
 
-def _string_checks(node: dict[str, Any], formats: Formats) -> list[Callable[[Any], str | None]]:
+def string_checks(node: dict[str, Any], formats: Formats) -> list[Callable[[Any], str | None]]:
     checks: list[Callable[[Any], str | None]] = []
     if "minLength" in node:
         low = int(node["minLength"])
@@ -421,7 +321,7 @@ def _string_checks(node: dict[str, Any], formats: Formats) -> list[Callable[[Any
     return checks
 
 
-def _count_checks(
+def count_checks(
     node: dict[str, Any], low_key: str, high_key: str, word: str
 ) -> list[Callable[[Any], str | None]]:
     checks: list[Callable[[Any], str | None]] = []
@@ -438,7 +338,7 @@ def _count_checks(
     return checks
 
 
-def _duplicates(value: list[Any]) -> str | None:
+def duplicate_problem(value: list[Any]) -> str | None:
     seen: dict[Any, int] = {}
     for index, item in enumerate(value):
         key = _canonical(item)
@@ -462,7 +362,7 @@ def _scalar_ok(type_name: str, value: object) -> bool:
 
 
 def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: list[str]) -> None:
-    if not _has_extension(node):
+    if not has_extension(node):
         out.extend(validate_json_schema_value(node, value, path))
         return
     if "oneOf" in node:
@@ -472,19 +372,15 @@ def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: li
             _walk(branch, value, path, formats, branch_out)
             matched += not branch_out
         if matched != 1:
-            out.append(
-                f'"{diagnostic_path(path)}" must match exactly one oneOf branch (matched {matched})'
-            )
+            out.append(one_of_violation(path, matched))
         return
     type_name = node["type"]
-    skeleton = {key: item for key, item in node.items() if key in _STRICT_LOCAL}
+    skeleton = {key: item for key, item in node.items() if key in STRICT_LOCAL}
     if type_name in ("string", "number", "integer"):
         own = validate_json_schema_value(skeleton, value, path)
         out.extend(own)
         if not own or _scalar_ok(type_name, value):
-            checks = (
-                _string_checks(node, formats) if type_name == "string" else _number_checks(node)
-            )
+            checks = string_checks(node, formats) if type_name == "string" else number_checks(node)
             label = f'"{diagnostic_path(path)}" '
             for check in checks:
                 problem = check(value)
@@ -498,7 +394,7 @@ def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: li
 
 
 #: Keywords of a node that the strict validator checks on the node itself (children excluded).
-_STRICT_LOCAL: Final = frozenset(
+STRICT_LOCAL: Final = frozenset(
     ("type", "enum", "const", "description", "title", "default", "examples")
 )
 
@@ -510,7 +406,7 @@ def _walk_array(
         out.append(f'"{diagnostic_path(path)}" must be an array')
         return
     label = f'"{diagnostic_path(path)}" '
-    for check in _count_checks(node, "minItems", "maxItems", "item"):
+    for check in count_checks(node, "minItems", "maxItems", "item"):
         problem = check(value)
         if problem is not None:
             out.append(label + problem)
@@ -527,7 +423,7 @@ def _walk_array(
             out.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
             return
     if node.get("uniqueItems") is True and len(out) == before:
-        problem = _duplicates(value)
+        problem = duplicate_problem(value)
         if problem is not None:
             out.append(label + problem)
 
@@ -564,7 +460,7 @@ def _walk_object(
         elif not is_json_value(child):
             lossless = False
     label = f'"{diagnostic_path(path)}" '
-    for check in _count_checks(node, "minProperties", "maxProperties", "property"):
+    for check in count_checks(node, "minProperties", "maxProperties", "property"):
         problem = check(value)
         if problem is not None:
             own.append(label + problem)
@@ -595,329 +491,3 @@ def validate_extended_value(
         # A hostile key (its __hash__/__eq__) or a value nested beyond Python's stack.
         return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# The compiled validator: closures built once per schema
-# ---------------------------------------------------------------------------------------------
-
-_Check = Callable[[Any, str, list[str]], None]
-
-
-def _compile(node: dict[str, Any], formats: Formats) -> _Check:
-    if not _has_extension(node):
-        strict = compile_validator(node)
-
-        def strict_check(value: Any, path: str, out: list[str]) -> None:
-            out.extend(strict(value, path))
-
-        return strict_check
-    if "oneOf" in node:
-        branches = [_compile(branch, formats) for branch in node["oneOf"]]
-
-        def one_of(value: Any, path: str, out: list[str]) -> None:
-            matched = 0
-            for branch in branches:
-                branch_out: list[str] = []
-                branch(value, path, branch_out)
-                matched += not branch_out
-            if matched != 1:
-                out.append(
-                    f'"{diagnostic_path(path)}" must match exactly one oneOf branch '
-                    f"(matched {matched})"
-                )
-
-        return one_of
-    type_name = node["type"]
-    if type_name in ("string", "number", "integer"):
-        return _compile_scalar(node, type_name, formats)
-    if type_name == "array":
-        return _compile_array(node, formats)
-    return _compile_object(node, formats)
-
-
-def _compile_scalar(node: dict[str, Any], type_name: str, formats: Formats) -> _Check:
-    strict = compile_validator({key: item for key, item in node.items() if key in _STRICT_LOCAL})
-    checks = _string_checks(node, formats) if type_name == "string" else _number_checks(node)
-    if type_name == "string":
-
-        def type_ok(value: Any) -> bool:
-            return type(value) is str
-    elif type_name == "number":
-        type_ok = is_json_number
-    else:
-        type_ok = is_json_integer
-
-    def scalar(value: Any, path: str, out: list[str]) -> None:
-        own = strict(value, path)
-        if own:
-            out.extend(own)
-            if not type_ok(value):
-                return
-        label = None
-        for check in checks:
-            problem = check(value)
-            if problem is not None:
-                if label is None:
-                    label = f'"{diagnostic_path(path)}" '
-                out.append(label + problem)
-
-    return scalar
-
-
-def _compile_array(node: dict[str, Any], formats: Formats) -> _Check:
-    counts = _count_checks(node, "minItems", "maxItems", "item")
-    prefix = [_compile(child, formats) for child in node.get("prefixItems", [])]
-    items = _compile(node["items"], formats) if "items" in node else None
-    unique = node.get("uniqueItems") is True
-    size = len(prefix)
-
-    def array(value: Any, path: str, out: list[str]) -> None:
-        if type(value) is not list:
-            out.append(f'"{diagnostic_path(path)}" must be an array')
-            return
-        for check in counts:
-            problem = check(value)
-            if problem is not None:
-                out.append(f'"{diagnostic_path(path)}" {problem}')
-        before = len(out)
-        for index, element in enumerate(value):
-            if index < size:
-                prefix[index](element, f"{path}[{index}]", out)
-            elif items is not None:
-                items(element, f"{path}[{index}]", out)
-            elif not is_json_value(element):
-                out.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
-                return
-        if unique and len(out) == before:
-            problem = _duplicates(value)
-            if problem is not None:
-                out.append(f'"{diagnostic_path(path)}" {problem}')
-
-    return array
-
-
-def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
-    required: list[str] = list(node.get("required", ()))
-    properties = {
-        key: _compile(child, formats) for key, child in node.get("properties", {}).items()
-    }
-    extra_node = node.get("additionalProperties")
-    closed = extra_node is False
-    extra = _compile(extra_node, formats) if type(extra_node) is dict else None
-    counts = _count_checks(node, "minProperties", "maxProperties", "property")
-
-    def obj(value: Any, path: str, out: list[str]) -> None:
-        if type(value) is not dict:
-            out.append(f'"{diagnostic_path(path)}" must be an object')
-            return
-        own: list[str] = []
-        for name in required:
-            if name not in value:
-                own.append(f'missing required property "{property_path(path, name)}"')
-        for key, check in properties.items():
-            if key in value:
-                check(value[key], property_path(path, key), own)
-        lossless = True
-        for key, child in value.items():
-            if type(key) is not str:
-                lossless = False
-            elif key in properties:
-                continue
-            elif closed:
-                own.append(
-                    f'"{property_path(path, key)}" is not a declared property '
-                    "(additionalProperties: false)"
-                )
-            elif extra is not None:
-                extra(child, property_path(path, key), own)
-            elif not is_json_value(child):
-                lossless = False
-        for count in counts:
-            problem = count(value)
-            if problem is not None:
-                own.append(f'"{diagnostic_path(path)}" {problem}')
-        if not own and not lossless:
-            own.append(f'"{diagnostic_path(path)}" must be a lossless JSON object')
-        out.extend(own)
-
-    return obj
-
-
-_Fast = Callable[[Any], bool]
-
-
-def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
-    """A check-only predicate: ``True`` iff :func:`_compile`'s checker finds no violation.
-
-    No paths, no messages: valid calls (the common case) pay only for the checks.
-    """
-    if not _has_extension(node):
-        strict = compile_validator(node)
-        return lambda value: not strict(value, "")
-    if "oneOf" in node:
-        branches = [_fast(branch, formats) for branch in node["oneOf"]]
-
-        def one_of(value: Any) -> bool:
-            matched = 0
-            for branch in branches:
-                if branch(value):
-                    matched += 1
-            return matched == 1
-
-        return one_of
-    type_name = node["type"]
-    if type_name in ("string", "number", "integer"):
-        checks = _string_checks(node, formats) if type_name == "string" else _number_checks(node)
-        if "enum" in node or "const" in node:
-            strict = compile_validator(
-                {key: item for key, item in node.items() if key in _STRICT_LOCAL}
-            )
-
-            def type_ok(value: Any) -> bool:
-                return not strict(value, "")
-        elif type_name == "string":
-
-            def type_ok(value: Any) -> bool:
-                return type(value) is str
-        else:
-            type_ok = is_json_number if type_name == "number" else is_json_integer
-
-        def scalar(value: Any) -> bool:
-            if not type_ok(value):
-                return False
-            for check in checks:  # noqa: SIM110 - a loop beats all() over a generator here
-                if check(value) is not None:
-                    return False
-            return True
-
-        return scalar
-    if type_name == "array":
-        return _fast_array(node, formats)
-    return _fast_object(node, formats)
-
-
-def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
-    counts = _count_checks(node, "minItems", "maxItems", "item")
-    prefix = [_fast(child, formats) for child in node.get("prefixItems", [])]
-    items = _fast(node["items"], formats) if "items" in node else None
-    unique = node.get("uniqueItems") is True
-    size = len(prefix)
-
-    def array(value: Any) -> bool:
-        if type(value) is not list:
-            return False
-        for check in counts:
-            if check(value) is not None:
-                return False
-        for index, element in enumerate(value):
-            if index < size:
-                if not prefix[index](element):
-                    return False
-            elif items is not None:
-                if not items(element):
-                    return False
-            elif not is_json_value(element):
-                return False
-        return not unique or _duplicates(value) is None
-
-    return array
-
-
-def _is_plain_scalar(node: dict[str, Any]) -> bool:
-    return "oneOf" not in node and node.get("type") in ("string", "number", "integer")
-
-
-def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
-    # One strict validator call covers the type, ``required``, every property's strict part
-    # (scalar properties with extension keywords enter with their strict keywords only) and the
-    # lossless check of everything else; the extension parts follow.
-    declared: dict[str, Any] = node.get("properties", {})
-    strict_properties: dict[str, Any] = {}
-    bounds: list[tuple[str, list[Callable[[Any], str | None]]]] = []
-    extended: list[tuple[str, _Fast]] = []
-    for key, child in declared.items():
-        if not _has_extension(child):
-            strict_properties[key] = child
-        elif _is_plain_scalar(child):
-            strict_properties[key] = {k: v for k, v in child.items() if k in _STRICT_LOCAL}
-            kind = child["type"]
-            bounds.append(
-                (key, _string_checks(child, formats) if kind == "string" else _number_checks(child))
-            )
-        else:
-            extended.append((key, _fast(child, formats)))
-    required: list[str] = list(node.get("required", ()))
-    # The skeleton must pass the strict assertion to be compiled (else ``compile_validator``
-    # falls back to the walker): it requires only the names it declares; the others below.
-    skeleton: dict[str, Any] = {
-        "type": "object",
-        "properties": strict_properties,
-        "required": [name for name in required if name in strict_properties],
-    }
-    others = [name for name in required if name not in strict_properties]
-    strict = compile_validator(skeleton)
-    extra_node = node.get("additionalProperties")
-    closed = extra_node is False
-    extra = _fast(extra_node, formats) if type(extra_node) is dict else None
-    counts = _count_checks(node, "minProperties", "maxProperties", "property")
-
-    def obj(value: Any) -> bool:
-        if strict(value, ""):
-            return False
-        for name in others:
-            if name not in value:
-                return False
-        for key, checks in bounds:
-            if key in value:
-                child = value[key]  # its type passed the strict check
-                for bound in checks:
-                    if bound(child) is not None:
-                        return False
-        for key, predicate in extended:
-            if key in value and not predicate(value[key]):
-                return False
-        if closed or extra is not None:
-            for key, child in value.items():
-                if key in declared:
-                    continue
-                if closed or not extra(child):  # type: ignore[misc]
-                    return False
-        for count in counts:  # noqa: SIM110 - a loop beats all() over a generator here
-            if count(value) is not None:
-                return False
-        return True
-
-    return obj
-
-
-def compile_extended_validator(schema: object, *, formats: Formats = "annotate") -> Validator:
-    """Assert ``schema`` (subset + extension) and build its validator once.
-
-    Args:
-        schema: The raw schema.
-        formats: ``"annotate"`` (default) or ``"assert"`` (check the common formats).
-
-    Returns:
-        ``(value, path) -> violations``, equal to :func:`validate_extended_value` on every value.
-
-    Raises:
-        JsonSchemaError: ``schema`` is outside the subset + extension.
-    """
-    assert_extended_json_schema(schema)
-    if not _has_extension(schema):
-        return compile_validator(schema)
-    check = _compile(schema, formats)  # type: ignore[arg-type]
-    fast = _fast(schema, formats)  # type: ignore[arg-type]
-
-    def validate(value: object, path: str = "value") -> list[str]:
-        out: list[str] = []
-        try:
-            if fast(value):
-                return out
-            check(value, path, out)
-        except (TypeError, RecursionError):
-            return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
-        return out
-
-    return validate

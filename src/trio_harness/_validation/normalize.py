@@ -15,8 +15,11 @@ Rewrites (each a ``changes`` entry, ``<path>: <what>``):
 * ``type: [..]`` → ``oneOf`` of one branch per type (keywords go to the branch of their type;
   ``integer`` beside ``number`` is dropped as included), ``nullable: true`` → a ``null`` branch;
 * ``anyOf``/``oneOf``/``allOf`` of one branch merged into the node; ``anyOf`` whose branches are
-  disjoint by type → ``oneOf`` (nested unions flattened); ``allOf`` of non-colliding branches
-  merged;
+  disjoint by type → ``oneOf`` (nested unions flattened); ``anyOf`` branches of type ``integer`` /
+  ``number`` beside an unconstrained ``number`` branch dropped (included: ``anyOf: [integer,
+  number]`` is ``number``); ``allOf`` of non-colliding branches merged;
+* ``format`` on ``number`` / ``integer`` (OpenAPI's ``int32``, ``int64``, ``float``, ``double``)
+  dropped: JSON Schema gives it no assertion there, and the vocabulary has it on strings only;
 * ``enum``/``const`` without a type get the type of their members (mixed members → ``oneOf``);
   ``enum`` members of another type than the declared one dropped (they could never match);
 * ``required`` names missing from ``properties`` get an unconstrained property ``{}``;
@@ -42,8 +45,13 @@ import attrs
 
 from .._errors import JsonSchemaError
 from .._json import is_json_value
-from .extended import EXTENSION_KEYWORDS, Vocabulary, extended_violations
-from .subset import ANNOTATION_KEYWORDS, CONSTRAINT_KEYWORDS, assert_supported_json_schema
+from .extended import EXTENSION_BY_TYPE, EXTENSION_KEYWORDS, Vocabulary, extended_violations
+from .subset import (
+    ANNOTATION_KEYWORDS,
+    CONSTRAINT_KEYWORDS,
+    STRUCTURAL_BY_TYPE,
+    assert_supported_json_schema,
+)
 
 __all__ = ["NormalizedSchema", "normalize_json_schema"]
 
@@ -64,37 +72,11 @@ _DROPPED: Final = frozenset(
     )
 )
 _KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
-#: The keywords each type owns (the rest are annotations or belong to another type).
+#: The keywords each type owns (the rest are annotations or belong to another type): the strict
+#: subset's structural keywords of the type plus the extension keywords of the type.
 _TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
-    "object": frozenset(
-        ("properties", "required", "additionalProperties", "minProperties", "maxProperties")
-    ),
-    "array": frozenset(("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
-    "string": frozenset(("minLength", "maxLength", "pattern", "format", "enum", "const")),
-    "number": frozenset(
-        (
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "enum",
-            "const",
-        )
-    ),
-    "integer": frozenset(
-        (
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "enum",
-            "const",
-        )
-    ),
-    "boolean": frozenset(("enum", "const")),
-    "null": frozenset(("enum", "const")),
+    name: STRUCTURAL_BY_TYPE[name] | frozenset(EXTENSION_BY_TYPE.get(name, ()))
+    for name in _KNOWN_TYPES
 }
 _ANY: Final = frozenset().union(*_TYPE_KEYWORDS.values())
 #: References inlined per schema at most: a schema whose definitions fan out (each referring to
@@ -343,9 +325,8 @@ class _Normalizer:
         branches = []
         for name in types:
             branch: dict[str, Any] = {"type": name}
-            for key in _TYPE_KEYWORDS[name]:
-                if key in node:
-                    branch[key] = node[key]
+            owned = _TYPE_KEYWORDS[name]
+            branch.update((key, value) for key, value in node.items() if key in owned)
             if "enum" in branch:
                 branch["enum"] = [m for m in branch["enum"] if _member_fits(name, m)]
                 if not branch["enum"]:
@@ -389,6 +370,8 @@ class _Normalizer:
         if "oneOf" in node:
             self.lose(f"{path}.{combinator}", "beside another union (not expressible)")
             return node
+        if combinator == "anyOf":
+            normalized = self.numbers_included(normalized, f"{path}.anyOf")
         flat, disjoint = self.disjoint(
             normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
         )
@@ -405,6 +388,33 @@ class _Normalizer:
             self.change(f"{path}.anyOf", "branches disjoint by type: written as oneOf")
         node["oneOf"] = flat
         return node
+
+    def numbers_included(self, branches: list[Any], path: str) -> list[Any]:
+        """Under ``anyOf``, a branch of type ``integer`` or ``number`` adds nothing beside an
+        unconstrained ``number`` branch (it only accepts numbers): dropped."""
+
+        def bare_number(branch: object) -> bool:
+            return (
+                type(branch) is dict
+                and branch.get("type") == "number"
+                and all(key == "type" or key in ANNOTATION_KEYWORDS for key in branch)
+            )
+
+        keeper = next((index for index, branch in enumerate(branches) if bare_number(branch)), None)
+        if keeper is None:
+            return branches
+        out = []
+        for index, branch in enumerate(branches):
+            if (
+                index != keeper
+                and type(branch) is dict
+                and branch.get("type") in ("integer", "number")
+                and "oneOf" not in branch
+            ):
+                self.change(f"{path}[{index}]", "included in the number branch; dropped")
+                continue
+            out.append(branch)
+        return out
 
     def distribute(
         self, node: dict[str, Any], shared: list[str], branches: list[Any], path: str
@@ -621,6 +631,11 @@ class _Normalizer:
                 ]
             elif key == "oneOf" and type(value) is list:
                 out[key] = value  # branches were normalized by combine()
+            elif key == "format" and kind in ("number", "integer"):
+                self.change(
+                    child_path,
+                    f'format "{value}" on {kind} dropped (an annotation without assertion)',
+                )
             elif key in CONSTRAINT_KEYWORDS or key in ANNOTATION_KEYWORDS:
                 out[key] = copy.deepcopy(value)
             elif key == "maxItems" and "maxItems" in out:

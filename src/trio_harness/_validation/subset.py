@@ -19,7 +19,7 @@ Python mapping of upstream's notions:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, TypeAlias
+from typing import Final
 
 from .._errors import JsonSchemaError
 from .._json import (
@@ -30,12 +30,14 @@ from .._json import (
     json_node_limit,
     node_limit_message,
 )
+from .paths import Path, render_path
 
 __all__ = [
     "ANNOTATION_KEYWORDS",
     "ANNOTATION_ORDER",
     "CONSTRAINT_KEYWORDS",
     "SCALAR_TYPES",
+    "STRUCTURAL_BY_TYPE",
     "assert_object_json_schema",
     "assert_supported_json_schema",
     "is_schema_record",
@@ -61,7 +63,7 @@ _STRUCTURAL_ORDER: Final = (
 )
 
 #: Which structural keywords each type allows (step 9 reports the others as misplaced).
-_ALLOWED_BY_TYPE: Final[dict[str, frozenset[str]]] = {
+STRUCTURAL_BY_TYPE: Final[dict[str, frozenset[str]]] = {
     "object": frozenset(("properties", "required", "additionalProperties")),
     "array": frozenset(("items",)),
     **{scalar: frozenset(("enum", "const")) for scalar in SCALAR_TYPES},
@@ -116,22 +118,6 @@ def _is_string_list(value: object) -> bool:
     return type(value) is list and all(type(item) is str for item in value)
 
 
-#: A schema path, built lazily: the root label, or ``(parent, suffix)``. Each stacked node adds
-#: one small tuple instead of a full string, so a schema ``n`` levels deep costs O(n) memory,
-#: not O(n²); a path is rendered only when a violation is reported.
-_Path: TypeAlias = "str | tuple[_Path, str]"
-
-
-def _render(path: _Path) -> str:
-    parts: list[str] = []
-    while type(path) is tuple:
-        path, suffix = path
-        parts.append(suffix)
-    parts.append(path)  # type: ignore[arg-type]
-    parts.reverse()
-    return "".join(parts)
-
-
 # Walk operations. Each stack item is (operation, node, path).
 _VISIT: Final = 0
 _LEAVE: Final = 1
@@ -139,27 +125,27 @@ _AFTER_ONE_OF: Final = 2
 _AFTER_PROPERTIES: Final = 3
 
 
-def _check_scalar(node: dict[str, object], type_name: str, at: _Path, out: list[str]) -> None:
+def _check_scalar(node: dict[str, object], type_name: str, at: Path, out: list[str]) -> None:
     ok = _SCALAR_CHECKS[type_name]
     enum_ok = False
     if "enum" in node:
         enum = node["enum"]
         enum_ok = type(enum) is list and len(enum) > 0 and all(ok(member) for member in enum)
         if not enum_ok:
-            out.append(f"{_render(at)}.enum must be a non-empty array of {type_name} values")
+            out.append(f"{render_path(at)}.enum must be a non-empty array of {type_name} values")
     if "const" in node:
         const = node["const"]
         if not ok(const):
-            out.append(f"{_render(at)}.const must be a {type_name} value")
+            out.append(f"{render_path(at)}.const must be a {type_name} value")
         elif enum_ok and not any(
             js_same_value_zero(member, const)
             for member in node["enum"]  # type: ignore[attr-defined]
         ):
-            path = _render(at)
+            path = render_path(at)
             out.append(f"{path}.const must be one of {path}.enum when both are declared")
 
 
-def _after_properties(node: dict[str, object], at: _Path, out: list[str]) -> None:
+def _after_properties(node: dict[str, object], at: Path, out: list[str]) -> None:
     # Runs after every property subtree, so these violations follow the children's. The path
     # is rendered only for a violation (rendering costs the depth).
     properties = node.get("properties")
@@ -167,13 +153,15 @@ def _after_properties(node: dict[str, object], at: _Path, out: list[str]) -> Non
     if "required" in node:
         required = node["required"]
         if not _is_string_list(required):
-            out.append(f"{_render(at)}.required must be an array of strings")
+            out.append(f"{render_path(at)}.required must be an array of strings")
         else:
             for name in required:  # type: ignore[attr-defined]
                 if name not in declared:  # type: ignore[operator]
-                    out.append(f'{_render(at)}.required names "{name}" which is not in properties')
+                    out.append(
+                        f'{render_path(at)}.required names "{name}" which is not in properties'
+                    )
     if "additionalProperties" in node and type(node["additionalProperties"]) is not bool:
-        out.append(f"{_render(at)}.additionalProperties must be a boolean")
+        out.append(f"{render_path(at)}.additionalProperties must be a boolean")
 
 
 def _collect_violations(schema: object) -> list[str]:
@@ -182,7 +170,7 @@ def _collect_violations(schema: object) -> list[str]:
     # root; a _LEAVE item removes a record once its whole subtree (and post-checks) has run.
     # All visited records stay referenced by ``schema``, so their ids are stable during the walk.
     ancestors: set[int] = set()
-    stack: list[tuple[int, object, _Path]] = [(_VISIT, schema, "schema")]
+    stack: list[tuple[int, object, Path]] = [(_VISIT, schema, "schema")]
     # Every visited node and annotation payload is charged: a schema sharing sub-schemas is
     # walked as the tree it expands to, so the walk stops at the JSON node limit.
     budget = json_node_limit()
@@ -199,7 +187,7 @@ def _collect_violations(schema: object) -> list[str]:
         if op == _AFTER_ONE_OF:
             for key in _STRUCTURAL_ORDER:
                 if key in node:  # type: ignore[operator]
-                    out.append(f"{_render(at)}.{key} is not supported beside oneOf")
+                    out.append(f"{render_path(at)}.{key} is not supported beside oneOf")
             continue
         if op == _AFTER_PROPERTIES:
             _after_properties(node, at, out)  # type: ignore[arg-type]
@@ -207,10 +195,10 @@ def _collect_violations(schema: object) -> list[str]:
 
         # 1-2: record and cycle checks stop the node.
         if not is_schema_record(node):
-            out.append(f"{_render(at)} must be a schema object")
+            out.append(f"{render_path(at)} must be a schema object")
             continue
         if id(node) in ancestors:
-            out.append(f"{_render(at)} is circular")
+            out.append(f"{render_path(at)} is circular")
             continue
         record: dict[str, object] = node  # type: ignore[assignment]
         # 3: vocabulary and annotation payloads, in key order.
@@ -219,29 +207,29 @@ def _collect_violations(schema: object) -> list[str]:
                 continue
             if key in ANNOTATION_KEYWORDS:
                 if not is_json_value(payload):
-                    out.append(f"{_render(at)}.{key} annotation must be lossless JSON data")
+                    out.append(f"{render_path(at)}.{key} annotation must be lossless JSON data")
                 else:
                     budget -= json_node_count(payload, max(budget, 0))
             else:
-                out.append(f"{_render(at)}.{key}{_UNSUPPORTED_KEYWORD}")
+                out.append(f"{render_path(at)}.{key}{_UNSUPPORTED_KEYWORD}")
         if budget < 0:
             out.append(node_limit_message("schema", json_node_limit()))
             break
         # 4: textual annotations.
         if "description" in record and type(record["description"]) is not str:
-            out.append(f"{_render(at)}.description must be a string")
+            out.append(f"{render_path(at)}.description must be a string")
         if "title" in record and type(record["title"]) is not str:
-            out.append(f"{_render(at)}.title must be a string")
+            out.append(f"{render_path(at)}.title must be a string")
         has_type = "type" in record
         has_one_of = "oneOf" in record
         # 5-6: node kind.
         if has_type and has_one_of:
-            out.append(f"{_render(at)} cannot declare both type and oneOf")
+            out.append(f"{render_path(at)} cannot declare both type and oneOf")
             continue
         if not has_type and not has_one_of:
             for key in _STRUCTURAL_ORDER:
                 if key in record:
-                    out.append(f"{_render(at)}.{key} requires type or oneOf")
+                    out.append(f"{render_path(at)}.{key} requires type or oneOf")
             continue
         ancestors.add(id(record))
         stack.append((_LEAVE, record, at))
@@ -250,42 +238,42 @@ def _collect_violations(schema: object) -> list[str]:
             stack.append((_AFTER_ONE_OF, record, at))
             branches = record["oneOf"]
             if type(branches) is not list or len(branches) < 2:
-                out.append(f"{_render(at)}.oneOf must be an array of at least two schemas")
+                out.append(f"{render_path(at)}.oneOf must be an array of at least two schemas")
             else:
                 for index in range(len(branches) - 1, -1, -1):
-                    stack.append((_VISIT, branches[index], (at, f".oneOf[{index}]")))
+                    stack.append((_VISIT, branches[index], (at, f".oneOf[{index}]", "")))
             continue
         # 8: the type itself.
         type_name = record["type"]
-        if type(type_name) is not str or type_name not in _ALLOWED_BY_TYPE:
+        if type(type_name) is not str or type_name not in STRUCTURAL_BY_TYPE:
             if type(type_name) is list:
                 out.append(
-                    f"{_render(at)}.type must be a single type string (type arrays are not supported)"
+                    f"{render_path(at)}.type must be a single type string (type arrays are not supported)"
                 )
             else:
                 out.append(
-                    f"{_render(at)}.type must be one of object/array/string/number/integer/boolean/null"
+                    f"{render_path(at)}.type must be one of object/array/string/number/integer/boolean/null"
                 )
             continue
         # 9: structural keywords on the wrong type.
-        allowed = _ALLOWED_BY_TYPE[type_name]
+        allowed = STRUCTURAL_BY_TYPE[type_name]
         for key in _STRUCTURAL_ORDER:
             if key in record and key not in allowed:
-                out.append(f'{_render(at)}.{key} is not supported on type "{type_name}"')
+                out.append(f'{render_path(at)}.{key} is not supported on type "{type_name}"')
         # 10: kind-specific checks.
         if type_name == "object":
             stack.append((_AFTER_PROPERTIES, record, at))
             if "properties" in record:
                 properties = record["properties"]
                 if not is_schema_record(properties):
-                    out.append(f"{_render(at)}.properties must be an object of schemas")
+                    out.append(f"{render_path(at)}.properties must be an object of schemas")
                 else:
                     entries = list(properties.items())  # type: ignore[attr-defined]
                     for key, child in reversed(entries):
-                        stack.append((_VISIT, child, (at, ".properties." + key)))
+                        stack.append((_VISIT, child, (at, ".properties." + key, "")))
         elif type_name == "array":
             if "items" in record:
-                stack.append((_VISIT, record["items"], (at, ".items")))
+                stack.append((_VISIT, record["items"], (at, ".items", "")))
         else:
             _check_scalar(record, type_name, at, out)
     return out

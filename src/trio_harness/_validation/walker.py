@@ -1,8 +1,9 @@
 """The value validator of the raw subset: ``validate_json_schema_value`` (the generic walker).
 
 This is the reference implementation: an iterative walk over explicit frames that reads the
-schema on every call. :mod:`trio_harness._validator_compiled` builds specialised checkers from it
-and is tested to agree with it exactly.
+schema on every call. :mod:`.compiled` (through :mod:`.codegen`) builds specialised checkers
+from it and is tested to agree with it exactly. Paths are :mod:`.paths`' lazy chains: a walk ``n``
+levels deep holds O(n) path data, and a path is rendered only for a violation.
 
 Python mapping of upstream's value notions:
 
@@ -22,54 +23,25 @@ its ancestors (that ancestor would contain the value again: a cycle inside the v
 
 from __future__ import annotations
 
-from typing import Final, TypeAlias
+from typing import Final
 
 from .._errors import UnreachableVariantError, unreachable
 from .._json import is_json_integer, is_json_number, is_json_value, js_json
+from .paths import Path, diagnostic_path, is_empty_path, property_path
 from .subset import js_same_value_zero
 
-__all__ = ["diagnostic_path", "property_path", "render_path", "validate_json_schema_value"]
+__all__ = ["ONE_OF_MISMATCH", "one_of_violation", "validate_json_schema_value"]
 
 _MISSING: Final = object()
 
-#: A path, built lazily: the root label (a ``str``), or ``(parent, step, separator)`` where the
-#: separator is ``"."`` (a key below a non-empty path), ``""`` (a key below an empty path, shown
-#: bare) or ``"["`` (an element index). Each frame adds one small tuple instead of a full string,
-#: so a walk ``n`` levels deep holds O(n) path data, not O(n²); a path is rendered only for a
-#: violation.
-Path: TypeAlias = "str | tuple[Path, str | int, str]"
+#: The ``oneOf`` violation's text between the quoted path and the count of matched branches
+#: (``"<path>" must match exactly one oneOf branch (matched <n>)``); generated code inlines it.
+ONE_OF_MISMATCH: Final = '" must match exactly one oneOf branch (matched '
 
 
-def _is_empty(path: Path) -> bool:
-    """Whether ``path`` renders as ``""`` (an empty root, or empty keys below one)."""
-    if type(path) is str:
-        return path == ""
-    return path[2] == "" and path[1] == ""
-
-
-def render_path(path: Path) -> str:
-    """The text of a lazy path (``""`` for the empty root)."""
-    parts: list[str] = []
-    while type(path) is tuple:
-        path, step, separator = path
-        parts.append(f"[{step}]" if separator == "[" else separator + step)  # type: ignore[operator]
-    parts.append(path)  # type: ignore[arg-type]
-    parts.reverse()
-    return "".join(parts)
-
-
-def diagnostic_path(path: Path) -> str:
-    """The path as violations show it: the empty root reads ``arguments``."""
-    return render_path(path) or "arguments"
-
-
-def property_path(path: Path, key: str) -> str:
-    """``<path>.<key>``, or the bare key at the empty root (keys are inserted raw)."""
-    return render_path(_child(path, key))
-
-
-def _child(path: Path, key: str) -> Path:
-    return (path, key, "" if _is_empty(path) else ".")
+def one_of_violation(path: Path, matched: int) -> str:
+    """The violation of a ``oneOf`` that matched ``matched`` branches (not exactly one)."""
+    return f'"{diagnostic_path(path)}{ONE_OF_MISMATCH}{matched})'
 
 
 def _number_problem(value: object) -> str | None:
@@ -179,10 +151,7 @@ def _run(stack: list[_Frame]) -> None:
                 branch_lists: list[list[str]] = frame.own  # type: ignore[assignment]
                 matched = sum(1 for branch in branch_lists if not branch)
                 if matched != 1:
-                    frame.sink.append(
-                        f'"{diagnostic_path(path)}" must match exactly one oneOf branch '
-                        f"(matched {matched})"
-                    )
+                    frame.sink.append(one_of_violation(path, matched))
                 continue
             own: list[str] = frame.own  # type: ignore[assignment]
             if type(value) is dict:
@@ -220,7 +189,7 @@ def _run(stack: list[_Frame]) -> None:
                     own.append(f'missing required property "{property_path(path, name)}"')
             properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
             children = []
-            separator = "" if _is_empty(path) else "."
+            separator = "" if is_empty_path(path) else "."
             for key, child_node in properties.items():
                 child = value.get(key, _MISSING)
                 if child is not _MISSING:

@@ -13,18 +13,28 @@ Each also has a ready :class:`~trio_harness.TurnModel` for :func:`~trio_harness.
 from __future__ import annotations
 
 from ._common import (
+    TOOL_NAME_PATTERN,
+    ProviderError,
+    ProviderResponseError,
     ProviderStreamError,
     SseEvent,
+    check_tool_names,
     js_argument_text,
+    media_note,
     result_text,
     sse_events,
     tool_specs,
 )
 
 __all__ = [
+    "TOOL_NAME_PATTERN",
+    "ProviderError",
+    "ProviderResponseError",
     "ProviderStreamError",
     "SseEvent",
+    "check_tool_names",
     "js_argument_text",
+    "media_note",
     "result_text",
     "sse_events",
     "tool_specs",

@@ -8,6 +8,7 @@ from the SDK, from raw HTTP, and from recorded JSON.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
@@ -20,13 +21,21 @@ from .._pool import StepResult
 from .._values import ToolDefinition, ToolExecutionResult
 
 __all__ = [
+    "TOOL_NAME_PATTERN",
+    "ProviderError",
+    "ProviderResponseError",
     "ProviderStreamError",
     "SseEvent",
     "ToolSource",
+    "arguments_text",
+    "base64_size",
+    "block_text",
+    "check_tool_names",
     "dump",
     "feed_stream",
     "field",
     "js_argument_text",
+    "media_note",
     "result_text",
     "sse_events",
     "stream_error",
@@ -45,6 +54,9 @@ class _HasSchemas(Protocol):
 #: What the ``tools`` adapters accept: a runtime (anything with ``schemas()``), or a sequence of
 #: ``ToolDefinition`` s or ``{"name", "description", "parameters"}`` dicts.
 ToolSource = _HasSchemas | Sequence[ToolDefinition | dict[str, Any]]
+
+#: The tool names OpenAI (Chat Completions, Responses) and Anthropic accept.
+TOOL_NAME_PATTERN: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
 def field(obj: Any, name: str, default: Any = None) -> Any:
@@ -89,18 +101,88 @@ def tool_specs(tools: ToolSource) -> list[dict[str, Any]]:
     return out
 
 
-def _block_text(block: Any) -> str:
+def check_tool_names(specs: Sequence[dict[str, Any]]) -> None:
+    """Refuse tool names the model APIs reject (``^[a-zA-Z0-9_-]{1,64}$``), naming each.
+
+    Raises:
+        ValueError: Some names do not match (all of them are listed), so the request would fail.
+    """
+    bad = [spec["name"] for spec in specs if not TOOL_NAME_PATTERN.fullmatch(spec["name"])]
+    if bad:
+        raise ValueError(
+            "tool names must match ^[a-zA-Z0-9_-]{1,64}$ for OpenAI and Anthropic; rename "
+            + ", ".join(js_json(name) for name in bad)
+            + " (register them under another name, e.g. McpToolset(rename=...))"
+        )
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as text: a string as sent; a parsed object (some OpenAI-compatible
+    servers send one) as ``JSON.stringify`` would write it; nothing as ``""``."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return js_argument_text(arguments)
+
+
+def base64_size(data: Any) -> int:
+    """The decoded size in bytes of base64 text (0 for anything else)."""
+    if type(data) is not str:
+        return 0
+    return max(0, len(data) * 3 // 4 - data[-2:].count("="))
+
+
+def _media(block: Any) -> tuple[str, str, Any] | None:
+    """``(kind, mime type, base64 data)`` of a block that carries binary data, else ``None``."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind in ("image", "audio") and "data" in block:
+        return kind, str(block.get("mimeType") or block.get("mime_type") or kind), block["data"]
+    if kind == "image" and isinstance(block.get("source"), dict):
+        source = block["source"]
+        return "image", str(source.get("media_type", "image")), source.get("data")
+    resource = block.get("resource")
+    if kind == "resource" and isinstance(resource, dict) and "blob" in resource:
+        return (
+            "resource",
+            str(resource.get("mimeType") or "application/octet-stream"),
+            resource["blob"],
+        )
+    return None
+
+
+def media_note(block: Any, why: str = "not shown") -> str | None:
+    """A one-line stand-in for a binary block (image, audio, blob resource), else ``None``:
+    ``[image image/png, 1234 bytes: not shown]``."""
+    media = _media(block)
+    if media is None:
+        return None
+    kind, mime, data = media
+    uri = block.get("resource", {}).get("uri") if kind == "resource" else None
+    where = f" {uri}" if uri else ""
+    return f"[{kind}{where} {mime}, {base64_size(data)} bytes: {why}]"
+
+
+def block_text(block: Any) -> str:
+    """One content block as result text (see :func:`result_text`)."""
     if isinstance(block, dict) and block.get("type") == "text" and type(block.get("text")) is str:
         text: str = block["text"]
         return text
+    note = media_note(block)
+    if note is not None:
+        return note
     return js_json(block)
 
 
 def result_text(result: ToolExecutionResult | StepResult) -> str:
-    """A result's content as one string: text blocks joined by newlines, other blocks as JSON."""
+    """A result's content as one string: text blocks joined by newlines; a binary block (image,
+    audio, blob resource) as a short note (``[image image/png, 1234 bytes: not shown]``, never
+    its base64 data); any other block as compact JSON."""
     if isinstance(result, StepResult):
         result = result.result
-    return "\n".join(_block_text(block) for block in result.content)
+    return "\n".join(block_text(block) for block in result.content)
 
 
 def _as_javascript_parsed(value: Any) -> Any:
@@ -147,8 +229,25 @@ def js_argument_text(value: Any) -> str:
 _CLOSE_TIMEOUT: Final = 5.0
 
 
-class ProviderStreamError(Exception):
-    """A model stream reported an error in one of its events (the HTTP status was 200)."""
+class ProviderError(Exception):
+    """A model reply the adapters cannot use as a complete answer (the HTTP status was 200).
+
+    Attributes:
+        code: The provider's error code, when it gave one.
+    """
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class ProviderStreamError(ProviderError):
+    """A model stream reported an error, ended before its end marker, or was cut mid-event."""
+
+
+class ProviderResponseError(ProviderError):
+    """A reply that reports a failure (a Responses ``status: "failed"``) or holds no answer
+    (a completion without ``choices``)."""
 
 
 @attrs.frozen
@@ -158,10 +257,12 @@ class SseEvent:
     Attributes:
         event: The ``event:`` field (``None`` when the server sent none, as OpenAI's chat does).
         data: The ``data:`` lines joined by newlines (``"[DONE]"`` or JSON text).
+        complete: ``False`` for an event the stream ended inside (no blank line after it).
     """
 
     event: str | None
     data: str
+    complete: bool = True
 
     def json(self) -> Any:
         """``data`` parsed as JSON."""
@@ -187,8 +288,12 @@ class _SseReader:
             except StopAsyncIteration:
                 self.exhausted = True
                 if data:
-                    return SseEvent(event, "\n".join(data))
+                    return SseEvent(event, "\n".join(data), complete=False)
                 raise
+            except Exception as error:  # httpx's "peer closed connection ...", a reset, ...
+                raise ProviderStreamError(
+                    f"the stream broke off before its end: {type(error).__name__}: {error}"
+                ) from error
             if not line:
                 if data:
                     return SseEvent(event, "\n".join(data))
@@ -247,27 +352,55 @@ async def sse_events(response: Any) -> AsyncIterator[AsyncIterator[SseEvent]]:
 
 
 def stream_error(event: SseEvent, payload: Any) -> str | None:
-    """The error message a stream event carries (``event: error`` or an ``error`` member)."""
-    if isinstance(payload, dict) and (event.event == "error" or "error" in payload):
+    """The error message a stream event carries (``event: error``, ``"type": "error"`` or a
+    non-null ``error`` member)."""
+    if isinstance(payload, dict) and (
+        event.event == "error" or payload.get("type") == "error" or payload.get("error")
+    ):
         error = payload.get("error")
         message = error.get("message") if isinstance(error, dict) else error
         return str(message or payload.get("message") or "the stream reported an error")
     return None
 
 
-async def feed_stream(streaming: Any, add: Callable[[Any], object]) -> None:
+def _error_code(payload: Any) -> str | None:
+    error = payload.get("error") if isinstance(payload, dict) else None
+    code = error.get("type") or error.get("code") if isinstance(error, dict) else None
+    if code is None and isinstance(payload, dict):
+        code = payload.get("code")
+    return None if code is None else str(code)
+
+
+async def feed_stream(streaming: Any, add: Callable[[Any], object]) -> bool:
     """Read a ``with_streaming_response.create(..., stream=True)`` context to its real end (see
     :func:`sse_events`), handing each event's JSON to ``add``.
 
+    Returns:
+        Whether the stream ended with ``data: [DONE]`` (Chat Completions' end marker; the other
+        APIs end with an event of their own, which their accumulators recognise).
+
     Raises:
-        ProviderStreamError: The stream carried an error event.
+        ProviderStreamError: The stream carried an error event, an event that is not JSON, or
+            ended inside an event.
     """
+    done = False
     async with streaming as response, sse_events(response) as events:
         async for sse in events:
             if sse.data == "[DONE]":
+                done = True
                 continue
-            event = sse.json()
+            try:
+                event = sse.json()
+            except ValueError:
+                if not sse.complete:
+                    raise ProviderStreamError(
+                        "the stream ended in the middle of an event (the connection was cut)"
+                    ) from None
+                raise ProviderStreamError(
+                    f"a stream event is not JSON: {sse.data[:200]!r}"
+                ) from None
             error = stream_error(sse, event)
             if error is not None:
-                raise ProviderStreamError(error)
+                raise ProviderStreamError(error, _error_code(event))
             add(event)
+    return done

@@ -5,7 +5,8 @@
   back into argument text exactly as ``JSON.stringify`` would write it;
 * :func:`assistant_message` — the assistant turn to append to ``messages``;
 * :func:`tool_result_message` — step results as ONE user message of ``tool_result`` blocks
-  (model order, ``is_error`` set on failures);
+  (model order, ``is_error`` set on failures; MCP images become Anthropic image blocks);
+* :func:`messages_finish` / :func:`messages_usage` — the neutral stop reason and usage;
 * :class:`MessagesStreamAccumulator` — rebuilds the message from stream events
   (``input_json_delta`` fragments joined per block);
 * :class:`MessagesModel` — a ready :class:`~trio_harness.TurnModel` over an
@@ -15,19 +16,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
-from .._apps import ModelStep
+from .._apps import FinishReason, ModelStep, Usage
 from .._json import js_json, parse_arguments
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
+    ProviderStreamError,
     ToolSource,
+    check_tool_names,
     dump,
     feed_stream,
     field,
     js_argument_text,
+    media_note,
     tool_specs,
 )
 
@@ -35,6 +39,8 @@ __all__ = [
     "MessagesModel",
     "MessagesStreamAccumulator",
     "assistant_message",
+    "messages_finish",
+    "messages_usage",
     "tool_calls",
     "tool_result_message",
     "tools_param",
@@ -42,14 +48,20 @@ __all__ = [
 
 
 def tools_param(tools: ToolSource) -> list[dict[str, Any]]:
-    """The Messages API ``tools`` parameter."""
+    """The Messages API ``tools`` parameter.
+
+    Raises:
+        ValueError: A tool name the API rejects (``^[a-zA-Z0-9_-]{1,64}$``).
+    """
+    specs = tool_specs(tools)
+    check_tool_names(specs)
     return [
         {
             "name": spec["name"],
             "description": spec["description"],
             "input_schema": spec["parameters"],
         }
-        for spec in tool_specs(tools)
+        for spec in specs
     ]
 
 
@@ -75,38 +87,117 @@ def tool_calls(message: Any) -> list[ToolCallBlock]:
     ]
 
 
-def assistant_message(message: Any) -> dict[str, Any]:
+def assistant_message(message: Any, *, keep_calls: bool = True) -> dict[str, Any]:
     """``{"role": "assistant", "content": [...]}`` with the message's blocks as plain dicts.
 
     Every block is kept (text, ``tool_use``, thinking blocks with their signatures), as the API
-    requires them to be sent back unchanged.
+    requires them to be sent back unchanged; a ``tool_use`` whose ``input`` is not an object
+    (the API accepts only objects) is stored with ``input: {}``.
+
+    Args:
+        message: An SDK ``Message`` or a dict.
+        keep_calls: ``False`` leaves the ``tool_use`` blocks out (a reply cut short: its calls
+            are not run, so they must not be answered).
     """
-    return {"role": "assistant", "content": [dump(block) for block in _content(message)]}
+    blocks = []
+    for block in _content(message):
+        data = dump(block)
+        if data.get("type") == "tool_use":
+            if not keep_calls:
+                continue
+            if not isinstance(data.get("input"), dict):
+                data["input"] = {}
+        blocks.append(data)
+    return {"role": "assistant", "content": blocks}
 
 
-def _result_blocks(item: StepResult) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for block in item.result.content:
-        if isinstance(block, dict) and block.get("type") in ("text", "image"):
-            blocks.append(dict(block))
-        else:
-            blocks.append({"type": "text", "text": js_json(block)})
-    return blocks
+#: The image types the Messages API takes (``base64`` sources).
+_IMAGES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _result_block(block: Any) -> dict[str, Any]:
+    if not isinstance(block, dict):
+        return {"type": "text", "text": js_json(block)}
+    kind = block.get("type")
+    if kind == "text" and type(block.get("text")) is str:
+        return {"type": "text", "text": block["text"]}
+    if kind == "image" and isinstance(block.get("source"), dict):
+        return dict(block)  # already in the Messages API's form
+    mime = block.get("mimeType") or block.get("mime_type")
+    if kind == "image" and type(block.get("data")) is str and mime in _IMAGES:
+        # MCP's wire form ({"type": "image", "data", "mimeType"}) in the API's form.
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": mime, "data": block["data"]},
+        }
+    resource = block.get("resource") if kind == "resource" else None
+    if isinstance(resource, dict):
+        if resource.get("mimeType") == "application/pdf" and type(resource.get("blob")) is str:
+            return {
+                "type": "document",
+                "source": {
+                    "type": "base64",
+                    "media_type": "application/pdf",
+                    "data": resource["blob"],
+                },
+            }
+        if type(resource.get("text")) is str:
+            return {"type": "text", "text": resource["text"]}
+    note = media_note(block, "not supported in Anthropic tool results")
+    if note is not None:
+        return {"type": "text", "text": note}
+    return {"type": "text", "text": js_json(block)}
 
 
 def tool_result_message(results: Sequence[StepResult]) -> dict[str, Any]:
-    """The user message answering a step: one ``tool_result`` block per result, in model order."""
+    """The user message answering a step: one ``tool_result`` block per result, in model order.
+
+    Text blocks stay text; MCP images (PNG, JPEG, GIF, WebP) become Anthropic ``image`` blocks
+    and PDF resources ``document`` blocks; text resources their text; other binary blocks a
+    short note; anything else its compact JSON.
+    """
     content = []
     for item in results:
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": item.call_id,
-            "content": _result_blocks(item),
+            "content": [_result_block(part) for part in item.result.content],
         }
         if item.result.is_error:
             block["is_error"] = True
         content.append(block)
     return {"role": "user", "content": content}
+
+
+_STOP: Final[dict[str, FinishReason]] = {
+    "end_turn": "end",
+    "stop_sequence": "end",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+    "pause_turn": "pause",
+}
+
+
+def messages_finish(stop_reason: str | None) -> Any:
+    """The neutral finish reason of a ``stop_reason`` (``None`` when unknown)."""
+    return _STOP.get(stop_reason or "")
+
+
+def messages_usage(usage: Any) -> Usage | None:
+    """A message's ``usage`` as a :class:`~trio_harness.turn.Usage` (cache reads and writes count
+    as input)."""
+    if usage is None:
+        return None
+    cached = int(field(usage, "cache_read_input_tokens", 0))
+    return Usage(
+        input_tokens=int(field(usage, "input_tokens", 0))
+        + int(field(usage, "cache_creation_input_tokens", 0))
+        + cached,
+        output_tokens=int(field(usage, "output_tokens", 0)),
+        cached_input_tokens=cached,
+    )
 
 
 @attrs.define(eq=False)
@@ -125,19 +216,38 @@ class MessagesStreamAccumulator:
     Attributes:
         text: The streamed text so far.
         stop_reason: From the ``message_delta`` event.
+        id: The message id (``message_start``).
+        usage: The usage so far (``message_start``, updated by ``message_delta``), as a dict.
+        complete: Whether ``message_stop`` arrived.
     """
 
     text: str = ""
     stop_reason: str | None = None
+    id: str | None = None
+    usage: dict[str, Any] | None = None
+    complete: bool = False
     _blocks: dict[int, _Block] = attrs.field(factory=dict)
 
     def add(self, event: Any) -> None:
-        """Merge one stream event."""
+        """Merge one stream event.
+
+        Raises:
+            ProviderStreamError: A delta for a block that never started.
+        """
         kind = field(event, "type")
-        if kind == "content_block_start":
+        if kind == "message_start":
+            message = field(event, "message")
+            self.id = field(message, "id", self.id)
+            self._usage(field(message, "usage"))
+        elif kind == "content_block_start":
             self._blocks[field(event, "index", 0)] = _Block(dump(field(event, "content_block")))
         elif kind == "content_block_delta":
-            block = self._blocks[field(event, "index", 0)]
+            index = field(event, "index", 0)
+            block = self._blocks.get(index)
+            if block is None:
+                raise ProviderStreamError(
+                    f"the stream sent a delta for content block {index}, which never started"
+                )
             delta = field(event, "delta")
             delta_kind = field(delta, "type")
             if delta_kind == "text_delta":
@@ -154,6 +264,15 @@ class MessagesStreamAccumulator:
                 block.data["signature"] = field(delta, "signature", "")
         elif kind == "message_delta":
             self.stop_reason = field(field(event, "delta"), "stop_reason", self.stop_reason)
+            self._usage(field(event, "usage"))
+        elif kind == "message_stop":
+            self.complete = True
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        found = {key: value for key, value in dump(usage).items() if value is not None}
+        self.usage = {**(self.usage or {}), **found}
 
     def _arguments(self, block: _Block) -> str:
         return "".join(block.json) or "{}"
@@ -168,15 +287,24 @@ class MessagesStreamAccumulator:
             if block.data.get("type") == "tool_use"
         ]
 
-    def message(self) -> dict[str, Any]:
-        """The assistant message (``tool_use`` inputs parsed from the streamed text)."""
+    def message(self, *, keep_calls: bool = True) -> dict[str, Any]:
+        """The assistant message: ``tool_use`` inputs parsed from the streamed text (an input that
+        is not a JSON object is stored as ``{}``, the only form the API takes back; the call's
+        argument text keeps what was streamed, so the tool reports it)."""
         content = []
         for _, block in sorted(self._blocks.items()):
             data = dict(block.data)
             if data.get("type") == "tool_use":
-                data["input"] = parse_arguments(self._arguments(block))
+                if not keep_calls:
+                    continue
+                parsed = parse_arguments(self._arguments(block))
+                data["input"] = parsed if isinstance(parsed, dict) else {}
             content.append(data)
         return {"role": "assistant", "content": content}
+
+
+#: Stop reasons after which the reply's tool calls are not run.
+_CUT: Final = frozenset({"length", "refusal"})
 
 
 @attrs.define(eq=False)
@@ -206,7 +334,16 @@ class MessagesModel:
         self.messages.append({"role": "user", "content": text})
 
     async def step(self, tools: Sequence[dict[str, Any]]) -> ModelStep:
-        """Send the conversation; append the assistant message; return its text and calls."""
+        """Send the conversation; append the assistant message; return its text and calls.
+
+        A reply stopped by ``max_tokens`` or a refusal runs none of its calls (they are in
+        ``cut_calls``); it is stored without its ``tool_use`` blocks, and not at all when nothing
+        else is left (the API rejects empty content).
+
+        Raises:
+            ProviderStreamError: The stream reported an error, ended before ``message_stop``,
+                or sent a delta for a block that never started.
+        """
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -220,22 +357,44 @@ class MessagesModel:
         if not self.stream:
             message = await self.client.messages.create(**request)
             calls = tool_calls(message)
-            reply = assistant_message(message)
             stop = field(message, "stop_reason")
+            finish = messages_finish(stop)
+            reply = assistant_message(message, keep_calls=finish not in _CUT)
+            usage = messages_usage(field(message, "usage"))
+            response_id = field(message, "id")
         else:
             accumulator = MessagesStreamAccumulator()
             await feed_stream(
                 self.client.messages.with_streaming_response.create(**request, stream=True),
                 accumulator.add,
             )
+            if not accumulator.complete:
+                raise ProviderStreamError("the stream ended before message_stop")
             calls = accumulator.tool_calls()
-            reply = accumulator.message()
             stop = accumulator.stop_reason
-        self.messages.append(reply)
+            finish = messages_finish(stop)
+            reply = accumulator.message(keep_calls=finish not in _CUT)
+            usage = messages_usage(accumulator.usage)
+            response_id = accumulator.id
+        cut: list[ToolCallBlock] = []
+        if finish in _CUT and calls:
+            cut, calls = calls, []
+        if reply["content"]:
+            self.messages.append(reply)
         text = "".join(
             block.get("text", "") for block in reply["content"] if block.get("type") == "text"
         )
-        return ModelStep(text=text, tool_calls=tuple(calls), stop_reason=stop, raw=reply)
+        return ModelStep(
+            text=text,
+            tool_calls=tuple(calls),
+            stop_reason=stop,
+            raw=reply,
+            finish=finish,
+            refusal=text if finish == "refusal" else None,
+            cut_calls=tuple(cut),
+            usage=usage,
+            response_id=response_id,
+        )
 
     def add_tool_results(self, results: Sequence[StepResult]) -> None:
         """Append the step's results as one user message of ``tool_result`` blocks."""

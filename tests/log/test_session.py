@@ -142,7 +142,7 @@ def test_deep_content_renders_without_recursion() -> None:
     ("text", "message"),
     [
         ("nope", "session line 1"),
-        ('{"seq": 1, "type": "x", "data": {}}', "seq 1, expected 0"),
+        ('{"seq": 1, "type": "x", "data": {}}', "seq is 1, expected 0"),
         ('{"seq": 0, "type": "tool/call", "data": {"turn": 0}}', "session line 1"),
         ("[1]", "session line 1"),
     ],
@@ -266,6 +266,13 @@ def test_append_checks_the_event_type_and_its_sources() -> None:
     with pytest.raises(TypeError, match=r"^Session.append: type must be a str, got int$"):
         session.append(1, {})  # type: ignore[arg-type]
     with pytest.raises(
+        ValueError,
+        match=r"^Session.append: source_event_seqs\[0\] is 0, not the seq of an earlier event "
+        r"\(none yet\)$",
+    ):
+        session.append("note", {}, source_event_seqs=[0])
+    session.append("note", {})
+    with pytest.raises(
         TypeError, match=r"^Session.append: source_event_seqs\[1\] must be an int, got bool$"
     ):
         session.append("note", {}, source_event_seqs=[0, True])
@@ -273,7 +280,15 @@ def test_append_checks_the_event_type_and_its_sources() -> None:
         TypeError, match=r"^Session.append: source_event_seqs\[0\] must be an int, got str$"
     ):
         session.append("note", {}, source_event_seqs="0")
-    assert session.events == []
+    for bad in (1, -1):
+        with pytest.raises(
+            ValueError,
+            match=rf"^Session.append: source_event_seqs\[1\] is {bad}, not the seq of an earlier "
+            r"event \(0 to 0\)$",
+        ):
+            session.append("note", {}, source_event_seqs=[0, bad])
+    assert len(session.events) == 1
+    assert session.append("note", {}, source_event_seqs=[0]).source_event_seqs == (0,)
 
 
 CALL = ToolCallData(0, 1, "c1", "read", "{}")
@@ -398,7 +413,7 @@ def _result_with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
         ({"seq": 1, "type": "tool/call", "data": []}, "data must be an object, got array"),
         (
             {
-                "seq": 0,
+                "seq": 1,
                 "type": "tool/result",
                 "data": _result_with(("message", "content", 0, "isError"), "yes"),
             },
@@ -410,15 +425,15 @@ def _result_with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
         ),
         (
             {
-                "seq": 0,
+                "seq": 1,
                 "type": "tool/result",
-                "data": _result_with(("message", "content", 0, "content", 0), "x"),
+                "data": _result_with(("message", "content", 0, "content"), "x"),
             },
-            r"data.message.content\[0\].content\[0\] must be an object, got string",
+            r"data.message.content\[0\].content must be an array, got string",
         ),
         (
             {
-                "seq": 0,
+                "seq": 1,
                 "type": "tool/result",
                 "data": _result_with(("message", "source", "callId"), KeyError),
             },

@@ -1,4 +1,4 @@
-"""A small real runtime and steps for the durable-log tests (no tests here).
+"""A small real runtime and the demo step, for the log and timeline tests (no tests here).
 
 ``read`` is parallel-safe, ``write`` is exclusive; both sleep ``seconds`` of (virtual) time and
 return text. ``demo_calls`` is the demo's step shape: three reads, a write barrier, two reads.

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import attrs
 import trio
 import trio.testing
 
 import trio_harness as th
-from tests.journal.steps import PARAMS, Ticker, demo_calls, runtime, two_steps
+from tests.support.counting import count_calls
+from tests.support.demo_steps import PARAMS, Ticker, demo_calls, runtime, two_steps
+from trio_harness import lowlevel
 
 
 def crashed_log(tmp_path: Path) -> Path:
@@ -173,3 +177,123 @@ async def test_presenting_an_aborted_result(autojump_clock: trio.testing.MockClo
     (shown,) = th.log.present_log(runtime(), session)
     assert shown.result_view == "failed: a.txt"
     assert not shown.generic
+
+
+def test_a_call_cut_off_in_a_skipping_tail_is_repaired_as_never_dispatched() -> None:
+    # Step 1 of the demo is aborted with d3..d6 skipped: each is a call directly answered
+    # ABORTED_BEFORE_DISPATCH. A crash right after d4's call leaves it unanswered; its body never
+    # started, so the repair must say so, and check-log must accept the repaired log.
+    full = th.Session()
+    trio.run(two_steps, full, clock=trio.testing.MockClock(autojump_threshold=0))
+    d4 = next(e for e in full.events if e.type == "tool/call" and e.data.call_id == "d4")
+    crashed = th.Session(events=full.events[: d4.seq + 1])
+    report = th.log.check_replay(crashed)
+    assert report.unanswered == (th.log.UnansweredCall(d4.seq, 0, 1, "d4", "write", skipped=True),)
+    (added,) = th.log.repair_replay(crashed)
+    assert added.data == th.log.ToolResultData.from_result(
+        0, 1, "d4", th.aborted_before_dispatch_result()
+    )
+    assert th.log.check_replay(crashed).valid
+    assert lowlevel.check_log([event.to_json() for event in crashed.events]) == []
+
+
+def test_a_call_cut_off_before_the_tail_is_repaired_as_aborted() -> None:
+    # d1 and d2 ran (ABORTED); a crash before d1's result: no skipped pair yet, so ABORTED.
+    full = th.Session()
+    trio.run(two_steps, full, clock=trio.testing.MockClock(autojump_threshold=0))
+    d2 = next(e for e in full.events if e.type == "tool/call" and e.data.call_id == "d2")
+    crashed = th.Session(events=full.events[: d2.seq + 1])
+    assert [call.skipped for call in th.log.check_replay(crashed).unanswered] == [False, False]
+    added = th.log.repair_replay(crashed)
+    assert [event.data.error for event in added] == [th.aborted_result().error.info] * 2  # type: ignore[union-attr]
+    assert lowlevel.check_log([event.to_json() for event in crashed.events]) == []
+
+
+def test_a_call_left_open_is_one_problem_however_many_steps_follow() -> None:
+    def unanswered_steps(count: int) -> th.Session:
+        session = th.Session()
+        for step in range(count):
+            session.append("tool/call", th.log.ToolCallData(0, step, f"c{step}", "read", "{}"))
+        return session
+
+    report = th.log.check_replay(unanswered_steps(2_000))
+    assert len(report.unanswered) == 2_000
+    # One problem per call a later step found open (the last call has no later step).
+    assert len(report.problems) == 1_999
+    assert report.problems[0] == (
+        "call 'c0' (#0, turn 0 step 0) is unanswered when turn 0 step 1 begins (#1)"
+    )
+    # Linear work: ten times the calls, ten times the function calls (a fixed cost aside).
+    small = count_calls(lambda: th.log.check_replay(unanswered_steps(200)))
+    large = count_calls(lambda: th.log.check_replay(unanswered_steps(2_000)))
+    assert large <= 10.5 * small
+
+
+def _raw_tool(**presenters: Any) -> th.ToolRuntime:
+    async def body(args: object, ctx: object) -> str:
+        return "x"
+
+    runtime = th.ToolRuntime()
+    runtime.register(
+        th.ToolDefinition(
+            name="raw",
+            description="an MCP-style tool",
+            parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+            output=th.ToolOutput(schema={}, render=lambda args, value: []),
+            execute=body,
+            **presenters,
+        )
+    )
+    return runtime
+
+
+def _answered_call(arguments: str = '{"q": "x"}') -> th.Session:
+    session = th.Session()
+    call = session.append("tool/call", th.log.ToolCallData(0, 0, "c1", "raw", arguments))
+    data = th.log.ToolResultData.from_result(0, 0, "c1", th.error_result("it failed"))
+    session.append("tool/result", data, source_event_seqs=[call.seq])
+    return session
+
+
+def test_a_presenter_that_raises_gets_the_generic_view() -> None:
+    def broken(args: Any) -> Any:
+        return args["missing"]
+
+    def card(args: Any) -> str:
+        return "card"
+
+    def broken_result(args: Any, result: Any) -> Any:
+        raise ValueError("no view")
+
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"present_call": broken}, "the call presenter raised KeyError: 'missing'"),
+        (
+            {"present_call": card, "present_result": broken_result},
+            "the result presenter raised ValueError: no view",
+        ),
+    ]
+    for presenters, reason in cases:
+        (shown,) = th.log.present_log(_raw_tool(**presenters), _answered_call())
+        assert (shown.generic, shown.reason) == (True, reason)
+        assert shown.call_view == {"tool": "raw", "arguments": {"q": "x"}}
+        assert shown.result_view == {"isError": True, "text": "Error: it failed"}
+
+
+def test_a_schema_outside_the_subset_gets_the_generic_view() -> None:
+    runtime = _raw_tool(present_call=lambda args: "card")
+    tool = runtime.get("raw")
+    assert tool is not None
+    runtime.unregister("raw")
+    runtime.register(
+        attrs.evolve(
+            tool, parameters={"type": "object", "properties": {"q": {"type": ["string", "null"]}}}
+        )
+    )
+    (shown,) = th.log.present_log(runtime, _answered_call())
+    assert shown.generic
+    assert shown.reason is not None
+    assert shown.reason.startswith("the stored arguments cannot be checked: ")
+    assert shown.call_view == {"tool": "raw", "arguments": {"q": "x"}}
+    assert "generic view: the stored arguments cannot be checked" in th.log.format_presented(
+        [shown]
+    )

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import builtins
 import os
-import sys
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
 
 import trio_harness as th
+from tests.support.counting import count_calls
 
 
 def write_log(path: Path, pairs: int) -> None:
@@ -31,23 +29,6 @@ def write_log(path: Path, pairs: int) -> None:
             seq = session.append("tool/call", data).seq
             answer = th.log.ToolResultData.from_result(0, number // 10, call_id, result)
             session.append("tool/result", answer, source_event_seqs=(seq,))
-
-
-def count_calls(action: Callable[[], Any]) -> int:
-    """How many function calls (Python and C) ``action`` makes."""
-    calls = 0
-
-    def profile(frame: FrameType, event: str, arg: Any) -> None:
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-
-    sys.setprofile(profile)
-    try:
-        action()
-    finally:
-        sys.setprofile(None)
-    return calls
 
 
 @pytest.mark.slow

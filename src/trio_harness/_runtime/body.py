@@ -1,0 +1,235 @@
+"""The body of one call: run under its abort and its deadline, and its ending made a result.
+
+:func:`dispatch_body` is the one place a body is awaited (the innermost ``next()`` of the
+pipeline's execute wrappers). A run gives ``(value, failure, ending)``: the body's value, or the
+failure it raised (a tool-owned exception, or a ``trio.Cancelled`` that no cancelled scope
+delivered), and whether its cancel scope was cancelled while it ran (:data:`RAN`,
+:data:`STOPPED`, :data:`OVERRAN`); that triple is mapped to a result once (aborted, timed out,
+the body's failure, or its value through the output contract).
+
+Three ways to run a body, one answer. The first two were measured (``bench/bench_pool.py``) and
+are written out in :func:`dispatch_body` (no extra coroutine per call):
+
+* **no event, no timeout** (the hot path): nothing but the caller's own scope can cancel the
+  body, so it runs with no cancel scope at all;
+* **the pool's relay**: the call's one event is watched by the step's
+  :func:`~.abort.abort_relay`, so the body's scope is registered with that relay directly;
+* **everything else** (a timeout, a direct ``runtime.execute`` with an event, or a wrapper that
+  replaced the event): :func:`~.abort.cancel_on_abort`, with the deadline set on its scope, and a
+  fused event when the body must see either of two events.
+
+The body sees ``exec.abort`` as the event that cancels it; whatever it assigns there is undone
+when it returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import trio
+
+from .._errors import HarnessError, ToolNotFoundError, error_message
+from .._values import (
+    UNSET,
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+    error_result,
+)
+from .abort import cancel_on_abort, current_relay
+from .execution import ToolExecution
+from .registry import Registry
+from .results import success_result, timeout_result
+
+__all__ = ["OVERRAN", "RAN", "STOPPED", "dispatch_body", "stale_cancellation"]
+
+#: Where tool failures are logged for the developer (the pipeline's logger).
+logger: Final = logging.getLogger("trio_harness.runtime")
+
+#: The body ran to its end (returned or raised) and nothing cancelled its scope.
+RAN: Final = 0
+#: The body stopped at a checkpoint because its scope was cancelled (the abort or the deadline).
+STOPPED: Final = 1
+#: The body ran to its end, but its scope was cancelled meanwhile: it lost the race.
+OVERRAN: Final = 2
+
+
+def stale_cancellation(cancelled: trio.Cancelled) -> BaseException | None:
+    """``None`` when ``cancelled`` is a real cancellation of the current task (re-raise it), else
+    the failure it stands for: a ``trio.Cancelled`` that no cancelled scope delivered (a body or a
+    callback kept one from an earlier cancellation and raised it again)."""
+    if trio.current_effective_deadline() == -math.inf:
+        return None
+    failure = RuntimeError("a trio.Cancelled was raised that no cancelled scope delivered")
+    failure.__cause__ = cancelled
+    return failure
+
+
+@asynccontextmanager
+async def _fused(first: trio.Event, second: trio.Event) -> AsyncIterator[trio.Event]:
+    """An event set as soon as either ``first`` or ``second`` is (rare path: a wrapper replaced
+    the abort event). One system task watches both for the duration of the block."""
+    fused = trio.Event()
+    watch_scope = trio.CancelScope()
+
+    async def relay(source: trio.Event) -> None:
+        await source.wait()
+        fused.set()
+
+    async def watch() -> None:
+        with watch_scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(relay, first)
+                nursery.start_soon(relay, second)
+
+    trio.lowlevel.spawn_system_task(watch, name="trio_harness.fused-abort")
+    try:
+        yield fused
+    finally:
+        watch_scope.cancel()
+
+
+def _ending(scope: trio.CancelScope) -> int:
+    if scope.cancelled_caught:
+        return STOPPED
+    return OVERRAN if scope.cancel_called else RAN
+
+
+async def _guarded(
+    exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, execute: Any
+) -> tuple[Any, BaseException | None, int]:
+    """The general way: a cancel scope cancelled by ``abort`` (through a relay when there is one,
+    else a private watcher) and by the deadline."""
+    value: Any = UNSET
+    failure: BaseException | None = None
+    async with cancel_on_abort(abort) as scope:
+        if timeout_s is not None:
+            scope.deadline = trio.current_time() + timeout_s
+        try:
+            value = await execute(exec.arguments, exec)
+        except Exception as error:
+            failure = error
+        except trio.Cancelled as cancelled:
+            failure = stale_cancellation(cancelled)
+            if failure is None:
+                raise
+    return value, failure, _ending(scope)
+
+
+def _log_failure(exec: ToolExecution, error: BaseException) -> None:
+    """Tell the developer what the model only sees as ``Error: <message>``."""
+    if isinstance(error, HarnessError):
+        logger.debug('tool "%s" (%s) failed: %s', exec.name, exec.call_id, error_message(error))
+    else:
+        logger.warning(
+            'tool "%s" (%s) raised %s',
+            exec.name,
+            exec.call_id,
+            type(error).__name__,
+            exc_info=error,
+        )
+
+
+async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutionResult:
+    """Run the body of ``exec``'s tool and make its ending a result (stored on ``exec``).
+
+    The innermost ``next()`` of the execute wrappers. A call whose event is already set gets
+    ``ABORTED_BEFORE_DISPATCH`` and an unregistered tool ``TOOL_NOT_FOUND``, without a body.
+
+    Raises:
+        trio.Cancelled: The caller's own scope was cancelled (never turned into a result).
+    """
+    caller = exec._caller_abort
+    current = exec._abort
+    if (caller is not None and caller.is_set()) or (
+        current is not caller and current is not None and current.is_set()
+    ):
+        result = aborted_before_dispatch_result()
+    elif (entry := registry.lookup(exec.name)) is None:
+        result = error_result(ToolNotFoundError(exec.name))
+    else:
+        exec._body_invoked = True
+        execute = entry.definition.execute
+        timeout_s = entry.timeout_s
+        # Run: the body's value, or its failure, and its ending.
+        value: Any = UNSET
+        failure: BaseException | None = None
+        ending = RAN
+        relay = (
+            current_relay(caller)
+            if current is caller and caller is not None and timeout_s is None
+            else None
+        )
+        if caller is None and current is None and timeout_s is None:
+            # The hot path: no cancel scope, and no abort to re-check afterwards.
+            try:
+                value = await execute(exec.arguments, exec)
+            except Exception as error:
+                failure = error
+            except trio.Cancelled as cancelled:
+                failure = stale_cancellation(cancelled)
+                if failure is None:
+                    raise
+            finally:
+                exec._abort = None  # the body may have replaced it
+        elif relay is not None:
+            # The pool's path with an abort event (``_guarded``'s relay case, written out): one
+            # event, watched by the step's relay, which alone can cancel this scope, and only
+            # once the event is set.
+            with trio.CancelScope() as scope:
+                # The event was seen unset with no checkpoint since: no need to re-check it
+                # (``AbortRelay.scopes``).
+                scopes = relay.scopes
+                scopes.add(scope)
+                try:
+                    value = await execute(exec.arguments, exec)
+                except Exception as error:
+                    failure = error
+                except trio.Cancelled as cancelled:
+                    failure = stale_cancellation(cancelled)
+                    if failure is None:
+                        raise
+                finally:
+                    scopes.discard(scope)
+                    exec._abort = current  # the body may have replaced it
+            ending = _ending(scope)
+        else:
+            try:
+                if current is caller or current is None or caller is None:
+                    # One event (or none): the body sees it unchanged.
+                    exec._abort = caller if current is None else current
+                    value, failure, ending = await _guarded(exec, exec._abort, timeout_s, execute)
+                else:
+                    # A wrapper replaced the event: the body sees a third event set by either.
+                    async with _fused(caller, current) as fused:
+                        exec._abort = fused
+                        value, failure, ending = await _guarded(exec, fused, timeout_s, execute)
+            finally:
+                exec._abort = current
+        # Map the ending, once.
+        if failure is not None:
+            # A tool-owned failure is kept even when it was raised in reaction to the abort.
+            _log_failure(exec, failure)
+            result = error_result(failure)
+        elif ending == STOPPED:
+            # The body stopped at a checkpoint: the abort, or else the deadline, cancelled it.
+            aborted = (caller is not None and caller.is_set()) or (
+                current is not None and current.is_set()
+            )
+            result = aborted_result() if aborted else timeout_result(entry)
+        else:
+            result = success_result(exec, entry, value)
+            if not result.is_error:
+                # A body that returned after the abort (or past its deadline) lost the race.
+                if (caller is not None and caller.is_set()) or (
+                    current is not None and current.is_set()
+                ):
+                    result = aborted_result()
+                elif ending == OVERRAN:
+                    result = timeout_result(entry)
+    exec._body_result = exec._fresh_result = result
+    return result

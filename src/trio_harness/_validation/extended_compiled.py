@@ -1,0 +1,352 @@
+"""The compiled validator of the extended vocabulary: closures built once per schema.
+
+:func:`compile_extended_validator` asserts the schema and builds two closures per node, tested to
+equal :func:`~.extended.validate_extended_value` (the reference walker) on every value:
+
+* a check-only predicate (``_fast``): no paths, no messages; valid calls, the common case, pay
+  only for the checks;
+* a collector (``_compile``), run only when the predicate fails, with the walker's violations.
+
+Subtrees without any extension keyword are compiled whole by ``compile_validator`` (generated
+code); the leaf checks are :mod:`.extended`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .._json import is_json_integer, is_json_number, is_json_value
+from .compiled import Validator, compile_validator
+from .extended import (
+    STRICT_LOCAL,
+    Formats,
+    assert_extended_json_schema,
+    count_checks,
+    duplicate_problem,
+    has_extension,
+    number_checks,
+    string_checks,
+)
+from .paths import diagnostic_path, property_path
+from .walker import one_of_violation
+
+__all__ = ["compile_extended_validator"]
+
+_Check = Callable[[Any, str, list[str]], None]
+
+
+def _compile(node: dict[str, Any], formats: Formats) -> _Check:
+    if not has_extension(node):
+        strict = compile_validator(node)
+
+        def strict_check(value: Any, path: str, out: list[str]) -> None:
+            out.extend(strict(value, path))
+
+        return strict_check
+    if "oneOf" in node:
+        branches = [_compile(branch, formats) for branch in node["oneOf"]]
+
+        def one_of(value: Any, path: str, out: list[str]) -> None:
+            matched = 0
+            for branch in branches:
+                branch_out: list[str] = []
+                branch(value, path, branch_out)
+                matched += not branch_out
+            if matched != 1:
+                out.append(one_of_violation(path, matched))
+
+        return one_of
+    type_name = node["type"]
+    if type_name in ("string", "number", "integer"):
+        return _compile_scalar(node, type_name, formats)
+    if type_name == "array":
+        return _compile_array(node, formats)
+    return _compile_object(node, formats)
+
+
+def _compile_scalar(node: dict[str, Any], type_name: str, formats: Formats) -> _Check:
+    strict = compile_validator({key: item for key, item in node.items() if key in STRICT_LOCAL})
+    checks = string_checks(node, formats) if type_name == "string" else number_checks(node)
+    if type_name == "string":
+
+        def type_ok(value: Any) -> bool:
+            return type(value) is str
+    elif type_name == "number":
+        type_ok = is_json_number
+    else:
+        type_ok = is_json_integer
+
+    def scalar(value: Any, path: str, out: list[str]) -> None:
+        own = strict(value, path)
+        if own:
+            out.extend(own)
+            if not type_ok(value):
+                return
+        label = None
+        for check in checks:
+            problem = check(value)
+            if problem is not None:
+                if label is None:
+                    label = f'"{diagnostic_path(path)}" '
+                out.append(label + problem)
+
+    return scalar
+
+
+def _compile_array(node: dict[str, Any], formats: Formats) -> _Check:
+    counts = count_checks(node, "minItems", "maxItems", "item")
+    prefix = [_compile(child, formats) for child in node.get("prefixItems", [])]
+    items = _compile(node["items"], formats) if "items" in node else None
+    unique = node.get("uniqueItems") is True
+    size = len(prefix)
+
+    def array(value: Any, path: str, out: list[str]) -> None:
+        if type(value) is not list:
+            out.append(f'"{diagnostic_path(path)}" must be an array')
+            return
+        for check in counts:
+            problem = check(value)
+            if problem is not None:
+                out.append(f'"{diagnostic_path(path)}" {problem}')
+        before = len(out)
+        for index, element in enumerate(value):
+            if index < size:
+                prefix[index](element, f"{path}[{index}]", out)
+            elif items is not None:
+                items(element, f"{path}[{index}]", out)
+            elif not is_json_value(element):
+                out.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
+                return
+        if unique and len(out) == before:
+            problem = duplicate_problem(value)
+            if problem is not None:
+                out.append(f'"{diagnostic_path(path)}" {problem}')
+
+    return array
+
+
+def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
+    required: list[str] = list(node.get("required", ()))
+    properties = {
+        key: _compile(child, formats) for key, child in node.get("properties", {}).items()
+    }
+    extra_node = node.get("additionalProperties")
+    closed = extra_node is False
+    extra = _compile(extra_node, formats) if type(extra_node) is dict else None
+    counts = count_checks(node, "minProperties", "maxProperties", "property")
+
+    def obj(value: Any, path: str, out: list[str]) -> None:
+        if type(value) is not dict:
+            out.append(f'"{diagnostic_path(path)}" must be an object')
+            return
+        own: list[str] = []
+        for name in required:
+            if name not in value:
+                own.append(f'missing required property "{property_path(path, name)}"')
+        for key, check in properties.items():
+            if key in value:
+                check(value[key], property_path(path, key), own)
+        lossless = True
+        for key, child in value.items():
+            if type(key) is not str:
+                lossless = False
+            elif key in properties:
+                continue
+            elif closed:
+                own.append(
+                    f'"{property_path(path, key)}" is not a declared property '
+                    "(additionalProperties: false)"
+                )
+            elif extra is not None:
+                extra(child, property_path(path, key), own)
+            elif not is_json_value(child):
+                lossless = False
+        for count in counts:
+            problem = count(value)
+            if problem is not None:
+                own.append(f'"{diagnostic_path(path)}" {problem}')
+        if not own and not lossless:
+            own.append(f'"{diagnostic_path(path)}" must be a lossless JSON object')
+        out.extend(own)
+
+    return obj
+
+
+_Fast = Callable[[Any], bool]
+
+
+def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
+    """A check-only predicate: ``True`` iff :func:`_compile`'s checker finds no violation.
+
+    No paths, no messages: valid calls (the common case) pay only for the checks.
+    """
+    if not has_extension(node):
+        strict = compile_validator(node)
+        return lambda value: not strict(value, "")
+    if "oneOf" in node:
+        branches = [_fast(branch, formats) for branch in node["oneOf"]]
+
+        def one_of(value: Any) -> bool:
+            matched = 0
+            for branch in branches:
+                if branch(value):
+                    matched += 1
+            return matched == 1
+
+        return one_of
+    type_name = node["type"]
+    if type_name in ("string", "number", "integer"):
+        checks = string_checks(node, formats) if type_name == "string" else number_checks(node)
+        if "enum" in node or "const" in node:
+            strict = compile_validator(
+                {key: item for key, item in node.items() if key in STRICT_LOCAL}
+            )
+
+            def type_ok(value: Any) -> bool:
+                return not strict(value, "")
+        elif type_name == "string":
+
+            def type_ok(value: Any) -> bool:
+                return type(value) is str
+        else:
+            type_ok = is_json_number if type_name == "number" else is_json_integer
+
+        def scalar(value: Any) -> bool:
+            if not type_ok(value):
+                return False
+            for check in checks:  # noqa: SIM110 - a loop beats all() over a generator here
+                if check(value) is not None:
+                    return False
+            return True
+
+        return scalar
+    if type_name == "array":
+        return _fast_array(node, formats)
+    return _fast_object(node, formats)
+
+
+def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
+    counts = count_checks(node, "minItems", "maxItems", "item")
+    prefix = [_fast(child, formats) for child in node.get("prefixItems", [])]
+    items = _fast(node["items"], formats) if "items" in node else None
+    unique = node.get("uniqueItems") is True
+    size = len(prefix)
+
+    def array(value: Any) -> bool:
+        if type(value) is not list:
+            return False
+        for check in counts:
+            if check(value) is not None:
+                return False
+        for index, element in enumerate(value):
+            if index < size:
+                if not prefix[index](element):
+                    return False
+            elif items is not None:
+                if not items(element):
+                    return False
+            elif not is_json_value(element):
+                return False
+        return not unique or duplicate_problem(value) is None
+
+    return array
+
+
+def _is_plain_scalar(node: dict[str, Any]) -> bool:
+    return "oneOf" not in node and node.get("type") in ("string", "number", "integer")
+
+
+def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
+    # One strict validator call covers the type, ``required``, every property's strict part
+    # (scalar properties with extension keywords enter with their strict keywords only) and the
+    # lossless check of everything else; the extension parts follow.
+    declared: dict[str, Any] = node.get("properties", {})
+    strict_properties: dict[str, Any] = {}
+    bounds: list[tuple[str, list[Callable[[Any], str | None]]]] = []
+    extended: list[tuple[str, _Fast]] = []
+    for key, child in declared.items():
+        if not has_extension(child):
+            strict_properties[key] = child
+        elif _is_plain_scalar(child):
+            strict_properties[key] = {k: v for k, v in child.items() if k in STRICT_LOCAL}
+            kind = child["type"]
+            bounds.append(
+                (key, string_checks(child, formats) if kind == "string" else number_checks(child))
+            )
+        else:
+            extended.append((key, _fast(child, formats)))
+    required: list[str] = list(node.get("required", ()))
+    # The skeleton must pass the strict assertion to be compiled (else ``compile_validator``
+    # falls back to the walker): it requires only the names it declares; the others below.
+    skeleton: dict[str, Any] = {
+        "type": "object",
+        "properties": strict_properties,
+        "required": [name for name in required if name in strict_properties],
+    }
+    others = [name for name in required if name not in strict_properties]
+    strict = compile_validator(skeleton)
+    extra_node = node.get("additionalProperties")
+    closed = extra_node is False
+    extra = _fast(extra_node, formats) if type(extra_node) is dict else None
+    counts = count_checks(node, "minProperties", "maxProperties", "property")
+
+    def obj(value: Any) -> bool:
+        if strict(value, ""):
+            return False
+        for name in others:
+            if name not in value:
+                return False
+        for key, checks in bounds:
+            if key in value:
+                child = value[key]  # its type passed the strict check
+                for bound in checks:
+                    if bound(child) is not None:
+                        return False
+        for key, predicate in extended:
+            if key in value and not predicate(value[key]):
+                return False
+        if closed or extra is not None:
+            for key, child in value.items():
+                if key in declared:
+                    continue
+                if closed or not extra(child):  # type: ignore[misc]
+                    return False
+        for count in counts:  # noqa: SIM110 - a loop beats all() over a generator here
+            if count(value) is not None:
+                return False
+        return True
+
+    return obj
+
+
+def compile_extended_validator(schema: object, *, formats: Formats = "annotate") -> Validator:
+    """Assert ``schema`` (subset + extension) and build its validator once.
+
+    Args:
+        schema: The raw schema.
+        formats: ``"annotate"`` (default) or ``"assert"`` (check the common formats).
+
+    Returns:
+        ``(value, path) -> violations``, equal to :func:`~.extended.validate_extended_value` on every value.
+
+    Raises:
+        JsonSchemaError: ``schema`` is outside the subset + extension.
+    """
+    assert_extended_json_schema(schema)
+    if not has_extension(schema):
+        return compile_validator(schema)
+    check = _compile(schema, formats)  # type: ignore[arg-type]
+    fast = _fast(schema, formats)  # type: ignore[arg-type]
+
+    def validate(value: object, path: str = "value") -> list[str]:
+        out: list[str] = []
+        try:
+            if fast(value):
+                return out
+            check(value, path, out)
+        except (TypeError, RecursionError):
+            return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
+        return out
+
+    return validate
