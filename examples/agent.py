@@ -2,7 +2,7 @@
 OpenAI-compatible endpoint, and a durable log that resumes the conversation after any crash.
 
     OPENAI_API_KEY=... python examples/agent.py --base-url https://api.deepseek.com \\
-        --model deepseek-chat --sandbox ./sandbox --log agent.jsonl \\
+        --model deepseek-v4-flash --sandbox ./sandbox --log agent.jsonl \\
         --mcp notes="python notes_server.py"
 
 Type a request at the ``you>`` prompt (or pass ``--prompt`` one or more times). Each step prints

@@ -71,7 +71,7 @@ class StrSub(str):
         frozenset(),
         decimal.Decimal("1"),
         b"x",
-        object(),
+        pytest.param(object(), id="object()"),  # a stable id: pytest-xdist compares them
         Sub(),
         OrderedDict(),
         ListSub(),

@@ -18,6 +18,13 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+try:
+    import hypothesis  # noqa: F401  (the extra this namespace needs, checked first)
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "trio_harness.testing needs hypothesis: pip install 'trio_harness[testing]'"
+    ) from error
+
 import attrs
 import trio
 

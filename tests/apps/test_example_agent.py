@@ -56,6 +56,7 @@ def assert_valid_log(path: Path) -> None:
     assert check_log([event.to_json() for event in events]) == []
 
 
+@pytest.mark.slow
 async def test_a_multi_step_conversation_with_a_repaired_call(tmp_path: Path) -> None:
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()

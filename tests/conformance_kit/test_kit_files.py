@@ -23,6 +23,7 @@ def fresh_lines() -> list[str]:
     return generate_lines()
 
 
+@pytest.mark.slow
 def test_the_committed_vectors_are_what_the_reference_generates(fresh_lines: list[str]) -> None:
     committed = (SPEC / SCHEDULING_FILE).read_text(encoding="utf-8").splitlines()
     assert len(committed) == len(fresh_lines)
@@ -72,6 +73,7 @@ def test_version_names_the_upstream_commit_the_vectors_reflect() -> None:
     assert commit.group(1) in behaviour
 
 
+@pytest.mark.slow
 def test_generate_check_passes_on_the_repository_and_catches_a_stale_file(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,

@@ -43,6 +43,7 @@ def test_a_100000_event_log_writes_and_reloads(tmp_path: Path) -> None:
     assert th.log.check_replay(loaded.events).valid
 
 
+@pytest.mark.slow
 def test_write_and_reload_work_grows_linearly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -195,6 +195,9 @@ class _Alias:
     def __hash__(self) -> int:
         return hash(self.name)
 
+    def __repr__(self) -> str:  # the test ids use it: no address (pytest-xdist compares them)
+        return f"_Alias({self.name!r})"
+
     def __eq__(self, other: object) -> bool:
         return other == self.name
 

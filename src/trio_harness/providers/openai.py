@@ -630,7 +630,7 @@ class ChatCompletionsModel:
     with :meth:`add_user`. The application owns the client::
 
         async with openai.AsyncOpenAI(base_url=..., api_key=...) as client:
-            model = ChatCompletionsModel(client, "deepseek-chat")
+            model = ChatCompletionsModel(client, "deepseek-v4-flash")
 
     Attributes:
         client: An ``openai.AsyncOpenAI`` (or anything with ``chat.completions.create``).

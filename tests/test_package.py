@@ -1,0 +1,276 @@
+"""The package as an index shows it and as a user installs it: optional extras fail with the
+install line, the README renders there with working links, and the wheel and sdist are well
+formed (``twine check --strict``), the sdist carrying everything its own tests need.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Runs ``import {module}`` with the distributions in ``{hidden}`` made unimportable (a meta-path
+#: finder that refuses them, as if they were not installed), and prints what happened.
+HIDING = """
+import sys
+
+HIDDEN = {hidden!r}
+
+
+class Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Hide())
+for name in list(sys.modules):
+    if name.partition(".")[0] in HIDDEN:
+        del sys.modules[name]
+try:
+    import {module}
+except ImportError as error:
+    print(f"ImportError: {{error}}")
+else:
+    print("imported")
+"""
+
+
+def import_without(module: str, *hidden: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "-c", HIDING.format(module=module, hidden=hidden)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.strip()
+
+
+def test_the_testing_namespace_without_hypothesis_names_its_extra() -> None:
+    assert import_without("trio_harness.testing", "hypothesis") == (
+        "ImportError: trio_harness.testing needs hypothesis: pip install 'trio_harness[testing]'"
+    )
+
+
+def test_the_mcp_namespace_without_the_sdk_names_its_extra() -> None:
+    assert import_without("trio_harness.mcp", "mcp") == (
+        "ImportError: trio_harness.mcp needs the MCP SDK: pip install 'trio_harness[mcp]'"
+    )
+
+
+def test_the_hiding_finder_hides_only_what_it_is_told() -> None:
+    assert import_without("trio_harness.testing", "mcp") == "imported"
+    assert import_without("trio_harness.mcp", "hypothesis") == "imported"
+
+
+OPTIONAL = ("hypothesis", "mcp", "openai", "anthropic", "jsonschema", "httpx", "anyio")
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "trio_harness",
+        "trio_harness.log",
+        "trio_harness.lowlevel",
+        "trio_harness.schema",
+        "trio_harness.timeline",
+        "trio_harness.turn",
+        "trio_harness.providers.openai",
+        "trio_harness.providers.anthropic",
+    ],
+)
+def test_the_core_and_the_providers_need_no_optional_distribution(module: str) -> None:
+    assert import_without(module, *OPTIONAL) == "imported"
+
+
+#: ``[text](target)`` and ``![alt](target)`` in Markdown, and ``<a href=...>``/``<img src=...>``.
+LINK = re.compile(r"\]\(([^)\s]+)[^)]*\)|(?:href|src)=[\"']([^\"']+)[\"']")
+
+
+def test_the_readme_has_only_absolute_links() -> None:
+    # The index renders the README out of the repository: a relative link there is broken.
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = [a or b for a, b in LINK.findall(text)]
+    assert targets
+    assert [t for t in targets if not t.startswith("https://")] == []
+
+
+def test_the_metadata_names_the_license_and_classifiers() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("MIT License\n")
+    assert "Copyright (c) trio_harness contributors" in license_text
+    classifiers = set(project["classifiers"])
+    assert {"Framework :: Trio", "Typing :: Typed", "Programming Language :: Python :: 3.11"} <= (
+        classifiers
+    )
+    # A license expression and a License :: classifier together are an error (PEP 639).
+    assert not any(c.startswith("License ::") for c in classifiers)
+
+
+#: Files of the source tree the sdist must carry for its tests to run: the tests, the kit, the
+#: pages and examples the tests execute, the benchmarks the docs cite.
+SHIPPED = ("src", "tests", "spec", "docs", "examples", "bench")
+TOP_FILES = ("LICENSE", "README.md", "CHANGELOG.md", "MANIFEST.in", "pyproject.toml")
+
+
+def source_files() -> set[str]:
+    files = set(TOP_FILES)
+    for top in SHIPPED:
+        for path in (ROOT / top).rglob("*"):
+            relative = path.relative_to(ROOT)
+            parts = relative.parts
+            if not path.is_file() or "__pycache__" in parts or path.suffix == ".pyc":
+                continue
+            if parts[:2] in {("docs", "_build"), ("bench", "results")}:
+                continue
+            if any(part.endswith(".egg-info") for part in parts):
+                continue
+            files.add(relative.as_posix())
+    return files
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    for tool in ("build", "twine"):
+        if importlib.util.find_spec(tool) is None:
+            pytest.skip(f"{tool} is not installed in this environment (pip install build twine)")
+    out = tmp_path_factory.mktemp("dist")
+    # A copy of the tree without build leftovers, so the sdist is what a fresh clone gives.
+    source = tmp_path_factory.mktemp("source") / "trio_harness"
+    for name in source_files():
+        target = source / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    completed = subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return out
+
+
+@pytest.mark.slow
+def test_the_wheel_and_the_sdist_pass_twine_check_strict(dist: Path) -> None:
+    built = sorted(dist.iterdir())
+    assert sorted(p.name.rpartition(".")[2] for p in built) == ["gz", "whl"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, built)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.count("PASSED") == 2
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_package_its_types_and_the_license(dist: Path) -> None:
+    [wheel] = dist.glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode("utf-8")
+    assert "trio_harness/__init__.py" in names
+    assert "trio_harness/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert not any(n.startswith(("tests/", "docs/", "bench/")) for n in names)
+    assert "License-Expression: MIT" in text
+    assert "Classifier: Framework :: Trio" in text
+    assert "Description-Content-Type: text/markdown" in text
+
+
+@pytest.mark.slow
+def test_the_sdist_carries_what_its_tests_need_and_they_run(dist: Path, tmp_path: Path) -> None:
+    [sdist] = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        shipped = {
+            name.split("/", 1)[1]
+            for name in archive.getnames()
+            if "/" in name and archive.getmember(name).isfile()
+        }
+        archive.extractall(tmp_path, filter="data")
+    missing = source_files() - shipped
+    assert sorted(missing) == []
+    assert not any("__pycache__" in name or name.endswith(".pyc") for name in shipped)
+    # The unpacked sdist's tests import the unpacked sdist's package, and run: every test
+    # module collects, and the tests that read the kit, the pages and the examples pass.
+    unpacked = tmp_path / top
+    env = {**os.environ, "PYTHONPATH": str(unpacked / "src")}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import trio_harness; print(trio_harness.__file__)"],
+        cwd=unpacked,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert Path(probe.stdout.strip()).is_relative_to(unpacked)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "tests/test_docs.py",
+            "tests/conformance/test_vectors.py",
+            "tests/test_layering.py",
+            "-m",
+            "not slow",
+        ],
+        cwd=unpacked,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    collect = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"],
+        cwd=unpacked,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert collect.returncode == 0, collect.stdout[-3000:] + collect.stderr[-3000:]
+
+
+def test_ci_runs_the_readme_test_command_then_the_slow_lane_and_the_docs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_block = readme.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    command = first_block[1]
+    assert '-m "not slow"' in command
+    assert "-rs" in command.split()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    steps = [line for line in ci if line and not line.startswith("#")]
+    at = steps.index(command)
+    assert ".venv/bin/python -m pytest -m slow -rs" in steps[at + 1 :]
+    assert any(line.startswith(".venv/bin/sphinx-build -W ") for line in steps[at + 1 :])
