@@ -24,7 +24,11 @@ from typing import Any
 
 __all__ = ["publish"]
 
-_PRIVATE_PREFIX = "trio_harness._"
+
+def _is_private(module: str) -> bool:
+    """A module of the package that users do not import (a part of its path starts with ``_``)."""
+    parts = module.split(".")
+    return parts[0] == "trio_harness" and any(part.startswith("_") for part in parts[1:])
 
 
 def _resolve_annotations(cls: type) -> None:
@@ -52,7 +56,7 @@ def publish(module_name: str, namespace: Mapping[str, Any], names: Iterable[str]
         value = namespace.get(name)
         if not (inspect.isclass(value) or inspect.isfunction(value)):
             continue
-        if not getattr(value, "__module__", "").startswith(_PRIVATE_PREFIX):
+        if not _is_private(getattr(value, "__module__", "")):
             continue
         if inspect.isclass(value):
             _resolve_annotations(value)
