@@ -203,8 +203,20 @@ __all__ = [
     "value_schema_spec_to_json_schema",
 ]
 
+publish(__name__, globals(), __all__)
+
+# The namespaces named after their users, importable as attributes (``th.log.DurableSession``),
+# as ``trio.lowlevel`` is. ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
+from . import agent as agent  # noqa: E402
+from . import log as log  # noqa: E402
+from . import lowlevel as lowlevel  # noqa: E402
+from . import schema as schema  # noqa: E402
+from . import timeline as timeline  # noqa: E402
+from . import turn as turn  # noqa: E402
+
 #: Old spellings that still work for one release, with a ``DeprecationWarning``: the name, and
-#: the namespace it moved to in 0.2.
+#: the namespace it moved to in 0.2. Everything in ``log``, ``timeline``, ``turn`` and ``schema``
+#: was top-level in 0.1, but for the two names new in 0.2.
 _MOVED: dict[str, str] = {
     **dict.fromkeys(
         (
@@ -224,83 +236,19 @@ _MOVED: dict[str, str] = {
         ),
         "lowlevel",
     ),
-    **dict.fromkeys(
-        (
-            "FSYNC_POLICIES",
-            "DurableSession",
-            "FsyncPolicy",
-            "LoadedSessionLog",
-            "LogCut",
-            "MessageSource",
-            "PresentedCall",
-            "ReplayReport",
-            "SessionLogError",
-            "SessionLogLockedError",
-            "ToolCallData",
-            "ToolResultBlock",
-            "ToolResultData",
-            "ToolResultMessage",
-            "UnansweredCall",
-            "check_replay",
-            "format_presented",
-            "load_session_log",
-            "present_log",
-            "repair_replay",
-        ),
-        "log",
-    ),
-    **dict.fromkeys(
-        (
-            "TRACE_EVENT",
-            "Lane",
-            "StepTrace",
-            "render_timeline_svg",
-            "render_timeline_text",
-            "traces_from_lines",
-        ),
-        "timeline",
-    ),
-    **dict.fromkeys(
-        (
-            "ModelReplied",
-            "ModelRequested",
-            "StepFinished",
-            "StepStarted",
-            "ToolCommitted",
-            "ToolStarted",
-            "TurnEvent",
-        ),
-        "turn",
-    ),
-    **dict.fromkeys(
-        (
-            "NormalizedSchema",
-            "assert_extended_json_schema",
-            "normalize_json_schema",
-            "validate_extended_value",
-        ),
-        "schema",
-    ),
+    **{
+        name: namespace.__name__.rsplit(".", 1)[1]
+        for namespace in (log, timeline, turn, schema)
+        for name in namespace.__all__
+        if name not in ("FinishReason", "Usage")
+    },
 }
-
-publish(__name__, globals(), __all__)
-
-# The namespaces named after their users, importable as attributes (``th.log.DurableSession``),
-# as ``trio.lowlevel`` is. ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
-from . import agent as agent  # noqa: E402
-from . import log as log  # noqa: E402
-from . import lowlevel as lowlevel  # noqa: E402
-from . import schema as schema  # noqa: E402
-from . import timeline as timeline  # noqa: E402
-from . import turn as turn  # noqa: E402
 
 
 def __getattr__(name: str) -> Any:
     namespace = _MOVED.get(name)
     if namespace is not None:
-        import importlib
-
-        module = importlib.import_module(f"{__name__}.{namespace}")
+        module = globals()[namespace]
         warnings.warn(
             f"trio_harness.{name} moved to trio_harness.{namespace}.{name}",
             DeprecationWarning,
