@@ -9,6 +9,13 @@ ordered committer. Before every decision the driver drains the channel, so resul
 committed are committed before the next call is classified or started (a commit may change the
 registry).
 
+Streaming: a step fed by an async iterable of calls runs one more task, the *pump*, in a nursery
+around the step: it reads the source and posts each call (and the end, or the source's error) to
+the same channel the dispatch tasks post settles to, so the driver waits on one channel for
+whichever comes first. The driver admits arrivals only when it drains the channel, before every
+decision, exactly as it takes settles; a call that arrived is therefore classified, started and
+committed at the same points as if the whole list had been given.
+
 Failures and cancellation:
 
 * a scheduler failure (an exception escaping ``prepare``/``dispatch``/``finalize``/``finish`` or
@@ -25,8 +32,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+from collections.abc import AsyncIterable, Callable, Sequence
+from typing import Any, Protocol, cast
 
 import attrs
 import trio
@@ -49,6 +56,7 @@ from .machine import (
     OP_DONE,
     OP_OPEN_GROUP,
     OP_RAISE,
+    OP_RECEIVE,
     OP_SKIP,
     OP_START,
     OP_WAIT,
@@ -73,7 +81,8 @@ class PoolTracer(Protocol):
     ``begin`` is called once when the step starts; ``phase(name, index, detail)`` at each
     instant, synchronously, from the driver or a dispatch task (read ``trio.current_time()``
     for the time). ``index`` is the call's position in the step (``-1`` for step phases).
-    Names and details: ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
+    Names and details: ``arrived`` (a streamed step only: the call became known, after those
+    ``begin`` listed; the detail is ``(call_id, name)``), ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
     may be classified more than once), ``group-open`` (whether the group is parallel),
     ``started`` (its ``tool/call`` was recorded; prepare begins), ``prepared`` (the
     preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
@@ -114,21 +123,32 @@ class _Failed:
     error: Exception
 
 
+# What the pump posts on the driver's channel besides settled slot indices (which are >= 0).
+_ARRIVED = -1
+_ENDED = -2
+_BROKEN = -3
+
+
 class Driver:
     """Runs one :class:`StepCore` against a runtime (see the module docstring)."""
 
     __slots__ = (
         "_abort",
+        "_admit",
+        "_arrivals",
         "_core",
         "_inputs",
         "_limiter",
         "_pending",
+        "_pump_scope",
         "_receive",
         "_recorder",
         "_runtime",
         "_scheduler",
         "_send",
         "_slots",
+        "_source",
+        "_source_error",
         "_trace",
         "_unread",
     )
@@ -141,7 +161,12 @@ class Driver:
         abort: trio.Event | None,
         recorder: Recorder,
         tracer: PoolTracer | None = None,
+        *,
+        source: AsyncIterable[Any] | None = None,
+        admit: Callable[[Any], ToolExecutionInput] | None = None,
     ) -> None:
+        """``source``/``admit``: a streaming step. ``inputs`` are the calls known at the start
+        (they grow); ``admit`` turns each item of ``source`` into its input (and may raise)."""
         self._runtime = runtime
         # The optional tracer's phase callback; ``None`` costs one test per phase.
         self._trace: Callable[[str, int, object], None] | None = None
@@ -152,8 +177,19 @@ class Driver:
         self._inputs = inputs
         self._abort = abort
         self._recorder = recorder
-        self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
+        self._core = StepCore(
+            len(inputs),
+            cap,
+            aborted=abort is not None and abort.is_set(),
+            stream=source is not None,
+        )
         self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
+        self._source = source
+        self._admit = admit
+        # Calls the pump read and the driver has not admitted yet, in stream order.
+        self._arrivals: deque[Any] = deque()
+        self._source_error: Exception | None = None
+        self._pump_scope = trio.CancelScope()
         # Settled slot indices travel from the dispatch tasks to the driver over this channel.
         # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
         # ``_unread`` counts them so draining needs no exception per empty poll.
@@ -172,6 +208,77 @@ class Driver:
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
+        source = self._source
+        if source is None:
+            return await self._run()
+        if isinstance(source, trio.MemoryReceiveChannel):
+            # The calls already sent are known at once, as a list's are (the pump would take
+            # them one checkpoint at a time).
+            try:
+                ended = self._take_buffered(source)
+            except Exception as exc:
+                self._end(exc)
+                return await self._run()
+            if ended:
+                self._end(None)
+                return await self._run()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pump)
+                try:
+                    return await self._run()
+                finally:
+                    # Only the pump's own scope: cancelling the nursery's would swallow an
+                    # outside cancellation of the step.
+                    self._pump_scope.cancel()
+        except BaseExceptionGroup as group:
+            _raise_sole(group)
+            raise
+
+    async def _pump(self) -> None:
+        source = self._source
+        with self._pump_scope:
+            try:
+                if isinstance(source, trio.MemoryReceiveChannel):
+                    while not self._take_buffered(source):
+                        try:
+                            item = await source.receive()
+                        except trio.EndOfChannel:
+                            break
+                        self._post(item)
+                else:
+                    assert source is not None
+                    async for item in source:
+                        self._post(item)
+            except Exception as exc:
+                # The source broke (e.g. the model's stream): a scheduler failure of the step.
+                self._end(exc)
+            else:
+                self._end(None)
+
+    def _end(self, error: Exception | None) -> None:
+        self._source_error = error
+        self._unread += 1
+        self._send.send_nowait(_ENDED if error is None else _BROKEN)
+
+    def _post(self, item: object) -> None:
+        self._arrivals.append(item)
+        self._unread += 1
+        self._send.send_nowait(_ARRIVED)
+
+    def _take_buffered(self, source: trio.MemoryReceiveChannel[Any]) -> bool:
+        # Everything already sent, without a checkpoint (``receive`` has one per item); returns
+        # whether the channel ended.
+        while True:
+            try:
+                item = source.receive_nowait()
+            except trio.WouldBlock:
+                return False
+            except trio.EndOfChannel:
+                return True
+            self._post(item)
+
+    async def _run(self) -> bool:
         abort = self._abort
         try:
             if abort is not None and current_relay(abort) is None:
@@ -188,6 +295,10 @@ class Driver:
 
     @enable_ki_protection
     def _seal(self) -> None:
+        if self._arrivals:
+            # Calls read from the stream but not admitted yet are answered too.
+            while self._arrivals and not self._core.has_failure:
+                self._arrive()
         started, unstarted = self._core.seal()
         recorder = self._recorder
         trace = self._trace
@@ -204,6 +315,8 @@ class Driver:
         core = self._core
         abort = self._abort
         while True:
+            if self._unread:
+                self._drain()  # a streaming step: calls that arrived between groups
             if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
             op, index = core.next_action()
@@ -220,6 +333,8 @@ class Driver:
                     raise
             elif op is OP_SKIP:
                 self._skip(index)
+            elif op is OP_RECEIVE:
+                await self._wait()
             elif op is OP_RAISE:
                 failure = core.failure
                 assert isinstance(failure, BaseException)
@@ -276,16 +391,20 @@ class Driver:
                 self._record(index, result)
             elif op is OP_CLASSIFY:
                 self._classify(index)
-            elif op is OP_WAIT:
-                index = await self._receive.receive()
-                self._unread -= 1
-                self._settle(index)
+            elif op is OP_WAIT or op is OP_RECEIVE:
+                await self._wait()
             elif op is OP_CLOSE_GROUP:
                 if trace is not None:
                     trace("group-close", index, None)
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
+
+    async def _wait(self) -> None:
+        # One settle, or (streaming) one arrival, the end or the source's failure.
+        index = await self._receive.receive()
+        self._unread -= 1
+        self._settle(index)
 
     def _drain(self) -> None:
         receive = self._receive
@@ -295,12 +414,44 @@ class Driver:
             self._settle(index)
 
     def _settle(self, index: int) -> None:
+        if index < 0:
+            self._message(index)
+            return
         slot = self._slots[index]
         if isinstance(slot, _Failed):
             self._slots[index] = None
             self._core.dispatch_failed(index, slot.error)
         else:
             self._core.settled(index)
+
+    def _message(self, kind: int) -> None:
+        # What the pump posted, in stream order (see ``_pump``).
+        if kind == _ARRIVED:
+            if self._core.has_failure:
+                self._arrivals.popleft()  # nothing more is logged after a failure
+            else:
+                self._arrive()
+        elif kind == _ENDED:
+            self._core.end_stream()
+        else:
+            error = self._source_error
+            assert error is not None
+            self._core.fail(error)
+
+    def _arrive(self) -> None:
+        item = self._arrivals.popleft()
+        admit = self._admit
+        assert admit is not None
+        try:
+            input = admit(item)
+        except Exception as exc:
+            self._core.fail(exc)
+            return
+        self._inputs.append(input)
+        self._slots.append(None)
+        index = self._core.arrived()
+        if self._trace is not None:
+            self._trace("arrived", index, (input.call_id, input.name))
 
     def _fail(self, error: Exception) -> None:
         # Failures that settled earlier in a dispatch task come first.
