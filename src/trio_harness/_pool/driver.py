@@ -2,17 +2,17 @@
 
  One driver task
 (the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group, each holding a token of the step's ``trio.CapacityLimiter`` (the
-window: the core never starts more than ``cap`` dispatches, and the limiter holds it to that), store
-their outcome in their slot and send the slot index over a memory channel to the driver, the one
-ordered committer. Before every decision the driver drains the channel, so results that can be
+tasks run in a nursery per group (the core never starts more than ``cap`` of them: that is the
+window), store their outcome in their slot and post the slot index to the driver's inbox, the one
+ordered committer. Before every decision the driver drains the inbox, so results that can be
 committed are committed before the next call is classified or started (a commit may change the
-registry).
+registry). The inbox is a deque and a parked-driver wake-up (what an unbounded memory channel
+with one receiver does, without its bookkeeping: one post per call is on the hot path).
 
 Streaming: a step fed by an async iterable of calls runs one more task, the *pump*, in a nursery
 around the step: it reads the source and posts each call (and the end, or the source's error) to
-the same channel the dispatch tasks post settles to, so the driver waits on one channel for
-whichever comes first. The driver admits arrivals only when it drains the channel, before every
+the inbox the dispatch tasks post settles to, so the driver waits on one inbox for whichever
+comes first. The driver admits arrivals only when it drains the channel, before every
 decision, exactly as it takes settles; a call that arrived is therefore classified, started and
 committed at the same points as if the whole list had been given.
 
@@ -30,7 +30,6 @@ Failures and cancellation:
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Sequence
 from typing import Any, Protocol, cast
@@ -137,20 +136,18 @@ class Driver:
         "_admit",
         "_arrivals",
         "_core",
+        "_inbox",
         "_inputs",
-        "_limiter",
         "_pending",
         "_pump_scope",
-        "_receive",
         "_recorder",
         "_runtime",
         "_scheduler",
-        "_send",
         "_slots",
         "_source",
         "_source_error",
         "_trace",
-        "_unread",
+        "_waiter",
     )
 
     def __init__(
@@ -190,16 +187,11 @@ class Driver:
         self._arrivals: deque[Any] = deque()
         self._source_error: Exception | None = None
         self._pump_scope = trio.CancelScope()
-        # Settled slot indices travel from the dispatch tasks to the driver over this channel.
-        # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
-        # ``_unread`` counts them so draining needs no exception per empty poll.
-        self._send, self._receive = trio.open_memory_channel[int](math.inf)
-        self._unread = 0
-        # The window. The core already never starts more than ``cap`` dispatches; each dispatch
-        # holds a token from the moment it is spawned until it settled, so the limiter states the
-        # window in Trio's own terms (its ``statistics()`` show the pool's occupancy) and raises
-        # ``WouldBlock`` if the two ever disagreed.
-        self._limiter = trio.CapacityLimiter(cap)
+        # The inbox: settled slot indices from the dispatch tasks (at most ``cap`` at a time) and,
+        # in a streaming step, the pump's messages (negative). ``_waiter`` is the driver's task
+        # while it is parked waiting for a post.
+        self._inbox: deque[int] = deque()
+        self._waiter: trio.lowlevel.Task | None = None
         # Dispatches are entered in the order they were started (model order), as upstream
         # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
         # task is not bound to a call: whichever task runs first takes the oldest pending
@@ -258,13 +250,19 @@ class Driver:
 
     def _end(self, error: Exception | None) -> None:
         self._source_error = error
-        self._unread += 1
-        self._send.send_nowait(_ENDED if error is None else _BROKEN)
+        self._deliver(_ENDED if error is None else _BROKEN)
 
     def _post(self, item: object) -> None:
         self._arrivals.append(item)
-        self._unread += 1
-        self._send.send_nowait(_ARRIVED)
+        self._deliver(_ARRIVED)
+
+    def _deliver(self, message: int) -> None:
+        # Post to the inbox and wake the driver if it is parked (``_wait``).
+        self._inbox.append(message)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
 
     def _take_buffered(self, source: trio.MemoryReceiveChannel[Any]) -> bool:
         # Everything already sent, without a checkpoint (``receive`` has one per item); returns
@@ -315,7 +313,7 @@ class Driver:
         core = self._core
         abort = self._abort
         while True:
-            if self._unread:
+            if self._inbox:
                 self._drain()  # a streaming step: calls that arrived between groups
             if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
@@ -354,8 +352,9 @@ class Driver:
         scheduler = self._scheduler
         slots = self._slots
         trace = self._trace
+        inbox = self._inbox
         while True:
-            if self._unread:
+            if inbox:
                 self._drain()
             if abort is not None and abort.is_set() and not core.aborted:
                 core.abort()
@@ -401,17 +400,21 @@ class Driver:
                 unreachable("Op", op.value)
 
     async def _wait(self) -> None:
-        # One settle, or (streaming) one arrival, the end or the source's failure.
-        index = await self._receive.receive()
-        self._unread -= 1
-        self._settle(index)
+        # Park until something is posted (a settle, or in a streaming step an arrival, the end or
+        # the source's failure), then take everything posted. Only called with an empty inbox.
+        self._waiter = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._unpark)
+        self._drain()
+
+    def _unpark(self, raise_cancel: object) -> trio.lowlevel.Abort:
+        # Cancelled while parked: nobody may reschedule the task any more.
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     def _drain(self) -> None:
-        receive = self._receive
-        while self._unread:
-            index = receive.receive_nowait()
-            self._unread -= 1
-            self._settle(index)
+        inbox = self._inbox
+        while inbox:
+            self._settle(inbox.popleft())
 
     def _settle(self, index: int) -> None:
         if index < 0:
@@ -472,11 +475,10 @@ class Driver:
     def _prepared(
         self, index: int, kind: str, preparation: Preparation, nursery: trio.Nursery
     ) -> None:
-        if self._unread:
+        if self._inbox:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
-                self._limiter.acquire_on_behalf_of_nowait(index)
                 self._pending.append((index, preparation.exec))
                 nursery.start_soon(self._dispatch)
         else:
@@ -499,13 +501,14 @@ class Driver:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).
             slot = _Failed(exc)
-        finally:
-            self._limiter.release_on_behalf_of(index)
         if self._trace is not None:
             self._trace("settled", index, slot.error if type(slot) is _Failed else None)
         self._slots[index] = slot
-        self._unread += 1
-        self._send.send_nowait(index)
+        self._inbox.append(index)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
 
     @enable_ki_protection
     def _skip(self, first: int) -> None:
