@@ -2,9 +2,12 @@
 
  One driver task
 (the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group (the core never starts more than ``cap`` of them: that is the
-window), store their outcome in their slot and post the slot index to the driver's inbox, the one
-ordered committer. Before every decision the driver drains the inbox, so results that can be
+tasks run in a nursery per group (the core never starts more than ``cap`` dispatches at once:
+that is the window), store each outcome in its slot and post the slot index to the driver's
+inbox, the one ordered committer. A dispatch task that finished its dispatch takes the next one
+waiting, or parks until the driver hands it one, so a group spawns at most ``cap`` tasks instead
+of one per call (spawning is the largest cost of a no-op call); each dispatch still runs in the
+context a task spawned for it would have had, and no task outlives its group. Before every decision the driver drains the inbox, so results that can be
 committed are committed before the next call is classified or started (a commit may change the
 registry). The inbox is a deque and a parked-driver wake-up (what an unbounded memory channel
 with one receiver does, without its bookkeeping: one post per call is on the hot path).
@@ -30,6 +33,8 @@ Failures and cancellation:
 
 from __future__ import annotations
 
+import contextvars
+import types
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Sequence
 from typing import Any, Protocol, cast
@@ -135,7 +140,9 @@ class Driver:
         "_abort",
         "_admit",
         "_arrivals",
+        "_closing",
         "_core",
+        "_idle",
         "_inbox",
         "_inputs",
         "_pending",
@@ -196,7 +203,12 @@ class Driver:
         # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
         # task is not bound to a call: whichever task runs first takes the oldest pending
         # dispatch. Invariant: one entry per spawned task that has not run yet.
-        self._pending: deque[tuple[int, ToolExecution]] = deque()
+        self._pending: deque[tuple[int, ToolExecution, contextvars.Context]] = deque()
+        # Workers: a dispatch task runs dispatches one after another while there are some (each
+        # in the context a task spawned for it would have had), then parks in ``_idle`` until
+        # the driver hands it the next one or the group closes (``_closing``).
+        self._idle: list[trio.lowlevel.Task] = []
+        self._closing = False
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
@@ -324,6 +336,7 @@ class Driver:
                 if self._trace is not None:
                     self._trace("group-open", index, core.group_parallel)
                 try:
+                    self._closing = False
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
                 except BaseExceptionGroup as group:
@@ -395,6 +408,10 @@ class Driver:
             elif op is OP_CLOSE_GROUP:
                 if trace is not None:
                     trace("group-close", index, None)
+                self._closing = True
+                idle = self._idle
+                while idle:
+                    trio.lowlevel.reschedule(idle.pop())
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
@@ -479,18 +496,41 @@ class Driver:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
-                self._pending.append((index, preparation.exec))
-                nursery.start_soon(self._dispatch)
+                self._pending.append((index, preparation.exec, contextvars.copy_context()))
+                idle = self._idle
+                if idle:
+                    trio.lowlevel.reschedule(idle.pop())
+                else:
+                    nursery.start_soon(self._worker)
         else:
             # A result-carrying preparation; a scheduler that breaks that fails at the commit.
             result = cast(ToolExecutionResult, preparation.result)
             self._slots[index] = (preparation.exec, result, kind == "post-result")
             self._core.prepared(index, dispatch=False)
 
-    async def _dispatch(self) -> None:
-        # Taken before the first checkpoint: tasks enter dispatch in the order they run, and
-        # the queue is in start order, so dispatches are entered in model order.
-        index, exec = self._pending.popleft()
+    async def _worker(self) -> None:
+        # Taken before any checkpoint: workers enter dispatches in the order they run, and the
+        # queue is in start order, so dispatches are entered in model order.
+        pending = self._pending
+        idle = self._idle
+        task = trio.lowlevel.current_task()
+
+        def unpark(raise_cancel: object) -> trio.lowlevel.Abort:
+            # Cancelled while idle (the group's nursery is unwinding).
+            idle.remove(task)
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        while True:
+            if pending:
+                index, exec, context = pending.popleft()
+                await _in_context(context, self._dispatch(index, exec))
+            elif self._closing:
+                return
+            else:
+                idle.append(task)
+                await trio.lowlevel.wait_task_rescheduled(unpark)
+
+    async def _dispatch(self, index: int, exec: ToolExecution) -> None:
         slot: _Slot | _Failed
         if self._trace is not None:
             self._trace("body-started", index, None)
@@ -550,6 +590,31 @@ class Driver:
                 self._recorder.delivered(index, result)
             except Exception as exc:
                 self._fail(exc)
+
+
+@types.coroutine
+def _in_context(context: contextvars.Context, coro: Any) -> Any:
+    # Runs ``coro`` as if it were its own task's coroutine in ``context`` (a worker runs many
+    # dispatches; none may see another's context changes): every step of it in the context,
+    # every trap and answer passed through unchanged. An exception thrown in is thrown on from
+    # outside the ``except`` block, so the coroutine sees no exception being handled.
+    run = context.run
+    failure: BaseException | None = None
+    try:
+        trap = run(coro.send, None)
+        while True:
+            try:
+                answer = yield trap
+            except BaseException as exc:
+                failure = exc
+            if failure is None:
+                trap = run(coro.send, answer)
+            else:
+                thrown, failure = failure, None
+                trap = run(coro.throw, thrown)
+                del thrown
+    except StopIteration as stop:
+        return stop.value
 
 
 def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:

@@ -345,21 +345,25 @@ class StepCore:
         ``dispatch`` is false when prepare already produced a result (the call is settled). A
         call prepared for dispatch after a scheduler failure was recorded is abandoned.
         """
-        self._expect(index, _PREPARING)
+        state = self._state
+        if state[index] != _PREPARING:  # inlined ``_expect``: three reports per call
+            self._unexpected(index, _PREPARING)
         if not dispatch:
-            self._state[index] = _SETTLED
+            state[index] = _SETTLED
             return False
         if self._has_failure:
-            self._state[index] = _ABANDONED
+            state[index] = _ABANDONED
             return False
-        self._state[index] = _IN_FLIGHT
+        state[index] = _IN_FLIGHT
         self._in_flight += 1
         return True
 
     def settled(self, index: int) -> None:
         """Report that the dispatch of call ``index`` produced a result."""
-        self._expect(index, _IN_FLIGHT)
-        self._state[index] = _SETTLED
+        state = self._state
+        if state[index] != _IN_FLIGHT:
+            self._unexpected(index, _IN_FLIGHT)
+        state[index] = _SETTLED
         self._in_flight -= 1
         self._blocked = False
 
@@ -373,8 +377,10 @@ class StepCore:
 
     def committed_call(self, index: int) -> None:
         """Report that the result of call ``index`` was committed."""
-        self._expect(index, _COMMITTING)
-        self._state[index] = _COMMITTED
+        state = self._state
+        if state[index] != _COMMITTING:
+            self._unexpected(index, _COMMITTING)
+        state[index] = _COMMITTED
         self._cursor = index + 1
 
     def fail(self, error: object) -> None:
@@ -416,7 +422,9 @@ class StepCore:
 
     def _expect(self, index: int, state: int) -> None:
         if self._state[index] != state:
-            raise RuntimeError(
-                f"call {index} is {CallState(self._state[index]).name}, "
-                f"expected {CallState(state).name}"
-            )
+            self._unexpected(index, state)
+
+    def _unexpected(self, index: int, state: int) -> None:
+        raise RuntimeError(
+            f"call {index} is {CallState(self._state[index]).name}, expected {CallState(state).name}"
+        )
