@@ -18,6 +18,8 @@ over the rounds with the spread of the middle half, and the ratio of the best ro
   validation, output validation and render, session logging).
 * ``... + abort event``: the same with ``abort=trio.Event()`` never set (the step's abort relay
   and a registered cancel scope per body).
+* ``pool + log, no runtime``: ``execute_tool_calls`` with a scheduler whose phases do nothing but
+  run the body: what the pool and the session log cost without the runtime's work.
 
 The body is the same in every variant: one checkpoint, then return ``"ok"``.
 """
@@ -194,6 +196,42 @@ async def harness_pool(n: int) -> float:
     return await _harness(n, None)
 
 
+_OK = th.ToolExecutionResult(is_error=False, content=({"type": "text", "text": "ok"},), value="ok")
+
+
+class _NoopScheduler:
+    # Every phase as cheap as it can be: what the pool and the session log cost by themselves.
+    async def prepare(self, input: Any) -> Any:
+        return th.lowlevel.Preparation("dispatch", input)
+
+    async def dispatch(self, exec: Any) -> Any:
+        await _noop_body()
+        return th.lowlevel.DispatchOutcome("final-result", _OK)
+
+    async def finalize(self, exec: Any, result: Any) -> Any:
+        return result
+
+    def finish(self, exec: Any, result: Any) -> Any:
+        return result
+
+
+class _NoopRuntime:
+    scheduler = _NoopScheduler()
+
+    def execution_mode(self, input: Any) -> Any:
+        return th.PARALLEL
+
+
+async def pool_alone(n: int) -> float:
+    calls = [th.ToolCallBlock(f"c{i}", "noop", '{"x":1}') for i in range(n)]
+    session = th.Session()
+    start = _clock()
+    await th.execute_tool_calls(_NoopRuntime(), session, calls)
+    elapsed = _clock() - start
+    assert len(session.events) == 2 * n
+    return elapsed
+
+
 async def harness_pool_abort(n: int) -> float:
     return await _harness(n, trio.Event())
 
@@ -204,6 +242,7 @@ VARIANTS: dict[str, Callable[[int], Awaitable[float]]] = {
     "bare + abort event": bare_pool_abort,
     "execute_tool_calls": harness_pool,
     "... + abort event": harness_pool_abort,
+    "pool + log, no runtime": pool_alone,
 }
 
 
@@ -240,11 +279,11 @@ def ratio_stats(times: dict[str, list[float]], name: str, baseline: str) -> dict
 async def main(n: int, rounds: int) -> None:
     times = await measure_rounds(n, rounds)
     print(f"{n} calls, {rounds} interleaved rounds; ratios to the bare pool of the same round")
-    print(f"{'':20} {'us/call':>8}  {'median':>7}  {'middle half':>13}  {'best/best':>9}")
+    print(f"{'':24} {'us/call':>8}  {'median':>7}  {'middle half':>13}  {'best/best':>9}")
     for name, found in times.items():
         stats = ratio_stats(times, name, "bare trio pool")
         print(
-            f"{name:20} {statistics.median(found) / n * 1e6:8.1f}  {stats['median']:6.3f}x"
+            f"{name:24} {statistics.median(found) / n * 1e6:8.1f}  {stats['median']:6.3f}x"
             f"  {stats['q1']:5.3f}-{stats['q3']:5.3f}x  {stats['best']:8.3f}x"
         )
 

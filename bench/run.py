@@ -137,6 +137,7 @@ def _pool(rows: list[Row], quick: bool) -> None:
         ("execute_tool_calls", "pool, no-op calls", "bare trio pool"),
         ("... + abort event", "pool, no-op calls, abort event", "bare + abort event"),
         ("... + abort event", "pool, no-op calls, abort event", "bare trio pool"),
+        ("pool + log, no runtime", "pool + log, no-op runtime", "bare trio pool"),
     ):
         stats = bench_pool.ratio_stats(times, name, baseline)
         per_call = statistics.median(times[baseline]) / calls * 1e6
