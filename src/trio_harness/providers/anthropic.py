@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -125,17 +125,25 @@ class MessagesStreamAccumulator:
     Attributes:
         text: The streamed text so far.
         stop_reason: From the ``message_delta`` event.
+        on_call: Called with each ``tool_use`` block as a ``ToolCallBlock`` as soon as it is
+            complete (its block closed, a later block began, or the message ended), in order,
+            once each; e.g. a memory channel's ``send_nowait`` feeding
+            ``execute_tool_calls`` (streaming dispatch). Call :meth:`finish` at the stream's end.
     """
 
     text: str = ""
     stop_reason: str | None = None
+    on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
     _blocks: dict[int, _Block] = attrs.field(factory=dict)
+    _sent: set[int] = attrs.field(factory=set)
 
     def add(self, event: Any) -> None:
         """Merge one stream event."""
         kind = field(event, "type")
         if kind == "content_block_start":
-            self._blocks[field(event, "index", 0)] = _Block(dump(field(event, "content_block")))
+            index = field(event, "index", 0)
+            self._complete(index - 1)  # a block began: every earlier one is complete
+            self._blocks[index] = _Block(dump(field(event, "content_block")))
         elif kind == "content_block_delta":
             block = self._blocks[field(event, "index", 0)]
             delta = field(event, "delta")
@@ -152,8 +160,31 @@ class MessagesStreamAccumulator:
                 )
             elif delta_kind == "signature_delta":
                 block.data["signature"] = field(delta, "signature", "")
+        elif kind == "content_block_stop":
+            self._complete(field(event, "index", 0))
         elif kind == "message_delta":
             self.stop_reason = field(field(event, "delta"), "stop_reason", self.stop_reason)
+            self.finish()
+
+    def finish(self) -> None:
+        """The stream ended: report every ``tool_use`` block not reported yet (see ``on_call``)."""
+        self._complete(max(self._blocks, default=-1))
+
+    def _complete(self, through: int) -> None:
+        on_call = self.on_call
+        if on_call is None:
+            return
+        for index, block in sorted(self._blocks.items()):
+            if index > through:
+                break
+            if index not in self._sent and block.data.get("type") == "tool_use":
+                self._sent.add(index)
+                on_call(self._block(block))
+
+    def _block(self, block: _Block) -> ToolCallBlock:
+        return ToolCallBlock(
+            block.data.get("id", ""), block.data.get("name", ""), self._arguments(block)
+        )
 
     def _arguments(self, block: _Block) -> str:
         return "".join(block.json) or "{}"
@@ -161,9 +192,7 @@ class MessagesStreamAccumulator:
     def tool_calls(self) -> list[ToolCallBlock]:
         """The streamed ``tool_use`` blocks, in order."""
         return [
-            ToolCallBlock(
-                block.data.get("id", ""), block.data.get("name", ""), self._arguments(block)
-            )
+            self._block(block)
             for _, block in sorted(self._blocks.items())
             if block.data.get("type") == "tool_use"
         ]
@@ -205,8 +234,17 @@ class MessagesModel:
         """Append a user message."""
         self.messages.append({"role": "user", "content": text})
 
-    async def step(self, tools: Sequence[dict[str, Any]]) -> ModelStep:
-        """Send the conversation; append the assistant message; return its text and calls."""
+    async def step(
+        self,
+        tools: Sequence[dict[str, Any]],
+        *,
+        on_call: Callable[[ToolCallBlock], object] | None = None,
+    ) -> ModelStep:
+        """Send the conversation; append the assistant message; return its text and calls.
+
+        ``on_call`` gets each tool call, in order: while the reply streams (``stream=True``) as
+        soon as its block is complete, otherwise once the reply arrived.
+        """
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -222,12 +260,16 @@ class MessagesModel:
             calls = tool_calls(message)
             reply = assistant_message(message)
             stop = field(message, "stop_reason")
+            if on_call is not None:
+                for call in calls:
+                    on_call(call)
         else:
-            accumulator = MessagesStreamAccumulator()
+            accumulator = MessagesStreamAccumulator(on_call=on_call)
             await feed_stream(
                 self.client.messages.with_streaming_response.create(**request, stream=True),
                 accumulator.add,
             )
+            accumulator.finish()
             calls = accumulator.tool_calls()
             reply = accumulator.message()
             stop = accumulator.stop_reason

@@ -21,7 +21,7 @@ client the application created (and closes: use ``async with openai.AsyncOpenAI(
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -164,12 +164,18 @@ class ChatStreamAccumulator:
     Attributes:
         text: The streamed assistant text so far.
         finish_reason: The choice's finish reason, once streamed.
+        on_call: Called with each tool call as soon as it is complete (a call with a higher
+            ``index`` began, or the choice finished), in order, once each; e.g. a memory
+            channel's ``send_nowait`` feeding ``execute_tool_calls`` (streaming dispatch). Call
+            :meth:`finish` at the stream's end.
     """
 
     text: str = ""
     reasoning: str = ""
     finish_reason: str | None = None
+    on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
     _calls: dict[int, _PartialCall] = attrs.field(factory=dict)
+    _sent: set[int] = attrs.field(factory=set)
 
     def add(self, chunk: Any) -> None:
         """Merge one chunk (only the first choice is read)."""
@@ -182,7 +188,10 @@ class ChatStreamAccumulator:
             self.text += field(delta, "content", "")
             self.reasoning += field(delta, "reasoning_content", "")
             for call in field(delta, "tool_calls", ()):
-                partial = self._calls.setdefault(field(call, "index", 0), _PartialCall())
+                index = field(call, "index", 0)
+                if index not in self._calls:
+                    self._complete(index - 1)  # a call began: every earlier one is complete
+                partial = self._calls.setdefault(index, _PartialCall())
                 partial.id = field(call, "id", partial.id)
                 function = field(call, "function")
                 if function is not None:
@@ -191,6 +200,23 @@ class ChatStreamAccumulator:
                     partial.name = partial.name or field(function, "name", "")
                     partial.arguments.append(field(function, "arguments", ""))
         self.finish_reason = field(choice, "finish_reason", self.finish_reason)
+        if self.finish_reason is not None:
+            self.finish()
+
+    def finish(self) -> None:
+        """The stream ended: report every call not reported yet (see ``on_call``)."""
+        self._complete(max(self._calls, default=-1))
+
+    def _complete(self, through: int) -> None:
+        on_call = self.on_call
+        if on_call is None:
+            return
+        for index, call in sorted(self._calls.items()):
+            if index > through:
+                break
+            if index not in self._sent:
+                self._sent.add(index)
+                on_call(ToolCallBlock(call.id, call.name, "".join(call.arguments)))
 
     def tool_calls(self) -> list[ToolCallBlock]:
         """The streamed tool calls, in ``index`` order."""
@@ -270,11 +296,18 @@ class ResponsesStreamAccumulator:
     Output items are collected from ``response.output_item.done`` events (in ``output_index``
     order); ``response.output_text.delta`` events build :attr:`text` as it streams. When the
     ``response.completed`` event arrives, its full response is kept in :attr:`response`.
+
+    ``on_call`` is called with each ``function_call`` item as a ``ToolCallBlock`` when its
+    ``response.output_item.done`` arrives, in order, once each (streaming dispatch: e.g. a memory
+    channel's ``send_nowait`` feeding ``execute_tool_calls``); :meth:`finish` at the stream's end
+    reports any the events did not.
     """
 
     text: str = ""
     response: Any = None
+    on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
     _items: dict[int, Any] = attrs.field(factory=dict)
+    _sent: set[str] = attrs.field(factory=set)
 
     def add(self, event: Any) -> None:
         """Merge one stream event."""
@@ -282,9 +315,24 @@ class ResponsesStreamAccumulator:
         if kind == "response.output_text.delta":
             self.text += field(event, "delta", "")
         elif kind == "response.output_item.done":
-            self._items[field(event, "output_index", len(self._items))] = field(event, "item")
+            item = field(event, "item")
+            self._items[field(event, "output_index", len(self._items))] = item
+            self._report(responses_tool_calls([item]))
         elif kind == "response.completed":
             self.response = field(event, "response")
+
+    def finish(self) -> None:
+        """The stream ended: report every ``function_call`` not reported yet (see ``on_call``)."""
+        self._report(self.tool_calls())
+
+    def _report(self, calls: list[ToolCallBlock]) -> None:
+        on_call = self.on_call
+        if on_call is None:
+            return
+        for call in calls:
+            if call.id not in self._sent:
+                self._sent.add(call.id)
+                on_call(call)
 
     def output(self) -> list[Any]:
         """The response's output items."""
@@ -343,8 +391,17 @@ class ChatCompletionsModel:
         """Append a user message."""
         self.messages.append({"role": "user", "content": text})
 
-    async def step(self, tools: Sequence[dict[str, Any]]) -> ModelStep:
-        """Send the conversation; append the assistant message; return its text and tool calls."""
+    async def step(
+        self,
+        tools: Sequence[dict[str, Any]],
+        *,
+        on_call: Callable[[ToolCallBlock], object] | None = None,
+    ) -> ModelStep:
+        """Send the conversation; append the assistant message; return its text and tool calls.
+
+        ``on_call`` gets each tool call, in order: while the reply streams (``stream=True``) as
+        soon as it is complete, otherwise once the reply arrived.
+        """
         request: dict[str, Any] = {"model": self.model, "messages": self.messages, **self.options}
         if tools:
             request["tools"] = chat_tools(list(tools), strict=self.strict)
@@ -353,8 +410,11 @@ class ChatCompletionsModel:
             choice = field(completion, "choices")[0]
             message = chat_assistant_message(field(choice, "message"))
             finish = field(choice, "finish_reason")
+            if on_call is not None:
+                for call in chat_tool_calls(message):
+                    on_call(call)
         else:
-            accumulator = ChatStreamAccumulator()
+            accumulator = ChatStreamAccumulator(on_call=on_call)
             on_text = self.on_text
 
             def add(chunk: Any) -> None:
@@ -367,6 +427,7 @@ class ChatCompletionsModel:
                 self.client.chat.completions.with_streaming_response.create(**request, stream=True),
                 add,
             )
+            accumulator.finish()
             message = accumulator.message()
             finish = accumulator.finish_reason
         self.messages.append(message)
@@ -411,8 +472,17 @@ class ResponsesModel:
         """Append a user message item."""
         self.input.append({"role": "user", "content": text})
 
-    async def step(self, tools: Sequence[dict[str, Any]]) -> ModelStep:
-        """Send the input; append the output items; return the text and ``function_call`` s."""
+    async def step(
+        self,
+        tools: Sequence[dict[str, Any]],
+        *,
+        on_call: Callable[[ToolCallBlock], object] | None = None,
+    ) -> ModelStep:
+        """Send the input; append the output items; return the text and ``function_call`` s.
+
+        ``on_call`` gets each ``function_call``, in order: while the reply streams
+        (``stream=True``) as soon as its item is done, otherwise once the reply arrived.
+        """
         request: dict[str, Any] = {"model": self.model, "input": self.input, **self.options}
         if self.instructions is not None:
             request["instructions"] = self.instructions
@@ -422,12 +492,16 @@ class ResponsesModel:
             response = await self.client.responses.create(**request)
             output = list(field(response, "output", ()))
             text = _output_text(response)
+            if on_call is not None:
+                for call in responses_tool_calls(output):
+                    on_call(call)
         else:
-            accumulator = ResponsesStreamAccumulator()
+            accumulator = ResponsesStreamAccumulator(on_call=on_call)
             await feed_stream(
                 self.client.responses.with_streaming_response.create(**request, stream=True),
                 accumulator.add,
             )
+            accumulator.finish()
             output = accumulator.output()
             text = _output_text({"output": output}) or accumulator.text
         self.input.extend(dump(item) for item in output)
