@@ -1,21 +1,21 @@
 """The pool's Trio driver: it only *runs* the decisions of :class:`~.machine.StepCore`.
 
- One driver task
-(the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group (the core never starts more than ``cap`` dispatches at once:
-that is the window), store each outcome in its slot and post the slot index to the driver's
-inbox, the one ordered committer. A dispatch task that finished its dispatch takes the next one
-waiting, or parks until the driver hands it one, so a group spawns at most ``cap`` tasks instead
-of one per call (spawning is the largest cost of a no-op call); each dispatch still runs in the
-context a task spawned for it would have had, and no task outlives its group. Before every decision the driver drains the inbox, so results that can be
-committed are committed before the next call is classified or started (a commit may change the
+One driver task (the caller's) owns classification, ordered prepare, ordered commit and the
+session log; dispatch tasks run in a nursery per group (the core never starts more than ``cap``
+dispatches at once: that is the window), store each outcome in its slot and post the slot index
+to the driver's inbox, the one ordered committer. A dispatch task that finished its dispatch
+takes the next one waiting, or parks until the driver hands it one, so a group spawns at most
+``cap`` tasks instead of one per call (spawning is the largest cost of a no-op call); each
+dispatch still runs in the context a task spawned for it would have had, and no task outlives
+its group. Before every decision the driver drains the inbox, so results that can be committed
+are committed before the next call is classified or started (a commit may change the
 registry). The inbox is a deque and a parked-driver wake-up (what an unbounded memory channel
 with one receiver does, without its bookkeeping: one post per call is on the hot path).
 
 Streaming: a step fed by an async iterable of calls runs one more task, the *pump*, in a nursery
 around the step: it reads the source and posts each call (and the end, or the source's error) to
 the inbox the dispatch tasks post settles to, so the driver waits on one inbox for whichever
-comes first. The driver admits arrivals only when it drains the channel, before every
+comes first. The driver admits arrivals only when it drains the inbox, before every
 decision, exactly as it takes settles; a call that arrived is therefore classified, started and
 committed at the same points as if the whole list had been given.
 
@@ -127,7 +127,7 @@ class _Failed:
     error: Exception
 
 
-# What the pump posts on the driver's channel besides settled slot indices (which are >= 0).
+# What the pump posts to the driver's inbox besides settled slot indices (which are >= 0).
 _ARRIVED = -1
 _ENDED = -2
 _BROKEN = -3
