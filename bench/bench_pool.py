@@ -2,18 +2,24 @@
 
 Run: ``.venv/bin/python bench/bench_pool.py [calls] [rounds]``.
 
-Each round runs every variant once, interleaved (so a noisy neighbour hurts all of them alike);
-the figure reported is the best round of each. Variants:
+Times are CPU time of the process (see ``_clock``). Each round runs every variant once, interleaved and in a rotating order (so a noisy neighbour
+hurts all of them alike, and none always runs right after the same other one). Reported per
+variant: its ratio to the bare pool in each round (the two ran seconds apart), as the median
+over the rounds with the spread of the middle half, and the ratio of the best rounds. Variants:
 
 * ``bare trio pool``: the idiomatic pool one would write by hand: a nursery, one task per call
   that holds a ``CapacityLimiter(10)`` token (``async with limiter``) around a no-op body, stores
   its result in its slot and signals the one committer, which commits settled slots in order.
 * ``bare, gated spawn``: the same work shaped like the harness's driver (the spawner takes the
   token on the task's behalf before spawning, so at most 10 tasks exist); the tightest bare pool.
+* ``bare + abort event``: the bare pool with an abort event never set, as Trio does it (a cancel
+  scope per body, one watcher task that cancels them); the baseline of ``... + abort event``.
 * ``execute_tool_calls``: the real ``ToolRuntime`` with a ``define_tool`` no-op tool (argument
   validation, output validation and render, session logging).
 * ``... + abort event``: the same with ``abort=trio.Event()`` never set (the step's abort relay
   and a registered cancel scope per body).
+* ``pool + log, no runtime``: ``execute_tool_calls`` with a scheduler whose phases do nothing but
+  run the body: what the pool and the session log cost without the runtime's work.
 
 The body is the same in every variant: one checkpoint, then return ``"ok"``.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import gc
 import math
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -32,6 +39,11 @@ import trio
 import trio_harness as th
 
 CAP = 10
+
+#: The process's CPU time: on a shared machine, time spent descheduled (other processes running)
+#: is not counted, which is most of the noise of wall time there. Every variant is pure CPU work
+#: on one thread (the Trio loop never waits for I/O), so on a quiet machine the two agree.
+_clock = time.process_time
 
 
 async def _noop_body() -> str:
@@ -50,7 +62,7 @@ async def bare_pool(n: int) -> float:
             slots[i] = await _noop_body()
         send.send_nowait(i)
 
-    start = time.perf_counter()
+    start = _clock()
     async with trio.open_nursery() as nursery:
         for i in range(n):
             nursery.start_soon(task, i)
@@ -60,7 +72,7 @@ async def bare_pool(n: int) -> float:
             while cursor < n and slots[cursor] is not None:
                 committed.append(slots[cursor])
                 cursor += 1
-    elapsed = time.perf_counter() - start
+    elapsed = _clock() - start
     assert len(committed) == n
     return elapsed
 
@@ -78,7 +90,7 @@ async def bare_gated_pool(n: int) -> float:
             limiter.release_on_behalf_of(i)
         send.send_nowait(i)
 
-    start = time.perf_counter()
+    start = _clock()
     cursor = 0
     async with trio.open_nursery() as nursery:
         for i in range(n):
@@ -97,8 +109,54 @@ async def bare_gated_pool(n: int) -> float:
             while cursor < n and slots[cursor] is not None:
                 committed.append(slots[cursor])
                 cursor += 1
-    elapsed = time.perf_counter() - start
+    elapsed = _clock() - start
     assert len(committed) == n
+    return elapsed
+
+
+async def bare_pool_abort(n: int) -> float:
+    """The bare pool with an abort event (never set), done the way Trio does it: every task's body
+    runs in its own cancel scope, and one watcher task cancels the scopes when the event fires
+    (a cancelled body still produces a result, committed in order, as the harness's do)."""
+    limiter = trio.CapacityLimiter(CAP)
+    slots: list[Any] = [None] * n
+    committed: list[Any] = []
+    send, receive = trio.open_memory_channel[int](math.inf)
+    abort = trio.Event()
+    scopes: set[trio.CancelScope] = set()
+
+    async def watch() -> None:
+        await abort.wait()
+        for scope in scopes:
+            scope.cancel()
+
+    async def task(i: int) -> None:
+        async with limiter:
+            with trio.CancelScope() as scope:
+                scopes.add(scope)
+                try:
+                    slots[i] = await _noop_body()
+                finally:
+                    scopes.discard(scope)
+            if scope.cancelled_caught:
+                slots[i] = "aborted"
+        send.send_nowait(i)
+
+    start = _clock()
+    async with trio.open_nursery() as outer:
+        outer.start_soon(watch)
+        async with trio.open_nursery() as nursery:
+            for i in range(n):
+                nursery.start_soon(task, i)
+            cursor = 0
+            while cursor < n:
+                await receive.receive()
+                while cursor < n and slots[cursor] is not None:
+                    committed.append(slots[cursor])
+                    cursor += 1
+        outer.cancel_scope.cancel()
+    elapsed = _clock() - start
+    assert committed == ["ok"] * n
     return elapsed
 
 
@@ -126,9 +184,9 @@ async def _harness(n: int, abort: trio.Event | None) -> float:
     runtime = _runtime()
     calls = [th.ToolCallBlock(f"c{i}", "noop", '{"x":1}') for i in range(n)]
     session = th.Session()
-    start = time.perf_counter()
+    start = _clock()
     await th.execute_tool_calls(runtime, session, calls, abort=abort)
-    elapsed = time.perf_counter() - start
+    elapsed = _clock() - start
     assert len(session.events) == 2 * n
     assert not session.events[-1].data.message.content[0].is_error
     return elapsed
@@ -138,6 +196,42 @@ async def harness_pool(n: int) -> float:
     return await _harness(n, None)
 
 
+_OK = th.ToolExecutionResult(is_error=False, content=({"type": "text", "text": "ok"},), value="ok")
+
+
+class _NoopScheduler:
+    # Every phase as cheap as it can be: what the pool and the session log cost by themselves.
+    async def prepare(self, input: Any) -> Any:
+        return th.lowlevel.Preparation("dispatch", input)
+
+    async def dispatch(self, exec: Any) -> Any:
+        await _noop_body()
+        return th.lowlevel.DispatchOutcome("final-result", _OK)
+
+    async def finalize(self, exec: Any, result: Any) -> Any:
+        return result
+
+    def finish(self, exec: Any, result: Any) -> Any:
+        return result
+
+
+class _NoopRuntime:
+    scheduler = _NoopScheduler()
+
+    def execution_mode(self, input: Any) -> Any:
+        return th.PARALLEL
+
+
+async def pool_alone(n: int) -> float:
+    calls = [th.ToolCallBlock(f"c{i}", "noop", '{"x":1}') for i in range(n)]
+    session = th.Session()
+    start = _clock()
+    await th.execute_tool_calls(_NoopRuntime(), session, calls)
+    elapsed = _clock() - start
+    assert len(session.events) == 2 * n
+    return elapsed
+
+
 async def harness_pool_abort(n: int) -> float:
     return await _harness(n, trio.Event())
 
@@ -145,29 +239,52 @@ async def harness_pool_abort(n: int) -> float:
 VARIANTS: dict[str, Callable[[int], Awaitable[float]]] = {
     "bare trio pool": bare_pool,
     "bare, gated spawn": bare_gated_pool,
+    "bare + abort event": bare_pool_abort,
     "execute_tool_calls": harness_pool,
     "... + abort event": harness_pool_abort,
+    "pool + log, no runtime": pool_alone,
 }
+
+
+async def measure_rounds(n: int, rounds: int) -> dict[str, list[float]]:
+    """Seconds for ``n`` calls of every variant in every round (rounds interleaved, rotating)."""
+    names = list(VARIANTS)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            gc.collect()
+            times[name].append(await VARIANTS[name](n))
+    return times
 
 
 async def measure(n: int, rounds: int) -> dict[str, float]:
     """Best-of-``rounds`` seconds for ``n`` calls of every variant, rounds interleaved."""
-    best = dict.fromkeys(VARIANTS, math.inf)
-    for _ in range(rounds):
-        for name, variant in VARIANTS.items():
-            gc.collect()
-            best[name] = min(best[name], await variant(n))
-    return best
+    return {name: min(found) for name, found in (await measure_rounds(n, rounds)).items()}
+
+
+def ratio_stats(times: dict[str, list[float]], name: str, baseline: str) -> dict[str, float]:
+    """``name``/``baseline``: the median of the per-round ratios, its middle-half spread
+    (``q1``, ``q3``), and ``best`` (best round over best round)."""
+    ratios = sorted(a / b for a, b in zip(times[name], times[baseline], strict=True))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    return {
+        "median": statistics.median(ratios),
+        "q1": quartiles[0],
+        "q3": quartiles[2],
+        "best": min(times[name]) / min(times[baseline]),
+    }
 
 
 async def main(n: int, rounds: int) -> None:
-    best = await measure(n, rounds)
-    bare, gated = best["bare trio pool"], best["bare, gated spawn"]
-    print(f"{n} calls, best of {rounds} interleaved rounds")
-    for name, elapsed in best.items():
+    times = await measure_rounds(n, rounds)
+    print(f"{n} calls, {rounds} interleaved rounds; ratios to the bare pool of the same round")
+    print(f"{'':24} {'us/call':>8}  {'median':>7}  {'middle half':>13}  {'best/best':>9}")
+    for name, found in times.items():
+        stats = ratio_stats(times, name, "bare trio pool")
         print(
-            f"{name:20} {elapsed / n * 1e6:7.1f} us/call"
-            f"   {elapsed / bare:5.2f}x bare   {elapsed / gated:5.2f}x gated"
+            f"{name:24} {statistics.median(found) / n * 1e6:8.1f}  {stats['median']:6.3f}x"
+            f"  {stats['q1']:5.3f}-{stats['q3']:5.3f}x  {stats['best']:8.3f}x"
         )
 
 

@@ -1,13 +1,23 @@
 """The pool's Trio driver: it only *runs* the decisions of :class:`~.machine.StepCore`.
 
- One driver task
-(the caller's) owns classification, ordered prepare, ordered commit and the session log; dispatch
-tasks run in a nursery per group, each holding a token of the step's ``trio.CapacityLimiter`` (the
-window: the core never starts more than ``cap`` dispatches, and the limiter holds it to that), store
-their outcome in their slot and send the slot index over a memory channel to the driver, the one
-ordered committer. Before every decision the driver drains the channel, so results that can be
-committed are committed before the next call is classified or started (a commit may change the
-registry).
+One driver task (the caller's) owns classification, ordered prepare, ordered commit and the
+session log; dispatch tasks run in a nursery per group (the core never starts more than ``cap``
+dispatches at once: that is the window), store each outcome in its slot and post the slot index
+to the driver's inbox, the one ordered committer. A dispatch task that finished its dispatch
+takes the next one waiting, or parks until the driver hands it one, so a group spawns at most
+``cap`` tasks instead of one per call (spawning is the largest cost of a no-op call); each
+dispatch still runs in the context a task spawned for it would have had, and no task outlives
+its group. Before every decision the driver drains the inbox, so results that can be committed
+are committed before the next call is classified or started (a commit may change the
+registry). The inbox is a deque and a parked-driver wake-up (what an unbounded memory channel
+with one receiver does, without its bookkeeping: one post per call is on the hot path).
+
+Streaming: a step fed by an async iterable of calls runs one more task, the *pump*, in a nursery
+around the step: it reads the source and posts each call (and the end, or the source's error) to
+the inbox the dispatch tasks post settles to, so the driver waits on one inbox for whichever
+comes first. The driver admits arrivals only when it drains the inbox, before every
+decision, exactly as it takes settles; a call that arrived is therefore classified, started and
+committed at the same points as if the whole list had been given.
 
 Failures and cancellation:
 
@@ -23,10 +33,11 @@ Failures and cancellation:
 
 from __future__ import annotations
 
-import math
+import contextvars
+import types
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+from collections.abc import AsyncIterable, Callable, Sequence
+from typing import Any, Protocol, cast
 
 import attrs
 import trio
@@ -49,6 +60,7 @@ from .machine import (
     OP_DONE,
     OP_OPEN_GROUP,
     OP_RAISE,
+    OP_RECEIVE,
     OP_SKIP,
     OP_START,
     OP_WAIT,
@@ -73,7 +85,8 @@ class PoolTracer(Protocol):
     ``begin`` is called once when the step starts; ``phase(name, index, detail)`` at each
     instant, synchronously, from the driver or a dispatch task (read ``trio.current_time()``
     for the time). ``index`` is the call's position in the step (``-1`` for step phases).
-    Names and details: ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
+    Names and details: ``arrived`` (a streamed step only: the call became known, after those
+    ``begin`` listed; the detail is ``(call_id, name)``), ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
     may be classified more than once), ``group-open`` (whether the group is parallel),
     ``started`` (its ``tool/call`` was recorded; prepare begins), ``prepared`` (the
     preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
@@ -115,23 +128,34 @@ class _Failed:
     error: Exception
 
 
+# What the pump posts to the driver's inbox besides settled slot indices (which are >= 0).
+_ARRIVED = -1
+_ENDED = -2
+_BROKEN = -3
+
+
 class Driver:
     """Runs one :class:`StepCore` against a runtime (see the module docstring)."""
 
     __slots__ = (
         "_abort",
+        "_admit",
+        "_arrivals",
+        "_closing",
         "_core",
+        "_idle",
+        "_inbox",
         "_inputs",
-        "_limiter",
         "_pending",
-        "_receive",
+        "_pump_scope",
         "_recorder",
         "_runtime",
         "_scheduler",
-        "_send",
         "_slots",
+        "_source",
+        "_source_error",
         "_trace",
-        "_unread",
+        "_waiter",
     )
 
     def __init__(
@@ -142,7 +166,12 @@ class Driver:
         abort: trio.Event | None,
         recorder: Recorder,
         tracer: PoolTracer | None = None,
+        *,
+        source: AsyncIterable[Any] | None = None,
+        admit: Callable[[Any], ToolExecutionInput] | None = None,
     ) -> None:
+        """``source``/``admit``: a streaming step. ``inputs`` are the calls known at the start
+        (they grow); ``admit`` turns each item of ``source`` into its input (and may raise)."""
         self._runtime = runtime
         # The optional tracer's phase callback; ``None`` costs one test per phase.
         self._trace: Callable[[str, int, object], None] | None = None
@@ -153,28 +182,116 @@ class Driver:
         self._inputs = inputs
         self._abort = abort
         self._recorder = recorder
-        self._core = StepCore(len(inputs), cap, aborted=abort is not None and abort.is_set())
+        self._core = StepCore(
+            len(inputs),
+            cap,
+            aborted=abort is not None and abort.is_set(),
+            stream=source is not None,
+        )
         if self._core.aborted and self._trace is not None:
             self._trace("abort", -1, None)
         self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
-        # Settled slot indices travel from the dispatch tasks to the driver over this channel.
-        # Unbounded, but it never holds more than ``cap`` indices (one per in-flight dispatch);
-        # ``_unread`` counts them so draining needs no exception per empty poll.
-        self._send, self._receive = trio.open_memory_channel[int](math.inf)
-        self._unread = 0
-        # The window. The core already never starts more than ``cap`` dispatches; each dispatch
-        # holds a token from the moment it is spawned until it settled, so the limiter states the
-        # window in Trio's own terms (its ``statistics()`` show the pool's occupancy) and raises
-        # ``WouldBlock`` if the two ever disagreed.
-        self._limiter = trio.CapacityLimiter(cap)
+        self._source = source
+        self._admit = admit
+        # Calls the pump read and the driver has not admitted yet, in stream order.
+        self._arrivals: deque[Any] = deque()
+        self._source_error: Exception | None = None
+        self._pump_scope = trio.CancelScope()
+        # The inbox: settled slot indices from the dispatch tasks (at most ``cap`` at a time) and,
+        # in a streaming step, the pump's messages (negative). ``_waiter`` is the driver's task
+        # while it is parked waiting for a post.
+        self._inbox: deque[int] = deque()
+        self._waiter: trio.lowlevel.Task | None = None
         # Dispatches are entered in the order they were started (model order), as upstream
         # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
         # task is not bound to a call: whichever task runs first takes the oldest pending
         # dispatch. Invariant: one entry per spawned task that has not run yet.
-        self._pending: deque[tuple[int, ToolExecution]] = deque()
+        self._pending: deque[tuple[int, ToolExecution, contextvars.Context]] = deque()
+        # Workers: a dispatch task runs dispatches one after another while there are some (each
+        # in the context a task spawned for it would have had), then parks in ``_idle`` until
+        # the driver hands it the next one or the group closes (``_closing``).
+        self._idle: list[trio.lowlevel.Task] = []
+        self._closing = False
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
+        source = self._source
+        if source is None:
+            return await self._run()
+        if isinstance(source, trio.MemoryReceiveChannel):
+            # The calls already sent are known at once, as a list's are (the pump would take
+            # them one checkpoint at a time).
+            try:
+                ended = self._take_buffered(source)
+            except Exception as exc:
+                self._end(exc)
+                return await self._run()
+            if ended:
+                self._end(None)
+                return await self._run()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pump)
+                try:
+                    return await self._run()
+                finally:
+                    # Only the pump's own scope: cancelling the nursery's would swallow an
+                    # outside cancellation of the step.
+                    self._pump_scope.cancel()
+        except BaseExceptionGroup as group:
+            _raise_sole(group)
+            raise
+
+    async def _pump(self) -> None:
+        source = self._source
+        with self._pump_scope:
+            try:
+                if isinstance(source, trio.MemoryReceiveChannel):
+                    while not self._take_buffered(source):
+                        try:
+                            item = await source.receive()
+                        except trio.EndOfChannel:
+                            break
+                        self._post(item)
+                else:
+                    assert source is not None
+                    async for item in source:
+                        self._post(item)
+            except Exception as exc:
+                # The source broke (e.g. the model's stream): a scheduler failure of the step.
+                self._end(exc)
+            else:
+                self._end(None)
+
+    def _end(self, error: Exception | None) -> None:
+        self._source_error = error
+        self._deliver(_ENDED if error is None else _BROKEN)
+
+    def _post(self, item: object) -> None:
+        self._arrivals.append(item)
+        self._deliver(_ARRIVED)
+
+    def _deliver(self, message: int) -> None:
+        # Post to the inbox and wake the driver if it is parked (``_wait``).
+        self._inbox.append(message)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
+
+    def _take_buffered(self, source: trio.MemoryReceiveChannel[Any]) -> bool:
+        # Everything already sent, without a checkpoint (``receive`` has one per item); returns
+        # whether the channel ended.
+        while True:
+            try:
+                item = source.receive_nowait()
+            except trio.WouldBlock:
+                return False
+            except trio.EndOfChannel:
+                return True
+            self._post(item)
+
+    async def _run(self) -> bool:
         abort = self._abort
         try:
             if abort is not None and current_relay(abort) is None:
@@ -191,6 +308,10 @@ class Driver:
 
     @enable_ki_protection
     def _seal(self) -> None:
+        if self._arrivals:
+            # Calls read from the stream but not admitted yet are answered too.
+            while self._arrivals and not self._core.has_failure:
+                self._arrive()
         started, unstarted = self._core.seal()
         recorder = self._recorder
         trace = self._trace
@@ -207,6 +328,8 @@ class Driver:
         core = self._core
         abort = self._abort
         while True:
+            if self._inbox:
+                self._drain()  # a streaming step: calls that arrived between groups
             if abort is not None and abort.is_set() and not core.aborted:
                 self._abort_now()
             op, index = core.next_action()
@@ -216,6 +339,7 @@ class Driver:
                 if self._trace is not None:
                     self._trace("group-open", index, core.group_parallel)
                 try:
+                    self._closing = False
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
                 except BaseExceptionGroup as group:
@@ -223,6 +347,8 @@ class Driver:
                     raise
             elif op is OP_SKIP:
                 self._skip(index)
+            elif op is OP_RECEIVE:
+                await self._wait()
             elif op is OP_RAISE:
                 failure = core.failure
                 assert isinstance(failure, BaseException)
@@ -242,8 +368,9 @@ class Driver:
         scheduler = self._scheduler
         slots = self._slots
         trace = self._trace
+        inbox = self._inbox
         while True:
-            if self._unread:
+            if inbox:
                 self._drain()
             if abort is not None and abort.is_set() and not core.aborted:
                 self._abort_now()
@@ -279,31 +406,75 @@ class Driver:
                 self._record(index, result)
             elif op is OP_CLASSIFY:
                 self._classify(index)
-            elif op is OP_WAIT:
-                index = await self._receive.receive()
-                self._unread -= 1
-                self._settle(index)
+            elif op is OP_WAIT or op is OP_RECEIVE:
+                await self._wait()
             elif op is OP_CLOSE_GROUP:
                 if trace is not None:
                     trace("group-close", index, None)
+                self._closing = True
+                idle = self._idle
+                while idle:
+                    trio.lowlevel.reschedule(idle.pop())
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
 
+    async def _wait(self) -> None:
+        # Park until something is posted (a settle, or in a streaming step an arrival, the end or
+        # the source's failure), then take everything posted. Only called with an empty inbox.
+        self._waiter = trio.lowlevel.current_task()
+        await trio.lowlevel.wait_task_rescheduled(self._unpark)
+        self._drain()
+
+    def _unpark(self, raise_cancel: object) -> trio.lowlevel.Abort:
+        # Cancelled while parked: nobody may reschedule the task any more.
+        self._waiter = None
+        return trio.lowlevel.Abort.SUCCEEDED
+
     def _drain(self) -> None:
-        receive = self._receive
-        while self._unread:
-            index = receive.receive_nowait()
-            self._unread -= 1
-            self._settle(index)
+        inbox = self._inbox
+        while inbox:
+            self._settle(inbox.popleft())
 
     def _settle(self, index: int) -> None:
+        if index < 0:
+            self._message(index)
+            return
         slot = self._slots[index]
         if isinstance(slot, _Failed):
             self._slots[index] = None
             self._core.dispatch_failed(index, slot.error)
         else:
             self._core.settled(index)
+
+    def _message(self, kind: int) -> None:
+        # What the pump posted, in stream order (see ``_pump``).
+        if kind == _ARRIVED:
+            if self._core.has_failure:
+                self._arrivals.popleft()  # nothing more is logged after a failure
+            else:
+                self._arrive()
+        elif kind == _ENDED:
+            self._core.end_stream()
+        else:
+            error = self._source_error
+            assert error is not None
+            self._core.fail(error)
+
+    def _arrive(self) -> None:
+        item = self._arrivals.popleft()
+        admit = self._admit
+        assert admit is not None
+        try:
+            input = admit(item)
+        except Exception as exc:
+            self._core.fail(exc)
+            return
+        self._inputs.append(input)
+        self._slots.append(None)
+        index = self._core.arrived()
+        if self._trace is not None:
+            self._trace("arrived", index, (input.call_id, input.name))
 
     def _fail(self, error: Exception) -> None:
         # Failures that settled earlier in a dispatch task come first.
@@ -324,23 +495,45 @@ class Driver:
     def _prepared(
         self, index: int, kind: str, preparation: Preparation, nursery: trio.Nursery
     ) -> None:
-        if self._unread:
+        if self._inbox:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
-                self._limiter.acquire_on_behalf_of_nowait(index)
-                self._pending.append((index, preparation.exec))
-                nursery.start_soon(self._dispatch)
+                self._pending.append((index, preparation.exec, contextvars.copy_context()))
+                idle = self._idle
+                if idle:
+                    trio.lowlevel.reschedule(idle.pop())
+                else:
+                    nursery.start_soon(self._worker)
         else:
             # A result-carrying preparation; a scheduler that breaks that fails at the commit.
             result = cast(ToolExecutionResult, preparation.result)
             self._slots[index] = (preparation.exec, result, kind == "post-result")
             self._core.prepared(index, dispatch=False)
 
-    async def _dispatch(self) -> None:
-        # Taken before the first checkpoint: tasks enter dispatch in the order they run, and
-        # the queue is in start order, so dispatches are entered in model order.
-        index, exec = self._pending.popleft()
+    async def _worker(self) -> None:
+        # Taken before any checkpoint: workers enter dispatches in the order they run, and the
+        # queue is in start order, so dispatches are entered in model order.
+        pending = self._pending
+        idle = self._idle
+        task = trio.lowlevel.current_task()
+
+        def unpark(raise_cancel: object) -> trio.lowlevel.Abort:
+            # Cancelled while idle (the group's nursery is unwinding).
+            idle.remove(task)
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        while True:
+            if pending:
+                index, exec, context = pending.popleft()
+                await _in_context(context, self._dispatch(index, exec))
+            elif self._closing:
+                return
+            else:
+                idle.append(task)
+                await trio.lowlevel.wait_task_rescheduled(unpark)
+
+    async def _dispatch(self, index: int, exec: ToolExecution) -> None:
         slot: _Slot | _Failed
         if self._trace is not None:
             self._trace("body-started", index, None)
@@ -351,13 +544,14 @@ class Driver:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).
             slot = _Failed(exc)
-        finally:
-            self._limiter.release_on_behalf_of(index)
         if self._trace is not None:
             self._trace("settled", index, slot.error if type(slot) is _Failed else None)
         self._slots[index] = slot
-        self._unread += 1
-        self._send.send_nowait(index)
+        self._inbox.append(index)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            trio.lowlevel.reschedule(waiter)
 
     def _abort_now(self) -> None:
         self._core.abort()
@@ -404,6 +598,31 @@ class Driver:
                 self._recorder.delivered(index, result)
             except Exception as exc:
                 self._fail(exc)
+
+
+@types.coroutine
+def _in_context(context: contextvars.Context, coro: Any) -> Any:
+    # Runs ``coro`` as if it were its own task's coroutine in ``context`` (a worker runs many
+    # dispatches; none may see another's context changes): every step of it in the context,
+    # every trap and answer passed through unchanged. An exception thrown in is thrown on from
+    # outside the ``except`` block, so the coroutine sees no exception being handled.
+    run = context.run
+    failure: BaseException | None = None
+    try:
+        trap = run(coro.send, None)
+        while True:
+            try:
+                answer = yield trap
+            except BaseException as exc:
+                failure = exc
+            if failure is None:
+                trap = run(coro.send, answer)
+            else:
+                thrown, failure = failure, None
+                trap = run(coro.throw, thrown)
+                del thrown
+    except StopIteration as stop:
+        return stop.value
 
 
 def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:

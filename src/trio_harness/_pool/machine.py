@@ -19,6 +19,12 @@ the driver do now?* The driver (``_pool.py``) performs the action, reports what 
   that never started are handed back as one :data:`Op.SKIP` range (synthetic pairs).
 * **Scheduler failure.** The first failure is kept, nothing more starts or commits, every
   in-flight dispatch is awaited, then :data:`Op.RAISE`.
+* **Streaming.** A core built with ``stream=True`` starts with the calls known so far and learns
+  each later one from :meth:`StepCore.arrived` (the end from :meth:`StepCore.end_stream`). Every
+  decision that depends on a call not yet known waits for it: :data:`Op.RECEIVE` is returned
+  exactly where a core given the whole list would classify that call, end a parallel group or
+  finish the step. Nothing else changes, so a streaming core fed each call no later than a
+  list core needs it makes the list core's decisions, action for action.
 
 Per call the states go ``PENDING → PREPARING → IN_FLIGHT → SETTLED → COMMITTING → COMMITTED``
 (``PREPARING → SETTLED`` when prepare already produced a result). Invariants, checked by the
@@ -53,6 +59,10 @@ class Op(enum.Enum):
     SKIP = "skip"
     #: Raise :attr:`StepCore.failure` (nothing is in flight any more).
     RAISE = "raise"
+    #: Streaming only: the next decision needs call ``index`` (``== count``) or the end of the
+    #: stream. Wait for either and report it (:meth:`StepCore.arrived`,
+    #: :meth:`StepCore.end_stream`); dispatches may settle meanwhile (report those too).
+    RECEIVE = "receive"
     #: The step is complete; :attr:`StepCore.aborted` tells how.
     DONE = "done"
 
@@ -68,6 +78,7 @@ OP_WAIT: Final = Op.WAIT
 OP_CLOSE_GROUP: Final = Op.CLOSE_GROUP
 OP_SKIP: Final = Op.SKIP
 OP_RAISE: Final = Op.RAISE
+OP_RECEIVE: Final = Op.RECEIVE
 OP_DONE: Final = Op.DONE
 _WAIT_ACTION: Final = (OP_WAIT, -1)
 _RAISE_ACTION: Final = (OP_RAISE, -1)
@@ -116,6 +127,8 @@ class StepCore:
         count: Number of calls in the step, in model order.
         cap: The rolling-window size (a positive int; see :func:`validate_cap`).
         aborted: Whether the step's abort was already set (then nothing ever starts).
+        stream: More calls may still come: ``count`` is the number known so far, each later one
+            is reported with :meth:`arrived`, the end with :meth:`end_stream`.
     """
 
     __slots__ = (
@@ -133,11 +146,14 @@ class StepCore:
         "_in_group",
         "_next",
         "_next_mode",
+        "_open",
         "_parallel",
         "_state",
     )
 
-    def __init__(self, count: int, cap: int, *, aborted: bool = False) -> None:
+    def __init__(
+        self, count: int, cap: int, *, aborted: bool = False, stream: bool = False
+    ) -> None:
         self._count = count
         self._cap = validate_cap(cap)
         self._state = bytearray(count)  # CallState per call; zero = PENDING
@@ -154,13 +170,19 @@ class StepCore:
         self._aborted = aborted
         self._has_failure = False
         self._failure: object = None
+        self._open = stream  # more calls may still arrive
 
     # -- queries --------------------------------------------------------------------------------
 
     @property
     def count(self) -> int:
-        """Number of calls in the step."""
+        """Number of calls in the step (in a streaming step: known so far)."""
         return self._count
+
+    @property
+    def stream_open(self) -> bool:
+        """Whether more calls may still arrive (a streaming step before :meth:`end_stream`)."""
+        return self._open
 
     @property
     def cap(self) -> int:
@@ -251,6 +273,17 @@ class StepCore:
             # is classified afresh then (upstream reclassifies on every fill attempt).
             self._next_mode = None
             self._blocked = True
+        elif (
+            self._open
+            and self._parallel
+            and nxt == self._count
+            and not self._aborted
+            and not self._blocked
+            and self._in_flight < self._cap
+        ):
+            # The window has room and the group goes on with the next call: wait for it (or
+            # for the end of the stream, which ends the group once it drains).
+            return OP_RECEIVE, nxt
         if self._in_flight:
             return _WAIT_ACTION
         # Quiescent: every started call must be committed by now.
@@ -264,7 +297,8 @@ class StepCore:
             return _RAISE_ACTION
         nxt = self._next
         if nxt == self._count:
-            return OP_DONE, nxt
+            # Streaming: even an aborted step still answers every call that arrives.
+            return (OP_RECEIVE if self._open else OP_DONE), nxt
         if self._aborted:
             return OP_SKIP, nxt
         first = self._first_mode
@@ -281,6 +315,21 @@ class StepCore:
 
     # -- reports --------------------------------------------------------------------------------
 
+    def arrived(self) -> int:
+        """Report that one more call arrived (a streaming step); returns its index."""
+        if not self._open:
+            raise RuntimeError("arrived() after the end of the stream (or in a list step)")
+        index = self._count
+        self._count = index + 1
+        self._state.append(0)
+        if self._in_group and self._parallel:
+            self._group_end = index + 1  # a parallel group runs over the rest of the step
+        return index
+
+    def end_stream(self) -> None:
+        """Report that no more calls will arrive (a streaming step)."""
+        self._open = False
+
     def classified(self, index: int, parallel: bool) -> None:
         """Report the execution mode of the call a ``CLASSIFY`` action named."""
         if index != self._next:
@@ -296,21 +345,25 @@ class StepCore:
         ``dispatch`` is false when prepare already produced a result (the call is settled). A
         call prepared for dispatch after a scheduler failure was recorded is abandoned.
         """
-        self._expect(index, _PREPARING)
+        state = self._state
+        if state[index] != _PREPARING:  # inlined ``_expect``: three reports per call
+            self._unexpected(index, _PREPARING)
         if not dispatch:
-            self._state[index] = _SETTLED
+            state[index] = _SETTLED
             return False
         if self._has_failure:
-            self._state[index] = _ABANDONED
+            state[index] = _ABANDONED
             return False
-        self._state[index] = _IN_FLIGHT
+        state[index] = _IN_FLIGHT
         self._in_flight += 1
         return True
 
     def settled(self, index: int) -> None:
         """Report that the dispatch of call ``index`` produced a result."""
-        self._expect(index, _IN_FLIGHT)
-        self._state[index] = _SETTLED
+        state = self._state
+        if state[index] != _IN_FLIGHT:
+            self._unexpected(index, _IN_FLIGHT)
+        state[index] = _SETTLED
         self._in_flight -= 1
         self._blocked = False
 
@@ -324,8 +377,10 @@ class StepCore:
 
     def committed_call(self, index: int) -> None:
         """Report that the result of call ``index`` was committed."""
-        self._expect(index, _COMMITTING)
-        self._state[index] = _COMMITTED
+        state = self._state
+        if state[index] != _COMMITTING:
+            self._unexpected(index, _COMMITTING)
+        state[index] = _COMMITTED
         self._cursor = index + 1
 
     def fail(self, error: object) -> None:
@@ -367,7 +422,9 @@ class StepCore:
 
     def _expect(self, index: int, state: int) -> None:
         if self._state[index] != state:
-            raise RuntimeError(
-                f"call {index} is {CallState(self._state[index]).name}, "
-                f"expected {CallState(state).name}"
-            )
+            self._unexpected(index, state)
+
+    def _unexpected(self, index: int, state: int) -> None:
+        raise RuntimeError(
+            f"call {index} is {CallState(self._state[index]).name}, expected {CallState(state).name}"
+        )

@@ -8,7 +8,7 @@ the session log in model order; a composite's sub-calls are collected into a lis
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -116,7 +116,7 @@ class _SessionRecorder:
     """Writes a step's ``tool/call`` / ``tool/result`` events and hands contexts on."""
 
     _session: Session
-    _blocks: Sequence[ToolCallBlock]
+    _blocks: list[ToolCallBlock]
     _turn: int
     _step: int
     _accept_context: Callable[[Any], object] | None
@@ -194,7 +194,7 @@ def _check_abort(abort: object) -> None:
 async def execute_tool_calls(
     runtime: PoolRuntime,
     session: Session,
-    tool_calls: Sequence[ToolCallBlock],
+    tool_calls: Sequence[ToolCallBlock] | AsyncIterable[ToolCallBlock],
     *,
     turn: int = 0,
     step: int = 0,
@@ -210,7 +210,13 @@ async def execute_tool_calls(
         runtime: The ``ToolRuntime`` (``execution_mode`` and ``scheduler`` are used).
         session: The log; gets a ``tool/call`` per started call and a ``tool/result`` per
             committed result (citing its call), in model order.
-        tool_calls: The step's calls, in model order.
+        tool_calls: The step's calls, in model order: a sequence, or an async iterable (e.g. the
+            receive end of a ``trio`` memory channel) that yields each call as it arrives while
+            the model still streams. Streamed calls start as soon as they arrive, under the
+            same rules and with the same session events as the whole list would get; the step
+            ends when the iterable does (an aborted step still answers every call that
+            arrives, so a stream should end on the abort too). A call that is not a
+            ``ToolCallBlock``, or an exception from the iterable, is a scheduler failure.
         turn: Turn number recorded on the events.
         step: Step number recorded on the events.
         abort: Setting it aborts the step (no new starts; running bodies are cancelled).
@@ -241,15 +247,32 @@ async def execute_tool_calls(
             + ("an async function" if callable(accept_context) else type(accept_context).__name__)
         )
     turn, step = _plain_int("turn", turn), _plain_int("step", step)
-    blocks = _plain_blocks(tool_calls)
-    inputs = [
-        ToolExecutionInput(
-            block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
-        )
-        for block in blocks
-    ]
-    recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-    aborted = await Driver(runtime, inputs, cap, abort, recorder, tracer).run()
+    if isinstance(tool_calls, AsyncIterable):
+        blocks: list[ToolCallBlock] = []
+        call_seqs: list[int] = []
+        recorder = _SessionRecorder(session, blocks, turn, step, accept_context, call_seqs)
+
+        def admit(block: object) -> ToolExecutionInput:
+            # A streamed call, checked and parsed as a listed one is (see below).
+            plain = _plain_call(len(blocks), block)
+            blocks.append(plain)
+            call_seqs.append(-1)
+            return ToolExecutionInput(
+                plain.id, plain.name, parse_arguments(plain.arguments), abort, agent=agent
+            )
+
+        driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
+    else:
+        blocks = _plain_blocks(tool_calls)
+        inputs = [
+            ToolExecutionInput(
+                block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
+            )
+            for block in blocks
+        ]
+        recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
+        driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
+    aborted = await driver.run()
     return StepOutcome(
         concluded=recorder.concluded,
         aborted=aborted,
@@ -286,6 +309,18 @@ def _plain_blocks(tool_calls: Sequence[ToolCallBlock]) -> list[ToolCallBlock]:
         ):
             blocks[index] = _plain_block(index, block)
     return blocks
+
+
+def _plain_call(index: int, block: object) -> ToolCallBlock:
+    """Call ``index`` of a streamed step as :func:`_plain_blocks` would keep it."""
+    if (
+        type(block) is ToolCallBlock
+        and type(block.id) is str
+        and type(block.name) is str
+        and type(block.arguments) is str
+    ):
+        return block
+    return _plain_block(index, block)
 
 
 def _plain_block(index: int, block: object) -> ToolCallBlock:

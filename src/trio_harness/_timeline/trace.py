@@ -43,6 +43,7 @@ _FORMAT: Final = "trio_harness/step-trace"
 _PHASES: Final = frozenset(
     {
         "begin",
+        "arrived",
         "classified",
         "group-open",
         "started",
@@ -134,6 +135,12 @@ class StepTrace:
 
     def phase(self, name: str, index: int, detail: object, /) -> None:
         """Called by the pool at each phase instant."""
+        if name == "arrived" and isinstance(detail, tuple):
+            # A streamed step: the call is known from now on (``begin`` listed the calls known
+            # at the start).
+            call_id, tool = detail
+            self.calls.append((str(call_id), str(tool)))
+            detail = None
         if isinstance(detail, ToolExecutionResult):
             detail = _outcome(detail)
         elif isinstance(detail, BaseException):

@@ -1,0 +1,99 @@
+"""What a body sees of the task it runs in: the pool reuses dispatch tasks within a group, and a
+reused task must look like a fresh one (contexts), and none may outlive its group."""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from trio_harness import (
+    Session,
+    ToolCallBlock,
+    ToolOutput,
+    ToolRuntime,
+    define_tool,
+    execute_tool_calls,
+)
+
+VAR: contextvars.ContextVar[str] = contextvars.ContextVar("VAR", default="unset")
+
+
+def _runtime(body: Any) -> ToolRuntime:
+    runtime = ToolRuntime()
+    runtime.register(
+        define_tool(
+            name="t",
+            description="d",
+            parameters={},
+            output=ToolOutput(
+                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+            ),
+            execute=body,
+            is_concurrency_safe=lambda args: True,
+        )
+    )
+    return runtime
+
+
+@pytest.mark.parametrize("cap", [1, 2, 10])
+async def test_every_body_sees_the_callers_context_and_its_own_changes_only(
+    autojump_clock: trio.abc.Clock, cap: int
+) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def body(args: Any, ctx: Any) -> str:
+        before = VAR.get()
+        VAR.set(ctx.call_id)
+        await trio.sleep(int(ctx.call_id[1:]) % 3)
+        seen.append((ctx.call_id, before, VAR.get()))
+        return "ok"
+
+    VAR.set("caller")
+    calls = [ToolCallBlock(f"c{i}", "t", "{}") for i in range(8)]
+    await execute_tool_calls(_runtime(body), Session(), calls, max_parallel_tool_calls=cap)
+    assert sorted(seen) == [(f"c{i}", "caller", f"c{i}") for i in range(8)]
+    assert VAR.get() == "caller"
+
+
+async def test_no_dispatch_task_outlives_its_group(autojump_clock: trio.abc.Clock) -> None:
+    async def body(args: Any, ctx: Any) -> str:
+        await trio.sleep(1)
+        return "ok"
+
+    runtime = _runtime(body)
+    calls = [ToolCallBlock(f"c{i}", "t", "{}") for i in range(6)]
+    before = trio.lowlevel.current_statistics().tasks_living
+    await execute_tool_calls(runtime, Session(), calls, max_parallel_tool_calls=4)
+    assert trio.lowlevel.current_statistics().tasks_living == before
+    assert trio.current_time() == 2
+
+
+async def test_a_body_sees_no_exception_being_handled(autojump_clock: trio.abc.Clock) -> None:
+    # A reused task hands every answer of Trio's to the body unchanged, cancellations included.
+    handled: list[object] = []
+    abort = trio.Event()
+
+    async def body(args: Any, ctx: Any) -> str:
+        swallowed = False
+        try:
+            await trio.sleep(10)
+        except trio.Cancelled:
+            swallowed = True  # the body returns after the abort
+        handled.append(sys.exc_info()[1])  # outside the handler: nothing is being handled
+        return "late" if swallowed else "never"
+
+    async def abort_at_1() -> None:
+        await trio.sleep(1)
+        abort.set()
+
+    calls = [ToolCallBlock(f"c{i}", "t", "{}") for i in range(3)]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(abort_at_1)
+        outcome = await execute_tool_calls(_runtime(body), Session(), calls, abort=abort)
+    assert outcome.aborted
+    assert handled == [None, None, None]
