@@ -75,6 +75,7 @@ ORDER: list[tuple[str, float]] = [
     ("_timeline.text", 6.92),
     ("_timeline.svg", 6.93),
     ("_timeline", 6.95),
+    ("_conformance.scenario_format", 7.09),
     ("_conformance.scenario", 7.10),
     ("_conformance.behaviours", 7.11),
     ("_conformance.checklog", 7.12),

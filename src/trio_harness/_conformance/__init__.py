@@ -18,14 +18,8 @@ from .checklog import LogFormatError, LogViolation, check_log, check_log_text
 from .cli import add_commands, run_command
 from .oracle import answer_case, answer_request, answer_request_line, answer_request_lines
 from .runner import Case, Failure, Report, load_cases, run_cases
-from .scenario import (
-    Scenario,
-    ScenarioAnswer,
-    ScenarioError,
-    answer_scenario,
-    parse_scenario,
-    run_scenario,
-)
+from .scenario import ScenarioAnswer, answer_scenario, run_scenario
+from .scenario_format import Scenario, ScenarioError, parse_scenario
 
 if TYPE_CHECKING:
     from .strategies import (

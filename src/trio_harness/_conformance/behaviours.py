@@ -16,7 +16,7 @@ from typing import Any, Final
 import attrs
 
 from .._values import UNSET
-from .scenario import Scenario
+from .scenario_format import Scenario
 
 __all__ = ["BEHAVIOURS", "Behaviour", "behaviours_of"]
 

@@ -29,7 +29,7 @@ from .._json import js_json, loads_any_depth
 from .behaviours import behaviours_of
 from .oracle import answer_request
 from .runner import EXIT_CODES, Case, Failure, PortError, PortProcess, judge
-from .scenario import parse_scenario
+from .scenario_format import parse_scenario
 from .strategies import scheduling_requests, validation_requests
 
 __all__ = ["AREAS", "FuzzResult", "fuzz_port", "main_fuzz"]

@@ -17,7 +17,8 @@ from typing import Any, Final
 
 from .._json import js_json
 from .behaviours import BEHAVIOURS, behaviours_of
-from .scenario import ScenarioAnswer, parse_scenario, run_scenario
+from .scenario import ScenarioAnswer, run_scenario
+from .scenario_format import parse_scenario
 
 __all__ = [
     "COVERAGE_FILE",
