@@ -81,6 +81,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.checklog", 7.12),
     ("_conformance.oracle", 7.13),
     ("_conformance.generate", 7.14),
+    ("_conformance.port", 7.145),
     ("_conformance.runner", 7.15),
     ("_conformance.strategies", 7.151),
     ("_conformance.fuzz", 7.152),

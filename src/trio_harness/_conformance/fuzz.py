@@ -1,7 +1,7 @@
 """``python -m trio_harness conformance fuzz``: differential fuzzing of a port against the reference.
 
 Hypothesis draws cases (validation requests, or scheduling scenarios), each is sent to the port
-exactly as ``conformance run`` sends a kit line (:class:`~.runner.PortProcess`) and answered by
+exactly as ``conformance run`` sends a kit line (:class:`~.port.PortProcess`) and answered by
 the reference oracle in-process (:func:`~.oracle.answer_request`); the answers are compared as
 ``conformance run`` compares them (:func:`~.runner.judge`). On the first disagreement hypothesis
 shrinks the case, and the minimal one is printed as a ready-to-save vector line with both answers.
@@ -28,7 +28,8 @@ from hypothesis.errors import HypothesisException
 from .._json import js_json, loads_any_depth
 from .behaviours import behaviours_of
 from .oracle import answer_request
-from .runner import EXIT_CODES, Case, Failure, PortError, PortProcess, judge
+from .port import EXIT_CODES, PortError, PortProcess
+from .runner import Case, Failure, judge
 from .scenario_format import parse_scenario
 from .strategies import scheduling_requests, validation_requests
 

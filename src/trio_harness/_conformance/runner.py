@@ -4,8 +4,9 @@ The kit is the ``spec/`` directory: recorded validation answers (``upstream-vect
 scheduling scenarios (``scheduling-vectors.jsonl``); ``--json-schema-test-suite DIR`` adds the
 official suite's cases inside the subset, from a checkout of that suite the user points at.
 Without ``--port`` the cases are answered in-process by the reference oracle. With ``--port CMD``
-the runner starts CMD (``--jobs`` copies), sends each case as one JSON line on its standard input
-without ``expected``, and reads one JSON line back per case (``spec/PROTOCOL.md``).
+the runner starts CMD (``--jobs`` copies, each a :class:`~.port.PortProcess`), sends each case
+as one JSON line on its standard input without ``expected``, and reads one JSON line back per
+case (``spec/PROTOCOL.md``).
 
 Verdicts: ``pass``; ``fail`` (an answer differs: the report names the case, the call the first
 difference is about, and shows it); ``crash`` (the port exited or closed its output); ``hang`` (no
@@ -15,17 +16,11 @@ port that crashes, hangs or prints garbage is stopped; its remaining cases count
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import json
-import os
-import queue
-import shlex
-import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
@@ -35,13 +30,12 @@ import attrs
 from .._json import js_json, loads_any_depth
 from .._validation import assert_supported_json_schema
 from .oracle import answer_case, answer_request
+from .port import EXIT_CODES, PortError, PortProcess, Verdict
 
 __all__ = [
     "SPEC_FILES",
     "Case",
     "Failure",
-    "PortError",
-    "PortProcess",
     "Report",
     "compare_scheduling",
     "judge",
@@ -57,12 +51,7 @@ SPEC_FILES: Final = (
     ("scheduling", "scheduling-vectors.jsonl", "scheduling"),
 )
 
-Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
 _SEVERITY: Final[dict[str, int]] = {"pass": 0, "fail": 1, "malformed": 2, "crash": 3, "hang": 4}
-#: Extra seconds the first answer of a port process may take (the port starting up).
-STARTUP_GRACE: Final = 10.0
-#: Exit status per verdict.
-EXIT_CODES: Final[dict[str, int]] = {"pass": 0, "fail": 1, "crash": 3, "hang": 4, "malformed": 5}
 
 
 @attrs.frozen
@@ -382,116 +371,6 @@ def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
 # ---------------------------------------------------------------------------------------------
 # Answering: in-process or through a port
 # ---------------------------------------------------------------------------------------------
-
-
-class PortError(Exception):
-    """The port crashed, hung or wrote something that is not an answer line."""
-
-    def __init__(self, verdict: Verdict, message: str) -> None:
-        super().__init__(message)
-        self.verdict = verdict
-
-
-class PortProcess:
-    """One running port process, spoken to one line at a time."""
-
-    def __init__(self, command: str, timeout: float) -> None:
-        self.command = command
-        self.timeout = timeout
-        self.process = subprocess.Popen(
-            shlex.split(command, posix=os.name != "nt"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.requests: queue.Queue[bytes | None] = queue.Queue()
-        self.stderr: deque[str] = deque(maxlen=20)
-        self.answered = 0
-        self.threads = [
-            threading.Thread(target=self._read, daemon=True),
-            threading.Thread(target=self._write, daemon=True),
-            threading.Thread(target=self._drain_stderr, daemon=True),
-        ]
-        for thread in self.threads:
-            thread.start()
-
-    def _read(self) -> None:
-        stdout = self.process.stdout
-        assert stdout is not None
-        for line in stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _write(self) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        while True:
-            data = self.requests.get()
-            if data is None:
-                break
-            try:
-                stdin.write(data)
-                stdin.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                return
-        with contextlib.suppress(OSError):
-            stdin.close()
-
-    def _drain_stderr(self) -> None:
-        stderr = self.process.stderr
-        assert stderr is not None
-        for line in stderr:
-            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
-
-    def _stderr_tail(self) -> str:
-        tail = list(self.stderr)[-5:]
-        return ("; stderr: " + " | ".join(tail)) if tail else ""
-
-    def ask(self, request: dict[str, Any]) -> Any:
-        self.requests.put(js_json(request).encode("utf-8") + b"\n")
-        timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise PortError(
-                "hang", f"no answer within {timeout:g} s{self._stderr_tail()}"
-            ) from None
-        self.answered += 1
-        if line is None:
-            try:
-                code = self.process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
-            # Let the stderr drain catch up before quoting it.
-            self.threads[2].join(timeout=1)
-            status = "closed its output" if code is None else f"exited with status {code}"
-            raise PortError("crash", f"the port {status}{self._stderr_tail()}")
-        try:
-            return loads_any_depth(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise PortError(
-                "malformed", f"not a JSON line: {_short(line.decode('utf-8', 'replace'), 120)}"
-            ) from None
-
-    def close(self) -> None:
-        self.requests.put(None)
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        for thread in self.threads:
-            thread.join(timeout=2)
-        for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.close()
 
 
 def _tally(report: Report, area: str, key: str) -> None:
