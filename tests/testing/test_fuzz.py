@@ -15,7 +15,7 @@ import pytest
 from trio_harness import testing
 from trio_harness.__main__ import main
 
-PORTS = Path(__file__).resolve().parents[1] / "conformance_kit" / "ports"
+PORTS = Path(__file__).resolve().parents[1] / "conformance" / "ports"
 
 
 def port(name: str) -> str:

@@ -1,8 +1,24 @@
-"""The conformance kit: scheduling scenarios, the all-in-one oracle, the runner and the log checker.
+"""The conformance kit: scheduling scenarios, the one oracle, the runner, fuzzing, the log checker.
 
-Private package (layer 7, between ``_oracle`` and ``lowlevel``): modules import the library only
-through its lower layers' interfaces. ``run_scenario`` and ``check_log`` (with their result
-types) are public as ``trio_harness.lowlevel`` names; the rest serves the command line.
+Modules, in dependency order:
+
+* :mod:`.scenario_format` — the scenario format of ``spec/FORMAT.md`` as typed values, and
+  :func:`parse_scenario`;
+* :mod:`.scenario` — a scenario played on the real pool under ``MockClock`` (:func:`run_scenario`);
+* :mod:`.behaviours` — the scheduling behaviours of the upstream description, and which ones an
+  answered scenario exercises (the kit's tags and ``COVERAGE.md``);
+* :mod:`.checklog` — ``check-log``: a session log of any port checked for the pool's invariants;
+* :mod:`.oracle` — the one oracle: every kit line (validation ops and scenarios) answered;
+* :mod:`.generate` — ``conformance generate``: the scheduling vectors and ``COVERAGE.md``;
+* :mod:`.port` — a port process spoken to one JSON line at a time, and the verdicts;
+* :mod:`.runner` — ``conformance run``: loading, judging and reporting the kit's cases;
+* :mod:`.strategies` — hypothesis strategies (behind ``trio_harness.testing``);
+* :mod:`.fuzz` — ``conformance fuzz``: differential fuzzing of a port against the oracle;
+* :mod:`.cli` — the kit's commands (``oracle``, ``conformance ...``, ``check-log``).
+
+Private package (layer 7): modules import the library only through its lower layers'
+interfaces. ``run_scenario`` and ``check_log`` (with their result types) are public as
+``trio_harness.lowlevel`` names; the rest serves the command line.
 
 The hypothesis strategies (``strategies``, behind ``trio_harness.testing``) and ``conformance
 fuzz`` need hypothesis, an optional extra: their names are loaded on first access, so importing

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance_kit.support import SHARED, SHARED_REASON, SPEC, cli, kit_cases
+from tests.conformance.support import SHARED, SHARED_REASON, SPEC, cli, kit_cases
 from trio_harness._conformance import BEHAVIOURS
 from trio_harness._conformance import generate as generate_module
 from trio_harness._conformance.generate import (

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance_kit.support import call, summary, times, tool
+from tests.conformance.support import call, summary, times, tool
 from trio_harness._conformance import (
     ScenarioError,
     answer_request_line,
