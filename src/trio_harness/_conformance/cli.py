@@ -84,8 +84,9 @@ def add_commands(commands: Any) -> None:
     actions = conformance.add_subparsers(dest="action", required=True)
     generate = actions.add_parser(
         "generate",
-        help="write the scheduling vectors and COVERAGE.md from the reference",
-        description="Regenerate spec/scheduling-vectors.jsonl and spec/COVERAGE.md.",
+        help="write the scheduling vectors, the validation edges and COVERAGE.md from the reference",
+        description="Regenerate spec/scheduling-vectors.jsonl, spec/validation-edges.jsonl and "
+        "spec/COVERAGE.md.",
     )
     generate.add_argument("--spec", default="spec", metavar="DIR", help="kit directory (spec)")
     generate.add_argument(
@@ -161,25 +162,19 @@ def add_commands(commands: Any) -> None:
 
 
 def _generate(spec: str, check: bool) -> int:
-    from .generate import (
-        COVERAGE_FILE,
-        SCHEDULING_FILE,
-        coverage_markdown,
-        generate_lines,
-        write_kit,
-    )
+    from .generate import EDGES_FILE, SCHEDULING_FILE, kit_files, write_kit
 
     spec_dir = Path(spec)
     if not check:
         files = write_kit(spec_dir)
         count = len(files[SCHEDULING_FILE].splitlines())
-        sys.stdout.write(f"wrote {count} scenarios to {spec_dir / SCHEDULING_FILE}\n")
+        edges = files[EDGES_FILE].count("\n")
+        sys.stdout.write(
+            f"wrote {count} scenarios to {spec_dir / SCHEDULING_FILE} and {edges} validation "
+            f"cases to {spec_dir / EDGES_FILE}\n"
+        )
         return 0
-    lines = generate_lines()
-    fresh = {
-        SCHEDULING_FILE: "".join(line + "\n" for line in lines),
-        COVERAGE_FILE: coverage_markdown(lines),
-    }
+    fresh = kit_files()
     stale = []
     for name, text in fresh.items():
         path = spec_dir / name

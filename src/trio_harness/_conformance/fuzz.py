@@ -25,10 +25,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from .._json import js_json, loads_any_depth
+from .._json import loads_any_depth
 from .behaviours import behaviours_of
 from .oracle import answer_request
-from .port import EXIT_CODES, PortError, PortProcess
+from .port import EXIT_CODES, PortError, PortProcess, request_text
 from .runner import Case, Failure, judge
 from .scenario_format import parse_scenario
 from .strategies import scheduling_requests, validation_requests
@@ -130,18 +130,20 @@ def fuzz_port(
     def check(request: dict[str, Any]) -> None:
         if result.port_error is not None:
             raise _PortDown
-        # Requests travel as JSON text, to the reference as to the port.
-        reference = answer_request(loads_any_depth(js_json(request)))
+        # Requests travel as JSON text, to the reference as to the port; numbers keep the form
+        # they were drawn in (``2.0``, ``-0.0``, big integers).
+        text = request_text(request)
+        reference = answer_request(loads_any_depth(text))
         expected = reference.get("expected")
         if expected is None or (type(expected) is dict and expected.get("ties")):
             reject()
         result.cases += 1
         try:
-            answer = port.ask(request)
+            answer = port.ask(text)
         except PortError as error:
             result.port_error = (error.verdict, str(error))
             raise _PortDown from None
-        outcome = judge(Case("fuzz", area, request, expected), answer)
+        outcome = judge(Case("fuzz", area, request, expected, text), answer)
         if isinstance(outcome, Failure):
             if result.first_found_after is None:
                 result.first_found_after = result.cases

@@ -11,8 +11,10 @@ that is not JSON). Used by ``conformance run`` (:mod:`.runner`) and ``conformanc
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
+import re
 import shlex
 import subprocess
 import threading
@@ -21,7 +23,7 @@ from typing import Any, Final, Literal
 
 from .._json import js_json, loads_any_depth
 
-__all__ = ["EXIT_CODES", "STARTUP_GRACE", "PortError", "PortProcess", "Verdict"]
+__all__ = ["EXIT_CODES", "STARTUP_GRACE", "PortError", "PortProcess", "Verdict", "request_text"]
 
 #: How a run (or one case) ended; ``pass`` and ``fail`` are about answers, the rest about the port.
 Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
@@ -29,6 +31,21 @@ Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
 EXIT_CODES: Final[dict[str, int]] = {"pass": 0, "fail": 1, "crash": 3, "hang": 4, "malformed": 5}
 #: Extra seconds the first answer of a port process may take (the port starting up).
 STARTUP_GRACE: Final = 10.0
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def request_text(request: Any) -> str:
+    """A request as one compact JSON line, its numbers written as Python holds them.
+
+    ``2.0`` stays ``2.0``, ``1e+21`` and ``-0.0`` keep their float form and integers of any size
+    their digits, so a port meets the number texts a case was written with (a JSON reader that
+    tells ``2.0`` from ``2`` is a port bug the kit must be able to see); a lone surrogate is
+    written as its ``\\u`` escape, as ``JSON.stringify`` does. The reference reads the same text.
+    """
+    text = json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _quote(line: bytes, limit: int = 120) -> str:
@@ -101,8 +118,15 @@ class PortProcess:
         tail = list(self.stderr)[-5:]
         return ("; stderr: " + " | ".join(tail)) if tail else ""
 
-    def ask(self, request: dict[str, Any]) -> Any:
-        self.requests.put(js_json(request).encode("utf-8") + b"\n")
+    def ask(self, request: str | dict[str, Any]) -> Any:
+        """Send one case (a JSON line as it is to be sent, or an object to write as one) and
+        return the decoded answer line.
+
+        Raises:
+            PortError: The port crashed, hung or answered with a line that is not JSON.
+        """
+        text = request if isinstance(request, str) else request_text(request)
+        self.requests.put(text.encode("utf-8") + b"\n")
         timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
         try:
             line = self.lines.get(timeout=timeout)

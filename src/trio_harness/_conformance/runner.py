@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import sys
 import threading
 import time
@@ -30,7 +31,7 @@ import attrs
 from .._json import js_json, loads_any_depth
 from .._validation import assert_supported_json_schema
 from .oracle import answer_case, answer_request
-from .port import EXIT_CODES, PortError, PortProcess, Verdict
+from .port import EXIT_CODES, PortError, PortProcess, Verdict, request_text
 
 __all__ = [
     "SPEC_FILES",
@@ -48,6 +49,7 @@ __all__ = [
 #: Kit files and the area their cases belong to.
 SPEC_FILES: Final = (
     ("validation", "upstream-vectors.jsonl", "validation/upstream"),
+    ("validation", "validation-edges.jsonl", "validation/edges"),
     ("scheduling", "scheduling-vectors.jsonl", "scheduling"),
 )
 
@@ -56,12 +58,26 @@ _SEVERITY: Final[dict[str, int]] = {"pass": 0, "fail": 1, "malformed": 2, "crash
 
 @attrs.frozen
 class Case:
-    """One case of the kit: what is sent, and the answer expected back."""
+    """One case of the kit: what is sent, and the answer expected back.
+
+    Attributes:
+        id: The case id (``scheduling/pool/003``, ``validation/upstream/validate/0042``).
+        area: ``validation``, ``scheduling`` or ``json-schema-test-suite``.
+        request: The case as sent, decoded.
+        expected: The expected answer.
+        text: The JSON line sent to a port (and read by the in-process reference): a kit line's
+            own text without ``expected`` (and ``tags``), so every number reaches the port as the
+            kit file writes it (``2.0`` stays ``2.0``); by default ``request`` written by
+            :func:`~.port.request_text`.
+    """
 
     id: str
     area: str
     request: dict[str, Any]
     expected: Any
+    text: str = attrs.field(
+        default=attrs.Factory(lambda case: request_text(case.request), takes_self=True)
+    )
 
 
 @attrs.frozen
@@ -123,6 +139,64 @@ class Report:
 # Loading
 # ---------------------------------------------------------------------------------------------
 
+_WS: Final = re.compile(r"[ \t\n\r]*")
+_STRUCTURE: Final = re.compile(r'["{}\[\]]')
+_SCALAR: Final = re.compile(r"[^,}\] \t\n\r]+")
+_scanstring: Final = json.decoder.scanstring  # type: ignore[attr-defined]
+
+
+def _skip(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _value_end(text: str, pos: int) -> int:
+    """The end of the JSON value starting at ``pos`` of (valid) ``text``; any depth, linear."""
+    first = text[pos]
+    if first == '"':
+        end: int = _scanstring(text, pos + 1)[1]
+        return end
+    if first not in "{[":
+        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]
+    depth = 0
+    while True:
+        found = _STRUCTURE.search(text, pos)
+        assert found is not None
+        mark, pos = found.group(), found.end()
+        if mark == '"':
+            pos = _scanstring(text, pos)[1]
+        elif mark in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
+
+
+def without_members(line: str, names: Sequence[str]) -> str:
+    """The text of a (valid) JSON object line without its top-level members ``names``.
+
+    Every other member is kept exactly as written (its number texts, escapes and spacing), in
+    its place: what a port receives is the kit line itself, minus the answer.
+    """
+    pos = _skip(line, 0)
+    if line[pos] != "{":
+        raise ValueError("not a JSON object")
+    pos += 1
+    members: list[str] = []
+    while True:
+        pos = _skip(line, pos)
+        if line[pos] == "}":
+            break
+        key, key_end = _scanstring(line, pos + 1)
+        value_start = _skip(line, _skip(line, key_end) + 1)  # past the colon
+        value_end = _value_end(line, value_start)
+        if key not in names:
+            members.append(f"{line[pos:key_end]}:{line[value_start:value_end]}")
+        pos = _skip(line, value_end)
+        if line[pos] == ",":
+            pos += 1
+    return "{" + ",".join(members) + "}"
+
 
 def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
     """Read the kit's case files (those present) from ``spec_dir``, filtered by ``only`` globs.
@@ -145,16 +219,19 @@ def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
                 case = loads_any_depth(line)
                 if type(case) is not dict or "expected" not in case:
                     raise ValueError(f"{path}:{number}: not a case with an expected answer")
-                if area == "scheduling":
+                if type(case.get("id")) is str:
                     case_id = f"{prefix}/{case['id']}"
                 else:
                     case_id = f"{prefix}/{case.get('op')}/{number:04d}"
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
                     continue
                 expected = case.pop("expected")
+                dropped = ["expected"]
                 if area == "scheduling":
                     case.pop("tags", None)
-                cases.append(Case(case_id, area, case, expected))
+                    dropped.append("tags")
+                text = without_members(line, dropped)
+                cases.append(Case(case_id, area, case, expected, text))
     if not found:
         raise FileNotFoundError(f"no conformance kit files in {spec_dir}")
     return cases
@@ -410,7 +487,7 @@ def _run_port(
     try:
         for position, case in enumerate(cases):
             try:
-                answer = port.ask(case.request)
+                answer = port.ask(case.text)
             except PortError as error:
                 with lock:
                     report.problems.append(f"{error.verdict} at {case.id}: {error}")
@@ -458,9 +535,8 @@ def run_cases(
     started = time.perf_counter()
     if port is None:
         for case in cases:
-            # Requests travel as JSON text, as they would to a port.
-            request = loads_any_depth(js_json(case.request))
-            _record(report, case, judge(case, answer(request)))
+            # Requests travel as JSON text, the text a port would be sent.
+            _record(report, case, judge(case, answer(loads_any_depth(case.text))))
     else:
         lock = threading.Lock()
         jobs = max(1, min(jobs, len(cases) or 1))

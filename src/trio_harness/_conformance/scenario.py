@@ -15,7 +15,7 @@ promise); a positive one sleeps on the mock clock.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import attrs
 import trio
@@ -72,27 +72,44 @@ class ScenarioAnswer:
 
     Attributes:
         answer: The wire answer (``events``, ``calls``, ``contexts``, ``outcome``; see FORMAT.md).
-        ties: Instants (ms) at which two or more scripted timers expired together; when non-empty
-            the answer is one allowed outcome among others (upstream resolves ties differently).
+        ties: The instants (ms, ascending) at which the order of two happenings is not fixed
+            (``spec/FORMAT.md``, "What is deterministic"): two timers expired together (a tool's
+            deadline and the abort count as timers), or a dispatch that took no time settled
+            while the pool went on starting calls. When non-empty the answer is one allowed
+            outcome among others.
     """
 
     answer: dict[str, Any]
     ties: tuple[int, ...]
 
 
-class _TimedSession(Session):
-    """A session that remembers the virtual time of every append."""
+#: One happening of the run, in the order the reference saw it: ``(kind, call id, instant)``;
+#: kinds ``call`` / ``result`` (an event appended), ``prepared`` (prepare returned: the pool
+#: hands the call to a dispatch task and goes on), ``settled`` (the dispatch returned) and
+#: ``failed`` (it raised the scripted scheduler failure).
+Happening = tuple[Literal["call", "result", "prepared", "settled", "failed"], str, int]
 
-    def __init__(self, clock_start: float) -> None:
+
+class _TimedSession(Session):
+    """A session that remembers the virtual time of every append (and notes it in ``order``)."""
+
+    def __init__(self, clock_start: float, order: list[Happening]) -> None:
         super().__init__()
         self.start = clock_start
         self.times: list[int] = []
+        self.order = order
 
     def append(
         self, type: str, data: Any, *, source_event_seqs: Sequence[int] | None = None
     ) -> SessionEvent:
-        self.times.append(_now(self.start))
-        return super().append(type, data, source_event_seqs=source_event_seqs)
+        at = _now(self.start)
+        self.times.append(at)
+        event = super().append(type, data, source_event_seqs=source_event_seqs)
+        if event.type == "tool/call":
+            self.order.append(("call", event.data.call_id, at))
+        elif event.type == "tool/result":
+            self.order.append(("result", event.data.message.source.call_id, at))
+        return event
 
 
 def _now(start: float) -> int:
@@ -116,7 +133,8 @@ class _ScriptedRuntime:
         self.prepared: dict[str, int] = {}
         self.settled: dict[str, int] = {}
         self.timers: list[int] = []
-        self.cancelled: list[int] = []
+        self.deadlines: list[int] = []
+        self.order: list[Happening] = []
         self.failed_at: int | None = None
         self.contexts: list[Any] = []
         self.runtime = ToolRuntime(approval=self if scenario.approval_service else None)
@@ -129,10 +147,18 @@ class _ScriptedRuntime:
         return _now(self.start)
 
     async def timer(self, ms: float) -> None:
-        """Sleep ``ms`` and note the instant the timer expired (for tie detection)."""
+        """Sleep ``ms`` and note the instant the timer expired (for tie detection).
+
+        A timer cut short at the very instant it was due (a deadline or the abort expiring with
+        it) expired too: the two are a tie.
+        """
         if ms:
-            await trio.sleep(ms / 1000)
-            self.timers.append(self.now())
+            due = trio.current_time() + ms / 1000
+            try:
+                await trio.sleep(ms / 1000)
+            finally:
+                if trio.current_time() >= due:
+                    self.timers.append(self.now())
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -166,14 +192,20 @@ class _ScriptedRuntime:
             if call is None:
                 return None
             spec = call.body
+            # The tool's deadline, when it has one (the only deadline nearer than the limit).
+            deadline = trio.current_effective_deadline()
             try:
                 if spec.outcome == "hangs":
                     await trio.sleep_forever()
                 await self.timer(spec.ms)
-            except trio.Cancelled:
-                # Cut short by the abort or by the tool's deadline; a deadline is a timer too.
-                self.cancelled.append(self.now())
-                raise
+            finally:
+                # A deadline that expired is a timer too (it may tie with the abort, or with
+                # the body's own timer).
+                if (
+                    deadline < self.start + VIRTUAL_LIMIT_MS / 1000
+                    and trio.current_time() >= deadline
+                ):
+                    self.deadlines.append(round((deadline - self.start) * 1000))
             if spec.outcome == "throws":
                 raise RuntimeError(spec.message)
             if spec.outcome == "harnessError":
@@ -303,6 +335,8 @@ class _Probe:
     async def _raise(self, failure: FailureSpec) -> None:
         await self._script.timer(failure.ms)
         self._script.failed_at = self._script.now()
+        if failure.phase == "dispatch":
+            self._script.order.append(("failed", failure.call, self._script.failed_at))
         raise RuntimeError(failure.message)
 
     async def prepare(self, input: ToolExecutionInput) -> Preparation:
@@ -311,6 +345,7 @@ class _Probe:
             await self._raise(failure)
         preparation = await self._inner.prepare(input)
         self._script.prepared[input.call_id] = self._script.now()
+        self._script.order.append(("prepared", input.call_id, self._script.prepared[input.call_id]))
         return preparation
 
     async def dispatch(self, exec: Any) -> DispatchOutcome:
@@ -319,6 +354,7 @@ class _Probe:
             await self._raise(failure)
         outcome = await self._inner.dispatch(exec)
         self._script.settled[exec.call_id] = self._script.now()
+        self._script.order.append(("settled", exec.call_id, self._script.settled[exec.call_id]))
         return outcome
 
     def _committed(self, exec: Any) -> None:
@@ -438,7 +474,7 @@ def run_scenario(scenario: Scenario | Mapping[str, Any]) -> ScenarioAnswer:
 
     async def main() -> None:
         script.start = trio.current_time()
-        session = _TimedSession(script.start)
+        session = _TimedSession(script.start, script.order)
         abort = trio.Event()
         holder["outcome"] = await _step(script, session, abort)
         holder["session"] = session
@@ -451,10 +487,61 @@ def run_scenario(scenario: Scenario | Mapping[str, Any]) -> ScenarioAnswer:
         "contexts": list(script.contexts),
         "outcome": holder["outcome"],
     }
-    abort_at = None if parsed.abort_at_ms is None else round(parsed.abort_at_ms)
-    expiries = script.timers + [at for at in script.cancelled if at != abort_at]
-    ties = sorted({at for at in expiries if expiries.count(at) > 1})
-    return ScenarioAnswer(answer=answer, ties=tuple(ties))
+    expiries = script.timers + script.deadlines
+    ties = {at for at in expiries if expiries.count(at) > 1}
+    ties.update(_unsettled_orders(script.order, parsed, answer["calls"]))
+    return ScenarioAnswer(answer=answer, ties=tuple(sorted(ties)))
+
+
+def _unsettled_orders(
+    order: Sequence[Happening], scenario: Scenario, times: Sequence[dict[str, Any]]
+) -> set[int]:
+    """Instants whose order depends on how fast a dispatch that takes no time is noticed.
+
+    A dispatch that starts and ends in one instant ``t`` (wrappers and body that take no time, or
+    the scheduler failure of a dispatch after 0 ms) settles while the pool goes on starting later
+    calls. Trio runs the dispatch task only when the pool next waits; upstream notices the settle
+    after a number of promise reactions that depends on how deep the callbacks' awaits go, so it
+    may commit the call (or stop at its failure) before it starts the next one, or after. The
+    order is open when the settle has an effect at ``t`` (the call could be committed at ``t``:
+    every earlier call is committed by then; or the dispatch raised the failure) and the
+    reference logged another call's ``tool/call`` at ``t`` after the call was handed to its
+    dispatch (its prepare returned) and before its result.
+    """
+    committed = {entry["id"]: entry["committed"] for entry in times}
+    model_order = [call.id for call in scenario.calls]
+    found: set[int] = set()
+    for start, (kind, call_id, at) in enumerate(order):
+        if kind != "prepared":
+            continue
+        end = next(
+            (
+                index
+                for index in range(start + 1, len(order))
+                if order[index][0] in ("settled", "failed") and order[index][1] == call_id
+            ),
+            None,
+        )
+        if end is None or order[end][2] != at:
+            continue
+        if order[end][0] == "settled":
+            earlier = model_order[: model_order.index(call_id)]
+            if any(committed.get(other) is None or committed[other] > at for other in earlier):
+                continue
+        result = next(
+            (
+                index
+                for index in range(end + 1, len(order))
+                if order[index][0] == "result" and order[index][1] == call_id
+            ),
+            len(order),
+        )
+        if any(
+            order[index][0] == "call" and order[index][1] != call_id and order[index][2] == at
+            for index in range(start + 1, result)
+        ):
+            found.add(at)
+    return found
 
 
 def answer_scenario(case: Mapping[str, Any]) -> dict[str, Any]:

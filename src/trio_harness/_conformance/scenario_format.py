@@ -403,17 +403,25 @@ def parse_scenario(value: object) -> Scenario:
     approval = raw.get("approval", True)
     if type(approval) is not bool:
         raise ScenarioError("scenario.approval must be a boolean")
+    added = [change.spec for call in calls for change in call.on_commit if change.spec is not None]
     for call in calls:
         if call.body.outcome == "hangs" and abort_at is None:
-            timeouts = [t.timeout_ms for t in tools if t.name == call.name]
-            if not timeouts or timeouts[0] is None:
+            # Every definition the call may meet (the registered one, or one added at a commit)
+            # must end the body by its deadline.
+            timeouts = [t.timeout_ms for t in (*tools, *added) if t.name == call.name]
+            if not timeouts or None in timeouts:
                 raise ScenarioError(
-                    f"call {call.id}: a hanging body needs scenario.abortAtMs or the tool's timeoutMs"
+                    f"call {call.id}: a hanging body needs scenario.abortAtMs or the tool's "
+                    "timeoutMs (on every definition of the tool)"
                 )
+    cap = raw.get("cap", DEFAULT_MAX_PARALLEL_TOOL_CALLS)
+    if type(cap) is float and cap.is_integer():
+        # JSON has one number type: ``2.0`` is the integer 2, as JavaScript reads it.
+        cap = int(cap)
     return Scenario(
         tools=tools,
         calls=calls,
-        cap=raw.get("cap", DEFAULT_MAX_PARALLEL_TOOL_CALLS),
+        cap=cap,
         abort_at_ms=abort_at,
         failure=failure,
         approval_service=approval,
