@@ -87,6 +87,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.generate", 7.14),
     ("_conformance.runner", 7.15),
     ("_conformance.strategies", 7.151),
+    ("_conformance.fuzz_requests", 7.1515),
     ("_conformance.fuzz", 7.152),
     ("_conformance.cli", 7.16),
     ("_conformance", 7.19),
