@@ -95,7 +95,11 @@ def add_commands(commands: Any) -> None:
         help="write nothing; exit 1 if the files on disk differ from a fresh generation",
     )
     run = actions.add_parser("run", help="run a port against the kit", description=_RUN_HELP)
-    run.add_argument("--spec", default="spec", metavar="DIR", help="kit directory (spec)")
+    run.add_argument(
+        "--spec",
+        metavar="DIR",
+        help="kit directory (default: the kit installed with trio_harness)",
+    )
     run.add_argument(
         "--port", metavar="CMD", help="the port's command line (JSON lines on stdin/stdout)"
     )

@@ -1,7 +1,9 @@
 """``python -m trio_harness conformance run``: check a port (or trio_harness itself) against the kit.
 
-The kit is the ``spec/`` directory: recorded validation answers (``upstream-vectors.jsonl``) and
-scheduling scenarios (``scheduling-vectors.jsonl``); ``--json-schema-test-suite DIR`` adds the
+The kit is the ``spec/`` directory, installed with the package (:func:`packaged_kit`; a checkout
+has it at the repository root too): recorded validation answers (``upstream-vectors.jsonl``),
+validation edge cases (``validation-edges.jsonl``) and scheduling scenarios
+(``scheduling-vectors.jsonl``); ``--json-schema-test-suite DIR`` adds the
 official suite's cases inside the subset, from a checkout of that suite the user points at.
 Without ``--port`` the cases are answered in-process by the reference oracle. With ``--port CMD``
 the runner starts CMD (``--jobs`` copies, each a :class:`~.port.PortProcess`), sends each case
@@ -23,6 +25,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
@@ -42,6 +46,7 @@ __all__ = [
     "judge",
     "load_cases",
     "load_json_schema_test_suite",
+    "packaged_kit",
     "print_report",
     "run_cases",
 ]
@@ -198,7 +203,13 @@ def without_members(line: str, names: Sequence[str]) -> str:
     return "{" + ",".join(members) + "}"
 
 
-def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
+def packaged_kit() -> Traversable:
+    """The kit installed with the package (``trio_harness/_conformance/spec``), found through
+    :mod:`importlib.resources`: ``conformance run`` works without a checkout."""
+    return files(__package__) / "spec"
+
+
+def load_cases(spec_dir: Path | Traversable, only: Sequence[str] = ()) -> list[Case]:
     """Read the kit's case files (those present) from ``spec_dir``, filtered by ``only`` globs.
 
     Raises:
@@ -596,7 +607,7 @@ def print_report(report: Report, out: TextIO, *, max_failures: int = 20) -> None
 
 
 def main_run(
-    spec: str,
+    spec: str | None,
     port: str | None,
     only: Sequence[str],
     jobs: int,
@@ -605,9 +616,12 @@ def main_run(
     json_path: str | None,
     out: TextIO | None = None,
 ) -> int:
-    """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage)."""
+    """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage).
+
+    ``spec`` is the kit directory; ``None`` is the kit installed with the package.
+    """
     try:
-        cases = load_cases(Path(spec), only)
+        cases = load_cases(packaged_kit() if spec is None else Path(spec), only)
         if suite is not None:
             cases += load_json_schema_test_suite(Path(suite), only)
     except (OSError, ValueError) as error:
