@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.support import SHARED, SHARED_REASON, SPEC, cli, kit_cases
+from tests.conformance.support import REPO, SHARED, SHARED_REASON, SPEC, cli, kit_cases
 from trio_harness._conformance import BEHAVIOURS
 from trio_harness._conformance import generate as generate_module
 from trio_harness._conformance.generate import (
     COVERAGE_FILE,
     EDGES_FILE,
     SCHEDULING_FILE,
+    UPSTREAM,
     coverage_markdown,
     generate_lines,
     kit_files,
@@ -45,9 +46,9 @@ def test_the_validation_edges_keep_their_number_texts() -> None:
     assert '"value":-0.0' in text
     cases = load_cases(SPEC, ["validation/edges/*"])
     assert len(cases) == len(edge_cases()) >= 60
-    assert {case.id.split("/")[2] for case in cases} == {"empty-key", "numbers", "argument-text"}
+    assert {case.id.split("/")[3] for case in cases} == {"empty-key", "numbers", "argument-text"}
     sent = {case.id: case.text for case in cases}
-    assert '"value":2.0' in sent["validation/edges/numbers/005"]
+    assert '"value":2.0' in sent["validation/edges/validate/numbers/005"]
     assert all('"expected"' not in line for line in sent.values())
 
 
@@ -83,6 +84,14 @@ def test_the_validation_vectors_are_the_recorded_upstream_answers(name: str) -> 
 
 
 @pytest.mark.skipif(not (SHARED / "spec").is_dir(), reason=SHARED_REASON)
+def test_the_kit_names_the_upstream_commit_it_was_checked_against() -> None:
+    version = (SPEC / "VERSION").read_text(encoding="utf-8")
+    assert f"upstream {UPSTREAM[0]} {UPSTREAM[1]}" in version
+    for name in ("COVERAGE.md", "FORMAT.md", "README.md"):
+        assert UPSTREAM[1] in (SPEC / name).read_text(encoding="utf-8"), name
+    assert UPSTREAM[1] in (REPO / "docs" / "howto-port.md").read_text(encoding="utf-8")
+
+
 def test_version_names_the_upstream_commit_the_vectors_reflect() -> None:
     version = (SPEC / "VERSION").read_text(encoding="utf-8")
     behaviour = (SHARED / "spec" / "upstream-behavior.md").read_text(encoding="utf-8")

@@ -21,12 +21,13 @@ from .families import FAMILIES, edge_scenarios
 from .port import request_text
 from .scenario import ScenarioAnswer, run_scenario
 from .scenario_format import parse_scenario
-from .validation_edges import EDGES_FILE, edge_lines
+from .validation_edges import EDGES_FILE, edge_cases, edge_lines
 
 __all__ = [
     "COVERAGE_FILE",
     "EDGES_FILE",
     "SCHEDULING_FILE",
+    "UPSTREAM",
     "coverage_markdown",
     "generate_lines",
     "generate_scenarios",
@@ -37,6 +38,8 @@ __all__ = [
 #: The generated files, relative to the spec directory.
 SCHEDULING_FILE: Final = "scheduling-vectors.jsonl"
 COVERAGE_FILE: Final = "COVERAGE.md"
+#: The upstream release and commit the answers were checked against (``VERSION`` names it too).
+UPSTREAM: Final = ("dsh-0.1.0-rc.8", "611615650f1bd789dc83cedc428acc17934614d3")
 
 
 def generate_scenarios() -> Iterator[tuple[str, dict[str, Any], ScenarioAnswer]]:
@@ -91,6 +94,13 @@ def coverage_markdown(lines: list[str]) -> str:
         "",
         f"{len(lines)} scheduling scenarios; {covered} of {len(BEHAVIOURS)} behaviours covered. "
         "Sections refer to `upstream-behavior.md` (e: pipeline, f: pool, g: argument parsing).",
+        "",
+        f"Beside them: the 4,000 recorded upstream validation answers and {len(edge_cases())} "
+        f"validation edge cases, {4000 + len(edge_cases()) + len(lines):,} cases in all. Checked "
+        f"against upstream {UPSTREAM[0]} (commit `{UPSTREAM[1]}`) made a port of the kit: every "
+        "case passes but `scheduling/edge/post-failure-commit-rule` (`FORMAT.md` rule 1). The "
+        'command: `python -m trio_harness conformance run --port "node upstream-port.mjs"` '
+        '(`FORMAT.md`, "Checked against upstream").',
         "",
         "| behaviour | what it checks | scenarios | examples |",
         "|---|---|---|---|",

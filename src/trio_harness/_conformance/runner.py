@@ -230,8 +230,10 @@ def load_cases(spec_dir: Path | Traversable, only: Sequence[str] = ()) -> list[C
                 case = loads_any_depth(line)
                 if type(case) is not dict or "expected" not in case:
                     raise ValueError(f"{path}:{number}: not a case with an expected answer")
-                if type(case.get("id")) is str:
+                if area == "scheduling":
                     case_id = f"{prefix}/{case['id']}"
+                elif type(case.get("id")) is str:
+                    case_id = f"{prefix}/{case.get('op')}/{case['id']}"
                 else:
                     case_id = f"{prefix}/{case.get('op')}/{number:04d}"
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
