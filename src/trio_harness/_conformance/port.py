@@ -16,6 +16,7 @@ import os
 import queue
 import re
 import shlex
+import signal
 import subprocess
 import threading
 from collections import deque
@@ -31,6 +32,14 @@ Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
 EXIT_CODES: Final[dict[str, int]] = {"pass": 0, "fail": 1, "crash": 3, "hang": 4, "malformed": 5}
 #: Extra seconds the first answer of a port process may take (the port starting up).
 STARTUP_GRACE: Final = 10.0
+#: The longest answer line a port may write, newline included (a longer one is ``malformed``):
+#: the runner never holds more than this of one answer in memory.
+MAX_LINE_BYTES: Final = 16 * 2**20
+#: Of each line a port writes on standard error, only this many bytes are kept (for quoting).
+STDERR_LINE_BYTES: Final = 240
+#: What the reader queues for a line past :data:`MAX_LINE_BYTES` (it then stops reading); no
+#: line read is ever empty (``readline`` gives ``b""`` only at the end, which queues ``None``).
+_TOO_LONG: Final = b""
 
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -63,7 +72,12 @@ class PortError(Exception):
 
 
 class PortProcess:
-    """One running port process, spoken to one line at a time."""
+    """One running port process, spoken to one line at a time.
+
+    The port runs in a process group (a session) of its own, and stopping it stops the whole
+    group: a port behind a wrapper script (``sh``, ``npx``, ``cargo run``) has children that hold
+    its pipes, and killing the wrapper alone would leave the runner waiting on them.
+    """
 
     def __init__(self, command: str, timeout: float) -> None:
         self.command = command
@@ -73,6 +87,7 @@ class PortProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            start_new_session=os.name == "posix",
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.requests: queue.Queue[bytes | None] = queue.Queue()
@@ -89,7 +104,13 @@ class PortProcess:
     def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        for line in stdout:
+        while True:
+            line = stdout.readline(MAX_LINE_BYTES + 1)
+            if len(line) > MAX_LINE_BYTES:
+                self.lines.put(_TOO_LONG)  # and read no further: the port is stopped
+                return
+            if not line:
+                break
             self.lines.put(line)
         self.lines.put(None)
 
@@ -111,8 +132,11 @@ class PortProcess:
     def _drain_stderr(self) -> None:
         stderr = self.process.stderr
         assert stderr is not None
-        for line in stderr:
-            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+        continued = False
+        while chunk := stderr.readline(STDERR_LINE_BYTES):
+            if not continued:  # the rest of a long line is read and dropped
+                self.stderr.append(chunk.decode("utf-8", "replace").rstrip("\n"))
+            continued = not chunk.endswith(b"\n")
 
     def _stderr_tail(self) -> str:
         tail = list(self.stderr)[-5:]
@@ -135,6 +159,8 @@ class PortProcess:
                 "hang", f"no answer within {timeout:g} s{self._stderr_tail()}"
             ) from None
         self.answered += 1
+        if line == _TOO_LONG:
+            raise PortError("malformed", f"answer line longer than {MAX_LINE_BYTES} bytes")
         if line is None:
             try:
                 code = self.process.wait(timeout=2)
@@ -149,13 +175,23 @@ class PortProcess:
         except (UnicodeDecodeError, ValueError):
             raise PortError("malformed", f"not a JSON line: {_quote(line)}") from None
 
+    def _kill_group(self) -> None:
+        """Kill the port's whole process group (on POSIX; elsewhere the process)."""
+        if os.name == "posix":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        elif self.process.poll() is None:
+            self.process.kill()
+
     def close(self) -> None:
         self.requests.put(None)
         try:
             self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            self._kill_group()
             self.process.wait()
+        # Children left behind by a wrapper that exited would keep the pipes open.
+        self._kill_group()
         for thread in self.threads:
             thread.join(timeout=2)
         for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
@@ -164,6 +200,5 @@ class PortProcess:
                     stream.close()
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
+        self._kill_group()
         self.close()

@@ -429,7 +429,24 @@ def _allows_skip(case: Case) -> bool:
 
 
 def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
-    """Compare one answer (the decoded line a port returned) with the case's expectation."""
+    """Compare one answer (the decoded line a port returned) with the case's expectation.
+
+    Never raises: an answer whose shape the comparison cannot follow (a content block that is a
+    string, an ``error`` that is a string, a list as a call id, ...) is ``malformed``.
+    """
+    try:
+        return _judge(case, answer)
+    except Exception as error:
+        return Failure(
+            case.id,
+            case.area,
+            "malformed",
+            None,
+            f"answer cannot be judged ({type(error).__name__}: {error}): {_short(answer)}",
+        )
+
+
+def _judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
     if type(answer) is not dict:
         return Failure(
             case.id, case.area, "malformed", None, f"answer is not an object: {_short(answer)}"
@@ -489,6 +506,17 @@ def _run_port(
     command: str, cases: Sequence[Case], timeout: float, report: Report, lock: threading.Lock
 ) -> None:
     try:
+        _talk(command, cases, timeout, report, lock)
+    except Exception as error:  # pragma: no cover - a runner bug: still account for the cases
+        with lock:
+            report.problems.append(f"runner error talking to {command!r}: {error!r}")
+            _worsen(report, "crash")
+
+
+def _talk(
+    command: str, cases: Sequence[Case], timeout: float, report: Report, lock: threading.Lock
+) -> None:
+    try:
         port = PortProcess(command, timeout)
     except OSError as error:
         with lock:
@@ -527,6 +555,21 @@ def _run_port(
         port.close()
 
 
+def _account_for_every_case(report: Report, cases: Sequence[Case]) -> None:
+    """Count every selected case exactly once: one a worker left uncounted is not run."""
+    per_area: dict[str, int] = {}
+    for case in cases:
+        per_area[case.area] = per_area.get(case.area, 0) + 1
+    for area, selected in per_area.items():
+        counted = sum(
+            getattr(report, key).get(area, 0) for key in ("passed", "failed", "skipped", "not_run")
+        )
+        if counted < selected:
+            report.not_run[area] = report.not_run.get(area, 0) + selected - counted
+            report.problems.append(f"{selected - counted} {area} cases were never answered")
+            _worsen(report, "crash")
+
+
 def run_cases(
     cases: Sequence[Case],
     *,
@@ -562,6 +605,7 @@ def run_cases(
             worker.start()
         for worker in workers:
             worker.join()
+        _account_for_every_case(report, cases)
     order = {case.id: index for index, case in enumerate(cases)}
     report.failures.sort(key=lambda failure: order.get(failure.id, 0))
     report.seconds = time.perf_counter() - started
