@@ -47,7 +47,12 @@ def test_schema_and_output_errors() -> None:
 def test_timeout_error_is_a_harness_error_with_its_own_code() -> None:
     error = th.ToolTimeoutError("slow", 1500)
     assert (error.name, error.code) == ("ToolTimeoutError", th.TOOL_TIMEOUT)
-    assert str(error) == 'tool "slow" timed out after 1500ms'
+    assert str(error) == "tool call timed out after 1500ms"
+    # Upstream's timeout-policy text: the budget as JavaScript prints it, the name kept aside.
+    assert error.tool_name == "slow"
+    assert str(th.ToolTimeoutError("slow", 1500.0)) == "tool call timed out after 1500ms"
+    assert str(th.ToolTimeoutError("slow", 0.5)) == "tool call timed out after 0.5ms"
+    assert str(th.ToolTimeoutError("slow", 1e21)) == "tool call timed out after 1e+21ms"
 
 
 def test_constants() -> None:

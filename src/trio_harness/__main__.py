@@ -8,9 +8,10 @@ Commands (each has its own ``--help``):
 * ``timeline FILE [--turn T] [--step N] [--svg OUT.svg]`` draws step traces: a trace file
   (``demo --trace FILE`` writes one) or the ``trace/step`` events of a session log (an
   ``Agent`` records one per step);
-* ``oracle`` answers conformance cases read as JSON Lines, one answer line per input line:
-  the recorded validation ops and scheduling scenarios (``{"op": "schedule"}``, ``spec/FORMAT.md``);
-* ``conformance generate|run`` and ``check-log`` are the conformance kit (``spec/PROTOCOL.md``).
+* ``oracle``, ``conformance generate|run|fuzz`` and ``check-log`` are the conformance kit
+  (``spec/PROTOCOL.md``), defined in ``trio_harness._conformance.cli``: ``oracle`` answers
+  conformance cases read as JSON Lines, one answer line per input line (the recorded validation
+  ops and scheduling scenarios, ``{"op": "schedule"}``, ``spec/FORMAT.md``).
 
 Adding a command is a few lines: write its ``run(args) -> int`` (and, if it takes options, an
 ``arguments(parser)`` function), then append a :class:`Command` to :data:`COMMANDS`.
@@ -19,14 +20,12 @@ Adding a command is a few lines: write its ``run(args) -> int`` (and, if it take
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import attrs
 import trio
@@ -34,7 +33,6 @@ import trio.testing
 
 import trio_harness as th
 from trio_harness._conformance import add_commands as add_conformance_commands
-from trio_harness._conformance import answer_request_lines as answer_lines
 from trio_harness._conformance import run_command as run_conformance_command
 from trio_harness.lowlevel import js_json
 
@@ -281,106 +279,6 @@ def _run_timeline(args: argparse.Namespace) -> int:
     return run_timeline(args.file, args.svg, args.width, args.turn, args.step)
 
 
-class _OutputFailed(Exception):
-    """Standard output could not be written (kept apart from errors reading the input)."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-def _line_writer() -> Callable[[str], None]:
-    # Answers are UTF-8 whatever the locale says; flushed per line so a port can converse
-    # case by case through a pipe.
-    stream = sys.stdout
-    buffer = getattr(stream, "buffer", None)
-    try:
-        stream.flush()
-    except OSError as error:
-        raise _OutputFailed(error) from error
-
-    def write(line: str) -> None:
-        try:
-            if buffer is None:
-                stream.write(line + "\n")
-                stream.flush()
-            else:
-                buffer.write(line.encode("utf-8") + b"\n")
-                buffer.flush()
-        except OSError as error:
-            raise _OutputFailed(error) from error
-
-    return write
-
-
-@contextlib.contextmanager
-def _open_input(path: str) -> Iterator[IO[bytes] | IO[str]]:
-    if path == "-":
-        yield getattr(sys.stdin, "buffer", sys.stdin)
-    else:
-        with open(path, "rb") as source:
-            yield source
-
-
-def _complain(message: str) -> None:
-    with contextlib.suppress(OSError):  # standard error may be gone too
-        sys.stderr.write(f"{_prog()} oracle: {message}\n")
-        sys.stderr.flush()
-
-
-def _discard_pending_output() -> None:
-    """Point the process's standard output at ``os.devnull`` after a failed write.
-
-    The unwritten bytes stay in ``sys.stdout``'s buffer; the interpreter's final flush would fail
-    again and print "Exception ignored ..." (and exit 120). Only the real standard output is
-    redirected: a replaced ``sys.stdout`` (a test's capture) is left alone.
-    """
-    stdout = sys.__stdout__
-    if stdout is None or sys.stdout is not stdout:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stdout.fileno())
-        os.close(devnull)
-
-
-def run_oracle(input_path: str | None = "-") -> int:
-    """Answer every case of ``input_path`` (``"-"`` or ``None``: standard input) on standard output.
-
-    Returns:
-        :data:`EXIT_OK`; :data:`EXIT_OUTPUT_FAILED` when standard output cannot be written (a
-        closed pipe, a full disk); :data:`EXIT_INPUT_FAILED` when the input cannot be read. The
-        reason goes to standard error, once.
-    """
-    path = "-" if input_path is None else input_path
-    try:
-        write = _line_writer()
-        with _open_input(path) as source:
-            for line in answer_lines(source):
-                write(line)
-    except _OutputFailed as failure:
-        _complain(f"cannot write standard output: {failure.error}")
-        _discard_pending_output()
-        return EXIT_OUTPUT_FAILED
-    except OSError as error:
-        _complain(f"cannot read {'standard input' if path == '-' else path}: {error}")
-        return EXIT_INPUT_FAILED
-    return EXIT_OK
-
-
-def _oracle_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--input",
-        metavar="FILE",
-        default="-",
-        help="read cases from FILE; '-' (the default) reads standard input",
-    )
-
-
-def _run_oracle(args: argparse.Namespace) -> int:
-    return run_oracle(args.input)
-
-
 def _no_arguments(parser: argparse.ArgumentParser) -> None:
     pass
 
@@ -430,24 +328,6 @@ COMMANDS: list[Command] = [
         arguments=_timeline_arguments,
         epilog="exit status:\n  0  drawn\n  2  usage error, or the file holds no readable trace",
     ),
-    Command(
-        name="oracle",
-        summary="answer conformance cases and scheduling scenarios (JSON Lines) as trio_harness would",
-        description="Read conformance cases, one JSON object per line, in the format of the "
-        'recorded upstream vectors ("op", its inputs and optionally "expected") or scheduling '
-        'scenarios ({"op": "schedule"}, spec/FORMAT.md), and write '
-        'exactly one line per input line: the case with "expected" replaced by trio_harness\'s '
-        'answer, or {"error": "..."} for a line that cannot be answered (blank, not JSON, not '
-        "UTF-8, unknown op, missing input). Lines are read as JavaScript's JSON.parse reads "
-        "them; answers are compact, JavaScript-exact JSON, flushed line by line so a port can "
-        "converse through a pipe.",
-        run=_run_oracle,
-        arguments=_oracle_arguments,
-        epilog="exit status:\n"
-        "  0  every line was answered\n"
-        "  1  standard output could not be written (e.g. the reader closed the pipe)\n"
-        "  2  usage error, or the input could not be read",
-    ),
 ]
 
 
@@ -483,7 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         command.arguments(sub)
         sub.set_defaults(run=command.run)
-    add_conformance_commands(commands)  # ``conformance`` and ``check-log``
+    add_conformance_commands(commands)  # ``oracle``, ``conformance`` and ``check-log``
     return parser
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ._json import js_json_or_string
+from ._json import js_json_or_string, js_number
 
 __all__ = [
     "SUB_CALL_DEPTH_EXCEEDED",
@@ -157,8 +157,8 @@ class ToolTimeoutError(HarnessError):
     def __init__(self, name: str, timeout_ms: float) -> None:
         self.tool_name = name
         self.timeout_ms = timeout_ms
-        shown = int(timeout_ms) if float(timeout_ms).is_integer() else timeout_ms
-        super().__init__(f'tool "{name}" timed out after {shown}ms', TOOL_TIMEOUT)
+        # Upstream's timeout-policy plugin's text, the budget in JavaScript number formatting.
+        super().__init__(f"tool call timed out after {js_number(timeout_ms)}ms", TOOL_TIMEOUT)
 
 
 class SubCallDepthError(HarnessError):

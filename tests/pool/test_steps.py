@@ -211,7 +211,7 @@ async def test_results_commit_in_model_order_when_a_later_call_settles_first(
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cap", [0, -1, 1.5, 2.0, True, False, "2", None])
+@pytest.mark.parametrize("cap", [0, -1, 1.5, 2.0, True, False, "2"])
 async def test_invalid_caps_are_rejected(pool_backend: PoolBackend, cap: Any) -> None:
     # upstream #204, #205 (bool is rejected too: it is not an integer here)
     _, started = pool_backend.gated()
@@ -325,6 +325,18 @@ async def test_default_cap_is_ten(pool_backend: PoolBackend) -> None:
     assert result_ids(session) == [f"c{i}" for i in range(1, 13)]
     if pool_backend.fake:
         assert pool_backend.runtime.max_running == 10
+
+
+async def test_a_none_cap_is_not_given_and_means_the_default(pool_backend: PoolBackend) -> None:
+    # Upstream resolves its config as ``value ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS``: null is absent.
+    gates, started = pool_backend.gated()
+    session = Session()
+    async with trio.open_nursery() as nursery:
+        await start(nursery, pool_backend.runtime, session, xs(12), max_parallel_tool_calls=None)
+        await trio.testing.wait_all_tasks_blocked()
+        assert started == [str(i) for i in range(1, 11)]
+        gates.release(*[str(i) for i in range(1, 13)])
+    assert result_ids(session) == [f"c{i}" for i in range(1, 13)]
 
 
 async def test_starts_at_most_the_cap_and_replenishes_as_calls_settle(

@@ -442,10 +442,10 @@ async def test_a_replacement_event_alone_aborts_the_body(autojump_clock: trio.ab
 # -- timeout (a trio_harness addition) ------------------------------------------------------------
 
 TIMEOUT = {
-    "content": text_blocks('Error: tool "slow" timed out after 1500ms'),
+    "content": text_blocks("Error: tool call timed out after 1500ms"),
     "isError": True,
     "error": {
-        "message": 'tool "slow" timed out after 1500ms',
+        "message": "tool call timed out after 1500ms",
         "info": {"name": "ToolTimeoutError", "code": "TOOL_TIMEOUT"},
     },
 }

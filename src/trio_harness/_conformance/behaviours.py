@@ -16,7 +16,8 @@ from typing import Any, Final
 import attrs
 
 from .._values import UNSET
-from .scenario import Scenario
+from .answer_view import AnswerView
+from .scenario_format import Scenario
 
 __all__ = ["BEHAVIOURS", "Behaviour", "behaviours_of"]
 
@@ -28,102 +29,10 @@ class Behaviour:
     id: str
     section: str
     summary: str
-    applies: Callable[[_View], bool]
+    applies: Callable[[AnswerView], bool]
 
 
-class _View:
-    """A scenario and its answer, indexed for the predicates."""
-
-    def __init__(self, scenario: Scenario, answer: dict[str, Any]) -> None:
-        self.s = scenario
-        self.a = answer
-        self.outcome: dict[str, Any] = answer["outcome"]
-        self.times = {entry["id"]: entry for entry in answer["calls"]}
-        self.results: dict[str, dict[str, Any]] = {}
-        for event in answer["events"]:
-            if event["type"] == "tool/result":
-                data = event["data"]
-                block = data["message"]["content"][0]
-                self.results[block["toolCallId"]] = {
-                    "isError": block["isError"],
-                    "code": (data.get("error") or {}).get("code"),
-                    "text": " ".join(
-                        part.get("text", "") for part in block["content"] if isinstance(part, dict)
-                    ),
-                }
-        self.tools = {tool.name: tool for tool in scenario.tools}
-
-    # -- helpers ------------------------------------------------------------------------------
-
-    def codes(self) -> set[Any]:
-        return {result["code"] for result in self.results.values()}
-
-    def has_code(self, code: str) -> bool:
-        return code in self.codes()
-
-    def static_parallel(self, index: int) -> bool:
-        """The classification a call gets from the registry as the scenario starts."""
-        call = self.s.calls[index]
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return False
-        if tool.parallel == "always":
-            try:
-                args = json.loads(call.arguments) if call.arguments else {}
-            except ValueError:
-                return False
-            return type(args) is dict
-        if tool.parallel.startswith("argument:"):
-            try:
-                args = json.loads(call.arguments) if call.arguments else {}
-            except ValueError:
-                return False
-            return type(args) is dict and args.get(tool.parallel[9:]) is True
-        return False
-
-    def overlap(self) -> int:
-        """The largest number of bodies running at one instant (half-open intervals)."""
-        marks: list[tuple[int, int]] = []
-        for entry in self.times.values():
-            start, end = entry["bodyStarted"], entry["settled"]
-            if start is not None and end is not None and end > start:
-                marks += [(start, 1), (end, -1)]
-        best = running = 0
-        for _, delta in sorted(marks, key=lambda mark: (mark[0], mark[1])):
-            running += delta
-            best = max(best, running)
-        return best
-
-    def raised(self) -> bool:
-        return "raised" in self.outcome
-
-    def aborted(self) -> bool:
-        return self.outcome.get("aborted") is True
-
-    def skipped_ids(self) -> list[str]:
-        return [
-            entry["id"]
-            for entry in self.times.values()
-            if entry["called"] is not None
-            and entry["prepared"] is None
-            and entry["committed"] == entry["called"]
-            and self.results.get(entry["id"], {}).get("code") == "ABORTED_BEFORE_DISPATCH"
-        ]
-
-    def pre(self, decision: str, approval: str | None = None) -> bool:
-        return any(
-            call.pre is not None
-            and call.pre.decision == decision
-            and (approval is None or call.pre.approval == approval)
-            and self.times[call.id]["committed"] is not None
-            for call in self.s.calls
-        )
-
-    def committed(self, call_id: str) -> bool:
-        return self.times[call_id]["committed"] is not None
-
-
-def _barrier(view: _View) -> bool:
+def _barrier(view: AnswerView) -> bool:
     calls = view.s.calls
     for index, call in enumerate(calls):
         if view.static_parallel(index) or index == 0 or index == len(calls) - 1:
@@ -146,7 +55,7 @@ def _barrier(view: _View) -> bool:
     return False
 
 
-def _window(view: _View) -> bool:
+def _window(view: AnswerView) -> bool:
     cap = view.s.cap
     if type(cap) is not int or cap < 2 or "rejectedCap" in view.outcome:
         return False
@@ -154,7 +63,7 @@ def _window(view: _View) -> bool:
     return view.overlap() == cap and bodies > cap
 
 
-def _model_order(view: _View) -> bool:
+def _model_order(view: AnswerView) -> bool:
     calls = view.s.calls
     for i, early in enumerate(calls):
         for late in calls[i + 1 :]:
@@ -170,7 +79,7 @@ def _model_order(view: _View) -> bool:
     return False
 
 
-def _later_exclusive(view: _View) -> bool:
+def _later_exclusive(view: AnswerView) -> bool:
     calls = view.s.calls
     return any(
         view.static_parallel(i - 1)
@@ -182,7 +91,7 @@ def _later_exclusive(view: _View) -> bool:
     )
 
 
-def _change(view: _View, op: str) -> bool:
+def _change(view: AnswerView, op: str) -> bool:
     return any(
         change.op == op and view.committed(call.id)
         for call in view.s.calls
@@ -190,7 +99,7 @@ def _change(view: _View, op: str) -> bool:
     )
 
 
-def _invalid_json(view: _View) -> bool:
+def _invalid_json(view: AnswerView) -> bool:
     for call in view.s.calls:
         if call.name in view.tools and call.arguments:
             try:
@@ -201,7 +110,7 @@ def _invalid_json(view: _View) -> bool:
     return False
 
 
-def _ask_after_abort(view: _View) -> bool:
+def _ask_after_abort(view: AnswerView) -> bool:
     return view.aborted() and any(
         call.pre is not None
         and call.pre.decision == "ask"
@@ -212,7 +121,7 @@ def _ask_after_abort(view: _View) -> bool:
     )
 
 
-def _abort_in_prepare(view: _View) -> bool:
+def _abort_in_prepare(view: AnswerView) -> bool:
     return any(
         view.results.get(call.id, {}).get("code") == "ABORTED_BEFORE_DISPATCH"
         and view.times[call.id]["prepared"] is not None
@@ -221,15 +130,15 @@ def _abort_in_prepare(view: _View) -> bool:
     )
 
 
-def _failure(phase: str) -> Callable[[_View], bool]:
-    def applies(view: _View) -> bool:
+def _failure(phase: str) -> Callable[[AnswerView], bool]:
+    def applies(view: AnswerView) -> bool:
         failure = view.s.failure
         return view.raised() and failure is not None and failure.phase == phase
 
     return applies
 
 
-def _failure_waits(view: _View) -> bool:
+def _failure_waits(view: AnswerView) -> bool:
     if not view.raised():
         return False
     failed_at = view.outcome["failedAt"]
@@ -241,13 +150,13 @@ def _failure_waits(view: _View) -> bool:
     )
 
 
-def _post_failure_rule(view: _View) -> bool:
+def _post_failure_rule(view: AnswerView) -> bool:
     return view.raised() and any(
         t["settled"] is not None and t["committed"] is None for t in view.times.values()
     )
 
 
-def _conclude_continues(view: _View) -> bool:
+def _conclude_continues(view: AnswerView) -> bool:
     calls = view.s.calls
     for index, call in enumerate(calls):
         if call.body.conclude_turn and view.committed(call.id):
@@ -259,8 +168,8 @@ def _conclude_continues(view: _View) -> bool:
     return False
 
 
-def _body(outcome: str) -> Callable[[_View], bool]:
-    def applies(view: _View) -> bool:
+def _body(outcome: str) -> Callable[[AnswerView], bool]:
+    def applies(view: AnswerView) -> bool:
         return any(
             call.body.outcome == outcome and view.times[call.id]["settled"] is not None
             for call in view.s.calls
@@ -270,8 +179,8 @@ def _body(outcome: str) -> Callable[[_View], bool]:
     return applies
 
 
-def _wrapper(kind: str) -> Callable[[_View], bool]:
-    def applies(view: _View) -> bool:
+def _wrapper(kind: str) -> Callable[[AnswerView], bool]:
+    def applies(view: AnswerView) -> bool:
         return any(
             call.wrapper is not None and call.wrapper.kind == kind and view.committed(call.id)
             for call in view.s.calls
@@ -280,8 +189,8 @@ def _wrapper(kind: str) -> Callable[[_View], bool]:
     return applies
 
 
-def _post(test: Callable[[Any], bool]) -> Callable[[_View], bool]:
-    def applies(view: _View) -> bool:
+def _post(test: Callable[[Any], bool]) -> Callable[[AnswerView], bool]:
+    def applies(view: AnswerView) -> bool:
         return any(
             call.post is not None and test(call.post) and view.committed(call.id)
             for call in view.s.calls
@@ -290,8 +199,8 @@ def _post(test: Callable[[Any], bool]) -> Callable[[_View], bool]:
     return applies
 
 
-def _classifier(kind: str) -> Callable[[_View], bool]:
-    def applies(view: _View) -> bool:
+def _classifier(kind: str) -> Callable[[AnswerView], bool]:
+    def applies(view: AnswerView) -> bool:
         return len(view.s.calls) >= 2 and any(
             view.tools.get(call.name) is not None
             and view.tools[call.name].parallel.startswith(kind)
@@ -302,14 +211,14 @@ def _classifier(kind: str) -> Callable[[_View], bool]:
     return applies
 
 
-def _sequential_prepare(view: _View) -> bool:
+def _sequential_prepare(view: AnswerView) -> bool:
     return view.overlap() >= 2 and any(
         call.pre is not None and call.pre.ms > 0 and view.committed(call.id)
         for call in view.s.calls[1:]
     )
 
 
-def _default_cap(view: _View) -> bool:
+def _default_cap(view: AnswerView) -> bool:
     return (
         view.s.cap == 10
         and view.overlap() == 10
@@ -317,7 +226,63 @@ def _default_cap(view: _View) -> bool:
     )
 
 
-def _B(id: str, summary: str, applies: Callable[[_View], bool]) -> Behaviour:
+def _non_boolean_exclusive(view: AnswerView) -> bool:
+    for call in view.s.calls:
+        tool = view.tools.get(call.name)
+        args = view.arguments(call)
+        if tool is None or not tool.parallel.startswith("argument:") or type(args) is not dict:
+            continue
+        value = args.get(tool.parallel[9:])
+        if type(value) is not bool and value and view.times[call.id]["bodyStarted"] is not None:
+            return len(view.s.calls) >= 2
+    return False
+
+
+def _structured_arguments(view: AnswerView) -> bool:
+    return any(
+        call.name in view.tools
+        and any(word in json.dumps(view.tools[call.name].parameters) for word in _STRUCTURED)
+        and view.results.get(call.id, {}).get("code") == "INVALID_ARGS"
+        for call in view.s.calls
+    )
+
+
+def _partial_json(text: str) -> bool:
+    """Argument text that is not JSON although JSON opens it (trailing text), or JSON behind a
+    character that only looks like space (U+00A0, a byte-order mark, U+2028)."""
+    if _args_text_is_json(text) or not text:
+        return False
+    if text[0] in "\u00a0\ufeff\u2028":
+        return True
+    try:
+        json.JSONDecoder().raw_decode(text.lstrip(" \t\n\r"))
+    except ValueError:
+        return False
+    return True
+
+
+def _args_text_is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _argument_text(test: Callable[[str], bool]) -> Callable[[AnswerView], bool]:
+    def applies(view: AnswerView) -> bool:
+        return any(
+            test(call.arguments) and view.results.get(call.id, {}).get("code") == "INVALID_ARGS"
+            for call in view.s.calls
+        )
+
+    return applies
+
+
+_STRUCTURED: Final = ('"items"', '"properties"', '"oneOf"', '"enum"')
+
+
+def _B(id: str, summary: str, applies: Callable[[AnswerView], bool]) -> Behaviour:
     return Behaviour(id, id.split(" ", 1)[0], summary, applies)
 
 
@@ -355,6 +320,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         _classifier("argument:"),
     ),
     _B(
+        "e.2 non-boolean-exclusive",
+        'a classifier returning a truthy value that is not true (1, 1.0, "true") is exclusive',
+        _non_boolean_exclusive,
+    ),
+    _B(
         "e.2 unknown-tool-exclusive",
         "a call to an unregistered tool is exclusive and fails with UNKNOWN_TOOL",
         lambda v: v.has_code("UNKNOWN_TOOL"),
@@ -370,6 +340,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "e.4 invalid-arguments",
         "arguments failing the schema give INVALID_ARGS with every violation",
         lambda v: v.has_code("INVALID_ARGS"),
+    ),
+    _B(
+        "e.4 structured-arguments",
+        "arguments are checked against arrays, objects, oneOf and enums of the parameters",
+        _structured_arguments,
     ),
     _B(
         "e.4 invalid-json-arguments",
@@ -530,9 +505,22 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
     ),
     _B("f.3 default-cap", "without a cap the window is 10", _default_cap),
     _B(
+        "f.3 null-cap-default",
+        "a null cap is not given: the default window",
+        lambda v: v.s.cap is None and "rejectedCap" not in v.outcome and len(v.s.calls) >= 2,
+    ),
+    _B(
         "f.3 invalid-cap",
         "a cap that is not a positive integer is rejected",
         lambda v: "rejectedCap" in v.outcome,
+    ),
+    _B(
+        "f.3 cap-checked-up-front",
+        "an invalid cap is rejected even when no parallel group would open",
+        lambda v: (
+            "rejectedCap" in v.outcome
+            and not any(v.static_parallel(i) for i in range(len(v.s.calls)))
+        ),
     ),
     _B(
         "f.3 later-call-exclusive",
@@ -543,6 +531,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "f.3 reclassified-after-commit",
         "a registry change at a commit is seen by the next classification",
         lambda v: _change(v, "setParallel"),
+    ),
+    _B(
+        "f.3 window-after-reclassification",
+        "calls made parallel by a commit join the group, and the window still holds cap",
+        lambda v: _change(v, "setParallel") and _window(v),
     ),
     _B(
         "f.3 tool-removed-on-commit",
@@ -614,6 +607,16 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         lambda v: any(c.arguments == "" and v.committed(c.id) for c in v.s.calls),
     ),
     _B(
+        "g whitespace-arguments",
+        'argument text of JSON whitespace only is not JSON (unlike ""): INVALID_ARGS',
+        _argument_text(lambda text: bool(text) and not text.strip(" \t\n\r")),
+    ),
+    _B(
+        "g partial-json-arguments",
+        "JSON followed by more text, or behind a non-JSON space, is not JSON: INVALID_ARGS",
+        _argument_text(_partial_json),
+    ),
+    _B(
         "g non-object-arguments",
         "JSON arguments that are not an object fail the parameter check",
         lambda v: any(
@@ -629,5 +632,5 @@ def behaviours_of(scenario: Scenario, answer: dict[str, Any]) -> list[str]:
     """The ids of every behaviour of :data:`BEHAVIOURS` the answered scenario exercises."""
     if "events" not in answer:
         return []
-    view = _View(scenario, answer)
+    view = AnswerView(scenario, answer)
     return [behaviour.id for behaviour in BEHAVIOURS if behaviour.applies(view)]

@@ -1,12 +1,13 @@
 """``python -m trio_harness conformance fuzz``: differential fuzzing of a port against the reference.
 
 Hypothesis draws cases (validation requests, or scheduling scenarios), each is sent to the port
-exactly as ``conformance run`` sends a kit line (:class:`~.runner.PortProcess`) and answered by
+exactly as ``conformance run`` sends a kit line (:class:`~.port.PortProcess`) and answered by
 the reference oracle in-process (:func:`~.oracle.answer_request`); the answers are compared as
 ``conformance run`` compares them (:func:`~.runner.judge`). On the first disagreement hypothesis
 shrinks the case, and the minimal one is printed as a ready-to-save vector line with both answers.
-Scenarios whose reference answer has timer ties (two timers expiring at one instant: more than
-one answer is allowed) are passed over. With ``--seed`` a run is reproducible.
+Scenarios whose reference answer has ties (``spec/FORMAT.md``: two timers expiring at one
+instant, or a dispatch that takes no time beside a later start; more than one answer is allowed)
+are drawn like any other and passed over (counted in the report). With ``--seed`` a run is reproducible.
 
 Needs hypothesis (``pip install trio_harness[testing]``).
 """
@@ -25,12 +26,13 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from .._json import js_json, loads_any_depth
+from .._json import loads_any_depth
 from .behaviours import behaviours_of
+from .fuzz_requests import scheduling_requests, validation_requests
 from .oracle import answer_request
-from .runner import EXIT_CODES, Case, Failure, PortError, PortProcess, judge
-from .scenario import parse_scenario
-from .strategies import scheduling_requests, validation_requests
+from .port import EXIT_CODES, PortError, PortProcess, request_text
+from .runner import Case, Failure, judge
+from .scenario_format import parse_scenario
 
 __all__ = ["AREAS", "FuzzResult", "fuzz_port", "main_fuzz"]
 
@@ -46,6 +48,8 @@ class FuzzResult:
         area: ``validation`` or ``scheduling``.
         seed: The seed the run used.
         cases: Cases sent to the port (shrinking included).
+        ties: Scenarios drawn whose reference answer has ties (more than one answer allowed),
+            skipped.
         first_found_after: Cases sent before the first disagreement (``None``: none found).
         seconds_to_find: Seconds until the first disagreement.
         seconds: Seconds of the whole run (shrinking included).
@@ -58,6 +62,7 @@ class FuzzResult:
     area: str
     seed: int
     cases: int = 0
+    ties: int = 0
     first_found_after: int | None = None
     seconds_to_find: float | None = None
     seconds: float = 0.0
@@ -129,18 +134,23 @@ def fuzz_port(
     def check(request: dict[str, Any]) -> None:
         if result.port_error is not None:
             raise _PortDown
-        # Requests travel as JSON text, to the reference as to the port.
-        reference = answer_request(loads_any_depth(js_json(request)))
+        # Requests travel as JSON text, to the reference as to the port; numbers keep the form
+        # they were drawn in (``2.0``, ``-0.0``, big integers).
+        text = request_text(request)
+        reference = answer_request(loads_any_depth(text))
         expected = reference.get("expected")
-        if expected is None or (type(expected) is dict and expected.get("ties")):
+        if type(expected) is dict and expected.get("ties"):
+            result.ties += 1
+            reject()
+        if expected is None:
             reject()
         result.cases += 1
         try:
-            answer = port.ask(request)
+            answer = port.ask(text)
         except PortError as error:
             result.port_error = (error.verdict, str(error))
             raise _PortDown from None
-        outcome = judge(Case("fuzz", area, request, expected), answer)
+        outcome = judge(Case("fuzz", area, request, expected, text), answer)
         if isinstance(outcome, Failure):
             if result.first_found_after is None:
                 result.first_found_after = result.cases
@@ -175,9 +185,10 @@ def print_result(result: FuzzResult, command: str, examples: int, out: TextIO) -
         out.write(f"{result.area}: {verdict.upper()} after {result.cases} cases: {message}\n")
         return
     if result.vector is None:
+        tied = f", {result.ties} tied scenarios skipped" if result.ties else ""
         out.write(
             f"{result.area}: {result.cases} cases, the port agrees with trio_harness "
-            f"({result.seconds:.2f} s)\n"
+            f"({result.seconds:.2f} s{tied})\n"
         )
         return
     out.write(

@@ -1,11 +1,14 @@
 """``python -m trio_harness conformance run``: check a port (or trio_harness itself) against the kit.
 
-The kit is the ``spec/`` directory: recorded validation answers (``upstream-vectors.jsonl``) and
-scheduling scenarios (``scheduling-vectors.jsonl``); ``--json-schema-test-suite DIR`` adds the
+The kit is the ``spec/`` directory, installed with the package (:func:`packaged_kit`; a checkout
+has it at the repository root too): recorded validation answers (``upstream-vectors.jsonl``),
+validation edge cases (``validation-edges.jsonl``) and scheduling scenarios
+(``scheduling-vectors.jsonl``); ``--json-schema-test-suite DIR`` adds the
 official suite's cases inside the subset, from a checkout of that suite the user points at.
 Without ``--port`` the cases are answered in-process by the reference oracle. With ``--port CMD``
-the runner starts CMD (``--jobs`` copies), sends each case as one JSON line on its standard input
-without ``expected``, and reads one JSON line back per case (``spec/PROTOCOL.md``).
+the runner starts CMD (``--jobs`` copies, each a :class:`~.port.PortProcess`), sends each case
+as one JSON line on its standard input without ``expected``, and reads one JSON line back per
+case (``spec/PROTOCOL.md``).
 
 Verdicts: ``pass``; ``fail`` (an answer differs: the report names the case, the call the first
 difference is about, and shows it); ``crash`` (the port exited or closed its output); ``hang`` (no
@@ -15,18 +18,15 @@ port that crashes, hangs or prints garbage is stopped; its remaining cases count
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import json
-import os
-import queue
-import shlex
-import subprocess
+import re
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Final, Literal, TextIO
 
@@ -35,18 +35,18 @@ import attrs
 from .._json import js_json, loads_any_depth
 from .._validation import assert_supported_json_schema
 from .oracle import answer_case, answer_request
+from .port import EXIT_CODES, PortError, PortProcess, Verdict, request_text
 
 __all__ = [
     "SPEC_FILES",
     "Case",
     "Failure",
-    "PortError",
-    "PortProcess",
     "Report",
     "compare_scheduling",
     "judge",
     "load_cases",
     "load_json_schema_test_suite",
+    "packaged_kit",
     "print_report",
     "run_cases",
 ]
@@ -54,25 +54,35 @@ __all__ = [
 #: Kit files and the area their cases belong to.
 SPEC_FILES: Final = (
     ("validation", "upstream-vectors.jsonl", "validation/upstream"),
+    ("validation", "validation-edges.jsonl", "validation/edges"),
     ("scheduling", "scheduling-vectors.jsonl", "scheduling"),
 )
 
-Verdict = Literal["pass", "fail", "crash", "hang", "malformed"]
 _SEVERITY: Final[dict[str, int]] = {"pass": 0, "fail": 1, "malformed": 2, "crash": 3, "hang": 4}
-#: Extra seconds the first answer of a port process may take (the port starting up).
-STARTUP_GRACE: Final = 10.0
-#: Exit status per verdict.
-EXIT_CODES: Final[dict[str, int]] = {"pass": 0, "fail": 1, "crash": 3, "hang": 4, "malformed": 5}
 
 
 @attrs.frozen
 class Case:
-    """One case of the kit: what is sent, and the answer expected back."""
+    """One case of the kit: what is sent, and the answer expected back.
+
+    Attributes:
+        id: The case id (``scheduling/pool/003``, ``validation/upstream/validate/0042``).
+        area: ``validation``, ``scheduling`` or ``json-schema-test-suite``.
+        request: The case as sent, decoded.
+        expected: The expected answer.
+        text: The JSON line sent to a port (and read by the in-process reference): a kit line's
+            own text without ``expected`` (and ``tags``), so every number reaches the port as the
+            kit file writes it (``2.0`` stays ``2.0``); by default ``request`` written by
+            :func:`~.port.request_text`.
+    """
 
     id: str
     area: str
     request: dict[str, Any]
     expected: Any
+    text: str = attrs.field(
+        default=attrs.Factory(lambda case: request_text(case.request), takes_self=True)
+    )
 
 
 @attrs.frozen
@@ -134,8 +144,72 @@ class Report:
 # Loading
 # ---------------------------------------------------------------------------------------------
 
+_WS: Final = re.compile(r"[ \t\n\r]*")
+_STRUCTURE: Final = re.compile(r'["{}\[\]]')
+_SCALAR: Final = re.compile(r"[^,}\] \t\n\r]+")
+_scanstring: Final = json.decoder.scanstring  # type: ignore[attr-defined]
 
-def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
+
+def _skip(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _value_end(text: str, pos: int) -> int:
+    """The end of the JSON value starting at ``pos`` of (valid) ``text``; any depth, linear."""
+    first = text[pos]
+    if first == '"':
+        end: int = _scanstring(text, pos + 1)[1]
+        return end
+    if first not in "{[":
+        return _SCALAR.match(text, pos).end()  # type: ignore[union-attr]
+    depth = 0
+    while True:
+        found = _STRUCTURE.search(text, pos)
+        assert found is not None
+        mark, pos = found.group(), found.end()
+        if mark == '"':
+            pos = _scanstring(text, pos)[1]
+        elif mark in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
+
+
+def without_members(line: str, names: Sequence[str]) -> str:
+    """The text of a (valid) JSON object line without its top-level members ``names``.
+
+    Every other member is kept exactly as written (its number texts, escapes and spacing), in
+    its place: what a port receives is the kit line itself, minus the answer.
+    """
+    pos = _skip(line, 0)
+    if line[pos] != "{":
+        raise ValueError("not a JSON object")
+    pos += 1
+    members: list[str] = []
+    while True:
+        pos = _skip(line, pos)
+        if line[pos] == "}":
+            break
+        key, key_end = _scanstring(line, pos + 1)
+        value_start = _skip(line, _skip(line, key_end) + 1)  # past the colon
+        value_end = _value_end(line, value_start)
+        if key not in names:
+            members.append(f"{line[pos:key_end]}:{line[value_start:value_end]}")
+        pos = _skip(line, value_end)
+        if line[pos] == ",":
+            pos += 1
+    return "{" + ",".join(members) + "}"
+
+
+def packaged_kit() -> Traversable:
+    """The kit installed with the package (``trio_harness/_conformance/spec``), found through
+    :mod:`importlib.resources`: ``conformance run`` works without a checkout."""
+    return files(__package__) / "spec"
+
+
+def load_cases(spec_dir: Path | Traversable, only: Sequence[str] = ()) -> list[Case]:
     """Read the kit's case files (those present) from ``spec_dir``, filtered by ``only`` globs.
 
     Raises:
@@ -158,14 +232,19 @@ def load_cases(spec_dir: Path, only: Sequence[str] = ()) -> list[Case]:
                     raise ValueError(f"{path}:{number}: not a case with an expected answer")
                 if area == "scheduling":
                     case_id = f"{prefix}/{case['id']}"
+                elif type(case.get("id")) is str:
+                    case_id = f"{prefix}/{case.get('op')}/{case['id']}"
                 else:
                     case_id = f"{prefix}/{case.get('op')}/{number:04d}"
                 if only and not any(fnmatch.fnmatchcase(case_id, glob) for glob in only):
                     continue
                 expected = case.pop("expected")
+                dropped = ["expected"]
                 if area == "scheduling":
                     case.pop("tags", None)
-                cases.append(Case(case_id, area, case, expected))
+                    dropped.append("tags")
+                text = without_members(line, dropped)
+                cases.append(Case(case_id, area, case, expected, text))
     if not found:
         raise FileNotFoundError(f"no conformance kit files in {spec_dir}")
     return cases
@@ -350,7 +429,24 @@ def _allows_skip(case: Case) -> bool:
 
 
 def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
-    """Compare one answer (the decoded line a port returned) with the case's expectation."""
+    """Compare one answer (the decoded line a port returned) with the case's expectation.
+
+    Never raises: an answer whose shape the comparison cannot follow (a content block that is a
+    string, an ``error`` that is a string, a list as a call id, ...) is ``malformed``.
+    """
+    try:
+        return _judge(case, answer)
+    except Exception as error:
+        return Failure(
+            case.id,
+            case.area,
+            "malformed",
+            None,
+            f"answer cannot be judged ({type(error).__name__}: {error}): {_short(answer)}",
+        )
+
+
+def _judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
     if type(answer) is not dict:
         return Failure(
             case.id, case.area, "malformed", None, f"answer is not an object: {_short(answer)}"
@@ -384,116 +480,6 @@ def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
 # ---------------------------------------------------------------------------------------------
 
 
-class PortError(Exception):
-    """The port crashed, hung or wrote something that is not an answer line."""
-
-    def __init__(self, verdict: Verdict, message: str) -> None:
-        super().__init__(message)
-        self.verdict = verdict
-
-
-class PortProcess:
-    """One running port process, spoken to one line at a time."""
-
-    def __init__(self, command: str, timeout: float) -> None:
-        self.command = command
-        self.timeout = timeout
-        self.process = subprocess.Popen(
-            shlex.split(command, posix=os.name != "nt"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.requests: queue.Queue[bytes | None] = queue.Queue()
-        self.stderr: deque[str] = deque(maxlen=20)
-        self.answered = 0
-        self.threads = [
-            threading.Thread(target=self._read, daemon=True),
-            threading.Thread(target=self._write, daemon=True),
-            threading.Thread(target=self._drain_stderr, daemon=True),
-        ]
-        for thread in self.threads:
-            thread.start()
-
-    def _read(self) -> None:
-        stdout = self.process.stdout
-        assert stdout is not None
-        for line in stdout:
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _write(self) -> None:
-        stdin = self.process.stdin
-        assert stdin is not None
-        while True:
-            data = self.requests.get()
-            if data is None:
-                break
-            try:
-                stdin.write(data)
-                stdin.flush()
-            except (BrokenPipeError, OSError, ValueError):
-                return
-        with contextlib.suppress(OSError):
-            stdin.close()
-
-    def _drain_stderr(self) -> None:
-        stderr = self.process.stderr
-        assert stderr is not None
-        for line in stderr:
-            self.stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
-
-    def _stderr_tail(self) -> str:
-        tail = list(self.stderr)[-5:]
-        return ("; stderr: " + " | ".join(tail)) if tail else ""
-
-    def ask(self, request: dict[str, Any]) -> Any:
-        self.requests.put(js_json(request).encode("utf-8") + b"\n")
-        timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise PortError(
-                "hang", f"no answer within {timeout:g} s{self._stderr_tail()}"
-            ) from None
-        self.answered += 1
-        if line is None:
-            try:
-                code = self.process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                code = None
-            # Let the stderr drain catch up before quoting it.
-            self.threads[2].join(timeout=1)
-            status = "closed its output" if code is None else f"exited with status {code}"
-            raise PortError("crash", f"the port {status}{self._stderr_tail()}")
-        try:
-            return loads_any_depth(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise PortError(
-                "malformed", f"not a JSON line: {_short(line.decode('utf-8', 'replace'), 120)}"
-            ) from None
-
-    def close(self) -> None:
-        self.requests.put(None)
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        for thread in self.threads:
-            thread.join(timeout=2)
-        for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.close()
-
-
 def _tally(report: Report, area: str, key: str) -> None:
     counts: dict[str, int] = getattr(report, key)
     counts[area] = counts.get(area, 0) + 1
@@ -520,6 +506,17 @@ def _run_port(
     command: str, cases: Sequence[Case], timeout: float, report: Report, lock: threading.Lock
 ) -> None:
     try:
+        _talk(command, cases, timeout, report, lock)
+    except Exception as error:  # pragma: no cover - a runner bug: still account for the cases
+        with lock:
+            report.problems.append(f"runner error talking to {command!r}: {error!r}")
+            _worsen(report, "crash")
+
+
+def _talk(
+    command: str, cases: Sequence[Case], timeout: float, report: Report, lock: threading.Lock
+) -> None:
+    try:
         port = PortProcess(command, timeout)
     except OSError as error:
         with lock:
@@ -531,7 +528,7 @@ def _run_port(
     try:
         for position, case in enumerate(cases):
             try:
-                answer = port.ask(case.request)
+                answer = port.ask(case.text)
             except PortError as error:
                 with lock:
                     report.problems.append(f"{error.verdict} at {case.id}: {error}")
@@ -558,6 +555,21 @@ def _run_port(
         port.close()
 
 
+def _account_for_every_case(report: Report, cases: Sequence[Case]) -> None:
+    """Count every selected case exactly once: one a worker left uncounted is not run."""
+    per_area: dict[str, int] = {}
+    for case in cases:
+        per_area[case.area] = per_area.get(case.area, 0) + 1
+    for area, selected in per_area.items():
+        counted = sum(
+            getattr(report, key).get(area, 0) for key in ("passed", "failed", "skipped", "not_run")
+        )
+        if counted < selected:
+            report.not_run[area] = report.not_run.get(area, 0) + selected - counted
+            report.problems.append(f"{selected - counted} {area} cases were never answered")
+            _worsen(report, "crash")
+
+
 def run_cases(
     cases: Sequence[Case],
     *,
@@ -579,9 +591,8 @@ def run_cases(
     started = time.perf_counter()
     if port is None:
         for case in cases:
-            # Requests travel as JSON text, as they would to a port.
-            request = loads_any_depth(js_json(case.request))
-            _record(report, case, judge(case, answer(request)))
+            # Requests travel as JSON text, the text a port would be sent.
+            _record(report, case, judge(case, answer(loads_any_depth(case.text))))
     else:
         lock = threading.Lock()
         jobs = max(1, min(jobs, len(cases) or 1))
@@ -594,6 +605,7 @@ def run_cases(
             worker.start()
         for worker in workers:
             worker.join()
+        _account_for_every_case(report, cases)
     order = {case.id: index for index, case in enumerate(cases)}
     report.failures.sort(key=lambda failure: order.get(failure.id, 0))
     report.seconds = time.perf_counter() - started
@@ -641,7 +653,7 @@ def print_report(report: Report, out: TextIO, *, max_failures: int = 20) -> None
 
 
 def main_run(
-    spec: str,
+    spec: str | None,
     port: str | None,
     only: Sequence[str],
     jobs: int,
@@ -650,9 +662,12 @@ def main_run(
     json_path: str | None,
     out: TextIO | None = None,
 ) -> int:
-    """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage)."""
+    """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage).
+
+    ``spec`` is the kit directory; ``None`` is the kit installed with the package.
+    """
     try:
-        cases = load_cases(Path(spec), only)
+        cases = load_cases(packaged_kit() if spec is None else Path(spec), only)
         if suite is not None:
             cases += load_json_schema_test_suite(Path(suite), only)
     except (OSError, ValueError) as error:

@@ -8,8 +8,10 @@ the library never needs hypothesis. Every strategy draws plain JSON data (what t
   is the only place where a drawn candidate is checked, since a branch's value may match another
   branch too);
 * :func:`argument_texts`: the raw argument text a model writes for a tool, labelled by kind;
-* :func:`scheduling_scenarios`: scenarios in the ``spec/FORMAT.md`` format;
-* :func:`validation_requests` / :func:`scheduling_requests`: oracle request lines for fuzzing.
+* :func:`scheduling_scenarios`: scenarios in the ``spec/FORMAT.md`` format.
+
+The requests ``conformance fuzz`` sends, with the edges a port gets wrong, are drawn by
+:mod:`.fuzz_requests` from these.
 """
 
 from __future__ import annotations
@@ -33,11 +35,9 @@ __all__ = [
     "json_scalars",
     "json_values",
     "parameter_maps",
-    "scheduling_requests",
     "scheduling_scenarios",
     "subset_schemas",
     "valid_values",
-    "validation_requests",
 ]
 
 _KEYS: Final = ["a", "b", "c", "id", "", "x.y", "toString", "__proto__", "é"]
@@ -469,10 +469,12 @@ def _classifier(draw: st.DrawFn) -> Any:
 
 
 @st.composite
-def _tool(draw: st.DrawFn, name: str, timeouts: bool) -> dict[str, Any]:
+def _tool(
+    draw: st.DrawFn, name: str, timeouts: bool, parameters: st.SearchStrategy[dict[str, Any]]
+) -> dict[str, Any]:
     tool: dict[str, Any] = {"name": name, "parallel": draw(_classifier())}
     if draw(st.booleans()):
-        tool["parameters"] = {"p": {"type": "boolean"}}
+        tool["parameters"] = draw(parameters)
     if timeouts and draw(st.integers(0, 4)) == 4:  # shrinks to off
         tool["timeoutMs"] = draw(st.integers(1, 60))
     return tool
@@ -488,11 +490,14 @@ def scheduling_scenarios(
     registry_changes: bool = True,
     hooks: bool = True,
     timeouts: bool = True,
+    arguments: st.SearchStrategy[str | None] | None = None,
+    parameters: st.SearchStrategy[dict[str, Any]] | None = None,
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Scheduling scenarios (the ``scenario`` object of ``spec/FORMAT.md``), as decoded JSON.
 
     Three tools (``read``, ``write``, ``search``) with random classifiers; calls with random body
-    durations and outcomes. Every knob turns a feature off (``False``) or bounds it.
+    durations and outcomes. Every knob turns a feature off (``False``) or bounds it, or replaces
+    what is drawn.
 
     Args:
         min_calls: Fewest calls in the step.
@@ -503,6 +508,9 @@ def scheduling_scenarios(
         registry_changes: Sometimes give a call ``onCommit`` changes.
         hooks: Sometimes give a call a ``pre``, ``guard``, ``wrapper`` or ``post``.
         timeouts: Sometimes give a tool ``timeoutMs``.
+        arguments: The argument texts of the calls (``None`` drawn: the key is left out;
+            default: a few texts about the parameter ``p``, one of them not JSON).
+        parameters: The parameter maps a tool may declare (default: ``p``, a boolean).
     """
     return _scenarios(
         min_calls,
@@ -513,6 +521,10 @@ def scheduling_scenarios(
         registry_changes,
         hooks,
         timeouts,
+        st.sampled_from([None, '{"p": true}', '{"p": false}', '{"p": 1}', "{"])
+        if arguments is None
+        else arguments,
+        st.just({"p": {"type": "boolean"}}) if parameters is None else parameters,
     )
 
 
@@ -584,8 +596,10 @@ def _scenarios(
     registry_changes: bool,
     hooks: bool,
     timeouts: bool,
+    argument_texts: st.SearchStrategy[str | None],
+    parameters: st.SearchStrategy[dict[str, Any]],
 ) -> dict[str, Any]:
-    tools = [draw(_tool(name, timeouts)) for name in _TOOL_NAMES]
+    tools = [draw(_tool(name, timeouts, parameters)) for name in _TOOL_NAMES]
     scenario: dict[str, Any] = {"tools": tools}
     cap = draw(caps)
     if cap is not None:
@@ -598,7 +612,7 @@ def _scenarios(
     for index in range(count):
         name = draw(st.sampled_from([*_TOOL_NAMES, "missing"]))
         call: dict[str, Any] = {"id": f"c{index}", "name": name}
-        arguments = draw(st.sampled_from([None, '{"p": true}', '{"p": false}', '{"p": 1}', "{"]))
+        arguments = draw(argument_texts)
         if arguments is not None:
             call["arguments"] = arguments
         body = draw(_body(abort_at is not None))
@@ -629,46 +643,3 @@ def _scenarios(
             "ms": 0 if phase == "commit" else draw(st.integers(0, 30)),
         }
     return scenario
-
-
-# ---------------------------------------------------------------------------------------------
-# Oracle requests (what ``conformance fuzz`` sends)
-# ---------------------------------------------------------------------------------------------
-
-
-@st.composite
-def _validate_request(draw: st.DrawFn) -> dict[str, Any]:
-    schema = draw(subset_schemas())
-    value = draw(st.one_of(invalid_values(schema), valid_values(schema), json_values(6)))
-    if not draw(st.integers(0, 2)):
-        value = draw(st.one_of(invalid_values(schema), json_values(6)))
-    return {"op": "validate", "schema": schema, "value": value, "path": "value"}
-
-
-@st.composite
-def _validate_args_request(draw: st.DrawFn) -> dict[str, Any]:
-    spec = draw(parameter_maps(min_size=2))
-    raw = draw(argument_texts(spec, ("valid", "wrong-type", "missing", "not-an-object")))
-    return {"op": "validateArgs", "spec": spec, "args": json.loads(raw.text)}
-
-
-@st.composite
-def _parse_request(draw: st.DrawFn) -> dict[str, Any]:
-    spec = draw(parameter_maps())
-    return {"op": "parseArguments", "raw": draw(argument_texts(spec)).text}
-
-
-def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
-    """Validation oracle requests: ``validate``, ``validateArgs``, ``parseArguments``."""
-    # Weighted towards broken arguments: several parameters may be wrong at once.
-    return st.one_of(
-        _validate_request(), _validate_args_request(), _validate_args_request(), _parse_request()
-    )
-
-
-def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
-    """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
-    :func:`scheduling_scenarios`."""
-    return scheduling_scenarios(**knobs).map(
-        lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario}
-    )

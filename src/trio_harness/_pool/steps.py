@@ -199,7 +199,7 @@ async def execute_tool_calls(
     turn: int = 0,
     step: int = 0,
     abort: trio.Event | None = None,
-    max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    max_parallel_tool_calls: int | None = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     accept_context: Callable[[Any], object] | None = None,
     agent: object | None = None,
     tracer: PoolTracer | None = None,
@@ -220,7 +220,8 @@ async def execute_tool_calls(
         turn: Turn number recorded on the events.
         step: Step number recorded on the events.
         abort: Setting it aborts the step (no new starts; running bodies are cancelled).
-        max_parallel_tool_calls: The window: at most this many bodies run at once.
+        max_parallel_tool_calls: The window: at most this many bodies run at once; ``None`` is
+            "not given" (the default, 10), as upstream's ``value ?? DEFAULT`` reads its config.
         accept_context: Receives every additional context of every committed result, in order.
         agent: The agent the calls run for (passed on each input).
         tracer: Optional :class:`PoolTracer` told every phase of every call (e.g. a
@@ -237,7 +238,11 @@ async def execute_tool_calls(
             ``int`` subclasses are logged as their plain values.)
         Exception: The first scheduler failure, after every in-flight body settled.
     """
-    cap = validate_cap(max_parallel_tool_calls)
+    cap = validate_cap(
+        DEFAULT_MAX_PARALLEL_TOOL_CALLS
+        if max_parallel_tool_calls is None
+        else max_parallel_tool_calls
+    )
     _check_abort(abort)
     if accept_context is not None and (
         not callable(accept_context) or inspect.iscoroutinefunction(accept_context)

@@ -7,15 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance_kit.support import SHARED, SHARED_REASON, SPEC, cli, kit_cases
+from tests.conformance.support import REPO, SHARED, SHARED_REASON, SPEC, cli, kit_cases
 from trio_harness._conformance import BEHAVIOURS
 from trio_harness._conformance import generate as generate_module
 from trio_harness._conformance.generate import (
     COVERAGE_FILE,
+    EDGES_FILE,
     SCHEDULING_FILE,
+    UPSTREAM,
     coverage_markdown,
     generate_lines,
+    kit_files,
 )
+from trio_harness._conformance.runner import load_cases
+from trio_harness._conformance.validation_edges import edge_cases
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +30,27 @@ def fresh_lines() -> list[str]:
 
 @pytest.mark.slow
 def test_the_committed_vectors_are_what_the_reference_generates(fresh_lines: list[str]) -> None:
-    committed = (SPEC / SCHEDULING_FILE).read_text(encoding="utf-8").splitlines()
+    committed = (SPEC / SCHEDULING_FILE).read_text(encoding="utf-8").split("\n")[:-1]
     assert len(committed) == len(fresh_lines)
     for old, new in zip(committed, fresh_lines, strict=True):
         assert old == new
     assert (SPEC / COVERAGE_FILE).read_text(encoding="utf-8") == coverage_markdown(fresh_lines)
+    # Every generated file, the validation edges included, byte for byte.
+    for name, text in kit_files(fresh_lines).items():
+        assert (SPEC / name).read_text(encoding="utf-8") == text, name
+
+
+def test_the_validation_edges_keep_their_number_texts() -> None:
+    # The runner sends each line's own text: 2.0 reaches the port as 2.0, -0.0 as -0.0.
+    text = (SPEC / EDGES_FILE).read_text(encoding="utf-8")
+    assert '"value":2.0' in text
+    assert '"value":-0.0' in text
+    cases = load_cases(SPEC, ["validation/edges/*"])
+    assert len(cases) == len(edge_cases()) >= 60
+    assert {case.id.split("/")[3] for case in cases} == {"empty-key", "numbers", "argument-text"}
+    sent = {case.id: case.text for case in cases}
+    assert '"value":2.0' in sent["validation/edges/validate/numbers/005"]
+    assert all('"expected"' not in line for line in sent.values())
 
 
 def test_several_hundred_scenarios_without_ties() -> None:
@@ -64,6 +85,14 @@ def test_the_validation_vectors_are_the_recorded_upstream_answers(name: str) -> 
 
 
 @pytest.mark.skipif(not (SHARED / "spec").is_dir(), reason=SHARED_REASON)
+def test_the_kit_names_the_upstream_commit_it_was_checked_against() -> None:
+    version = (SPEC / "VERSION").read_text(encoding="utf-8")
+    assert f"upstream {UPSTREAM[0]} {UPSTREAM[1]}" in version
+    for name in ("COVERAGE.md", "FORMAT.md", "README.md"):
+        assert UPSTREAM[1] in (SPEC / name).read_text(encoding="utf-8"), name
+    assert UPSTREAM[1] in (REPO / "docs" / "howto-port.md").read_text(encoding="utf-8")
+
+
 def test_version_names_the_upstream_commit_the_vectors_reflect() -> None:
     version = (SPEC / "VERSION").read_text(encoding="utf-8")
     behaviour = (SHARED / "spec" / "upstream-behavior.md").read_text(encoding="utf-8")

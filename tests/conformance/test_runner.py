@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance_kit.support import SHARED, SHARED_REASON, SPEC, cli, port
+from tests.conformance.support import SHARED, SHARED_REASON, SPEC, cli, port
 from trio_harness._conformance import load_cases, run_cases
 
 SPEC_ARG = ("--spec", str(SPEC))

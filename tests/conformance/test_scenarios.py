@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.conformance_kit.support import call, summary, times, tool
+from tests.conformance.support import call, summary, times, tool
 from trio_harness._conformance import (
     ScenarioError,
     answer_request_line,
@@ -205,7 +205,7 @@ def test_the_measured_post_failure_difference_follows_the_reference_rule() -> No
     assert got["outcome"]["endedAt"] == 110_000
 
 
-@pytest.mark.parametrize("cap", [0, -1, 1.5, True, "2", None])
+@pytest.mark.parametrize("cap", [0, -1, 1.5, True, False, "2", [2], -0.0])
 def test_an_invalid_cap_is_rejected_before_anything_is_logged(cap: object) -> None:
     got = answer({"tools": [READ], "calls": [call("c0", ms=1)], "cap": cap})
     assert got["events"] == []
@@ -283,6 +283,70 @@ def test_tied_timers_are_reported_and_the_oracle_says_so() -> None:
     assert answered["expected"]["ties"] == [100]
 
 
+def test_zero_time_dispatches_beside_later_starts_are_ties() -> None:
+    # Three parallel calls that take no time: upstream notices a settle after a number of
+    # promise reactions that depends on the callbacks, so the order at t=0 is open.
+    scenario = {"tools": [READ], "calls": [call(f"c{i}") for i in range(3)]}
+    result = run_scenario(scenario)
+    assert result.ties == (0,)
+    assert summary(result.answer)[:3] == ["call c0", "call c1", "call c2"]
+    answered = answer_scenario({"op": "schedule", "scenario": scenario})
+    assert answered["expected"]["ties"] == [0]
+
+
+def test_a_zero_time_dispatch_the_pool_waits_for_is_not_a_tie() -> None:
+    # cap 1: the next call starts only after the settle, in every implementation.
+    assert run_scenario({"tools": [READ], "calls": [call("c0"), call("c1")], "cap": 1}).ties == ()
+    # An exclusive call: nothing else starts while it runs.
+    assert (
+        run_scenario({"tools": [WRITE], "calls": [call("c0", "write"), call("c1", "write")]}).ties
+        == ()
+    )
+
+
+def test_a_zero_time_dispatch_behind_a_running_call_is_not_a_tie() -> None:
+    # c1 settles at once but cannot be committed before c0: its settle changes nothing at t=0.
+    scenario = {"tools": [READ], "calls": [call("c0", ms=50), call("c1"), call("c2", ms=5)]}
+    assert run_scenario(scenario).ties == ()
+
+
+def test_a_dispatch_failure_after_0_ms_beside_a_later_start_is_a_tie() -> None:
+    # The measured case (failure/043 of an earlier kit): upstream may raise at t=0 before it
+    # starts c1; the reference starts c1 first.
+    scenario = {
+        "tools": [READ],
+        "calls": [call("c0", ms=5), call("c1", ms=5, pre={"ms": 55})],
+        "schedulerFailure": {"call": "c0", "phase": "dispatch", "ms": 0},
+    }
+    assert run_scenario(scenario).ties == (0,)
+    assert run_scenario({**scenario, "cap": 1}).ties == ()
+
+
+def test_a_deadline_counts_as_a_timer_in_tie_detection() -> None:
+    slow = tool("slow", timeoutMs=10)
+    hanging = {"tools": [slow], "calls": [call("c0", "slow", body={"hangs": True})]}
+    # The deadline and the abort expire together: TOOL_TIMEOUT or ABORTED, both allowed.
+    assert run_scenario({**hanging, "abortAtMs": 10}).ties == (10,)
+    # The deadline and the body's own timer expire together.
+    assert run_scenario({"tools": [slow], "calls": [call("c0", "slow", ms=10)]}).ties == (10,)
+    # Apart, no tie: the deadline first, or the abort first.
+    assert run_scenario({**hanging, "abortAtMs": 11}).ties == ()
+    assert run_scenario({**hanging, "abortAtMs": 9}).ties == ()
+    assert run_scenario({"tools": [slow], "calls": [call("c0", "slow", ms=9)]}).ties == ()
+
+
+def test_a_null_cap_is_the_default_and_an_integral_number_is_an_integer() -> None:
+    twelve = [call(f"c{i}", ms=100 + i) for i in range(12)]
+    default = answer({"tools": [READ], "calls": twelve})
+    assert answer({"tools": [READ], "calls": twelve, "cap": None}) == default
+    assert sum(1 for at in times(default, "bodyStarted").values() if at == 0) == 10
+    two = answer({"tools": [READ], "calls": twelve[:3], "cap": 2})
+    assert answer({"tools": [READ], "calls": twelve[:3], "cap": 2.0}) == two
+    assert answer({"tools": [READ], "calls": twelve[:3], "cap": -0.0})["outcome"] == {
+        "rejectedCap": "max_parallel_tool_calls must be a positive integer"
+    }
+
+
 def test_the_same_scenario_always_gets_the_same_answer() -> None:
     scenario = {
         "tools": [READ, WRITE],
@@ -313,6 +377,16 @@ def test_the_same_scenario_always_gets_the_same_answer() -> None:
         ),
         ({"calls": [call("a", body={"throws": "x", "returns": 1})]}, "has more than one outcome"),
         ({"calls": [call("a", body={"hangs": True})]}, "a hanging body needs"),
+        (
+            {
+                "tools": [tool("t", timeoutMs=5)],
+                "calls": [
+                    call("a", "t", onCommit=[{"op": "add", "tool": {"name": "t"}}]),
+                    call("b", "t", body={"hangs": True}),
+                ],
+            },
+            "on every definition of the tool",
+        ),
         (
             {"calls": [call("a", pre={"decision": "deny"})]},
             "scenario.calls[0].pre.reason is required",

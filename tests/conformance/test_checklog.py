@@ -11,7 +11,7 @@ import pytest
 import trio
 
 import trio_harness as th
-from tests.conformance_kit.support import cli, kit_cases
+from tests.conformance.support import cli, kit_cases
 from trio_harness._conformance import LogFormatError, check_log_text
 from trio_harness.lowlevel import check_log
 

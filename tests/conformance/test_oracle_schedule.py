@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance_kit.support import SPEC, cli
+from tests.conformance.support import SPEC, cli
 from trio_harness._conformance.oracle import answer_line
 from trio_harness.lowlevel import js_json, run_scenario
 

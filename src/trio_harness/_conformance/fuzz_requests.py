@@ -1,0 +1,262 @@
+"""The requests ``conformance fuzz`` sends: the kit's ops and scenarios, edges included.
+
+Built on :mod:`.strategies` (needs hypothesis), with the edges the kit's vectors cover and that a
+port gets wrong, so that fuzzing reaches them too:
+
+* numbers as written: ``-0.0``, integral floats (``2.0`` beside ``2`` in ``enum``/``const``),
+  integers past 2**53 that are exact doubles, ``1e21``; they travel in their own form
+  (:func:`~.port.request_text`);
+* raw argument text that is JSON only in part: whitespace only, padding, trailing text,
+  characters that only look like space, duplicate and array-index keys;
+* the schema and parameter-spec ops (``assert``, ``assertObject``, ``compileParams``,
+  ``compileValue``) on valid and broken schemas and specs;
+* scheduling: caps that are not positive integers (and ``null``, ``2.0``), the odd argument texts
+  and the numbers above in calls, structured parameter maps and truthy non-``true`` classifier
+  values. Scenarios whose answer has ties are drawn like any other and skipped by ``fuzz``.
+
+Integers past 2**53 that no double holds (``2**53 + 1``) are left out: the reference keeps them
+exact where JavaScript rounds (``docs/porting.md``), a documented difference.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from hypothesis import strategies as st
+
+from .strategies import (
+    argument_texts,
+    json_scalars,
+    parameter_maps,
+    scheduling_scenarios,
+    subset_schemas,
+    valid_values,
+)
+from .strategies import invalid_values as broken_values
+
+__all__ = ["EDGE_NUMBERS", "odd_argument_texts", "scheduling_requests", "validation_requests"]
+
+#: Numbers a port's JSON reading gets wrong: each is written as it is held (``2.0``, ``-0.0``).
+EDGE_NUMBERS: Final = st.sampled_from(
+    [
+        *(-0.0, 0.0, 1.0, 2.0, -3.0, 0.5, 1e21, 1e-7, 1e300, 2.0**60, 9007199254740994.0),
+        *(2**53, 2**53 + 2, -(2**53 + 2), 10**20, 10**22),
+    ]
+)
+
+
+def _edge_scalars() -> st.SearchStrategy[Any]:
+    return st.one_of(json_scalars(), EDGE_NUMBERS)
+
+
+def _edge_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
+    keys = st.sampled_from(["a", "", "0", "1", "x.y", "__proto__"])
+    return st.recursive(
+        _edge_scalars(),
+        lambda children: st.one_of(
+            st.lists(children, max_size=3), st.dictionaries(keys, children, max_size=3)
+        ),
+        max_leaves=max_leaves,
+    )
+
+
+_SPACES: Final = st.sampled_from([" ", "\t", "\n", "\r", " \r\n\t", "  "])
+_NOT_SPACES: Final = st.sampled_from(["\u00a0", "\ufeff", "\u2028", "\x0c", "\x0b"])
+_TAILS: Final = st.sampled_from([" x", "}", "]", ",", " {}", "{}", " 1", "\x00", "//", " null"])
+
+
+@st.composite
+def odd_argument_texts(draw: st.DrawFn, valid: st.SearchStrategy[str]) -> str:
+    """Argument text around a ``valid`` JSON text: padded (still JSON), trailing text, a
+    non-JSON space in front, whitespace only, duplicate or array-index keys, number forms."""
+    text = draw(valid)
+    kind = draw(st.integers(0, 8))
+    if kind in (0, 8):
+        return draw(_SPACES) + text + draw(_SPACES)
+    if kind == 1:
+        return draw(st.sampled_from([text, "{}", "[1]", '"a"'])) + draw(_TAILS)
+    if kind == 2:
+        return draw(_NOT_SPACES) + text
+    if kind == 3:
+        return draw(_SPACES)
+    if kind == 4:
+        return '{"a": 1, "a": ' + text + "}"
+    if kind == 5:
+        return '{"b": 1, "1": ' + text + ', "0": 2}'
+    if kind == 6:
+        return json.dumps({"n": draw(EDGE_NUMBERS)})
+    return draw(st.sampled_from(["-0", "[-0, 0]", '{"n": 1e400}', '{"n": -1E400}', "1E2", "2.50"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation ops
+# ---------------------------------------------------------------------------------------------
+
+#: Ways to break a subset schema: an unknown keyword, a keyword of the wrong type, an empty or
+#: mistyped enum, an object without the explicit ``additionalProperties`` the DSL wants...
+_SCHEMA_BREAKS: Final[tuple[tuple[str, Any], ...]] = (
+    ("format", "email"),
+    ("pattern", "^a"),
+    ("minimum", 1),
+    ("enum", []),
+    ("enum", "a"),
+    ("enum", [1, "a"]),
+    ("const", [1.5]),
+    ("type", "text"),
+    ("type", ["string", "null"]),
+    ("items", True),
+    ("properties", "x"),
+    ("required", "a"),
+    ("additionalProperties", 1),
+    ("oneOf", []),
+    ("description", 1),
+    ("$ref", "#"),
+)
+
+
+@st.composite
+def _broken_schema(draw: st.DrawFn) -> Any:
+    schema = draw(subset_schemas(max_leaves=4))
+    key, value = draw(st.sampled_from(_SCHEMA_BREAKS))
+    if draw(st.booleans()):
+        return draw(st.sampled_from([None, 1, "x", [], True]))
+    return {**schema, key: value}
+
+
+@st.composite
+def _broken_spec(draw: st.DrawFn) -> Any:
+    spec = draw(parameter_maps(min_size=1, max_size=3))
+    name = draw(st.sampled_from(sorted(spec)))
+    key, value = draw(
+        st.sampled_from(
+            [
+                ("type", "text"),
+                ("required", "yes"),
+                ("enum", []),
+                ("items", {"type": "string"}),
+                ("properties", {}),
+                ("type", "object"),
+                ("extra", 1),
+            ]
+        )
+    )
+    return {**spec, name: {**spec[name], key: value}}
+
+
+@st.composite
+def _validate_request(draw: st.DrawFn) -> dict[str, Any]:
+    schema = draw(subset_schemas())
+    value = draw(st.one_of(broken_values(schema), valid_values(schema), _edge_values(6)))
+    if not draw(st.integers(0, 2)):
+        value = draw(st.one_of(broken_values(schema), _edge_values(6)))
+    path = draw(st.sampled_from(["value", "value", "", "args", "a.b"]))
+    return {"op": "validate", "schema": schema, "value": value, "path": path}
+
+
+@st.composite
+def _validate_args_request(draw: st.DrawFn) -> dict[str, Any]:
+    spec = draw(parameter_maps(min_size=2))
+    raw = draw(argument_texts(spec, ("valid", "wrong-type", "missing", "not-an-object")))
+    args = json.loads(raw.text)
+    if type(args) is dict and draw(st.integers(0, 3)) == 3:  # shrinks to off
+        args[draw(st.sampled_from(sorted(spec)))] = draw(EDGE_NUMBERS)
+    return {"op": "validateArgs", "spec": spec, "args": args}
+
+
+@st.composite
+def _parse_request(draw: st.DrawFn) -> dict[str, Any]:
+    spec = draw(parameter_maps())
+    texts = st.builds(lambda drawn: drawn.text, argument_texts(spec))
+    odd = odd_argument_texts(texts)
+    raw = draw(st.one_of(texts, odd, odd))
+    return {"op": "parseArguments", "raw": raw}
+
+
+@st.composite
+def _schema_request(draw: st.DrawFn) -> dict[str, Any]:
+    op = draw(st.sampled_from(["assert", "assertObject"]))
+    schema = draw(st.one_of(subset_schemas(), _broken_schema()))
+    return {"op": op, "schema": schema}
+
+
+@st.composite
+def _compile_request(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.booleans()):
+        spec = draw(st.one_of(parameter_maps(), _broken_spec()))
+        return {"op": "compileParams", "spec": spec}
+    spec = draw(st.one_of(subset_schemas(max_leaves=4), _broken_schema()))
+    return {"op": "compileValue", "spec": spec}
+
+
+def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
+    """Validation oracle requests: every op of the kit's validation files."""
+    # Weighted towards broken arguments: several parameters may be wrong at once.
+    return st.one_of(
+        _validate_request(),
+        _validate_args_request(),
+        _validate_args_request(),
+        _parse_request(),
+        _parse_request(),
+        _schema_request(),
+        _compile_request(),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduling scenarios
+# ---------------------------------------------------------------------------------------------
+
+#: Caps that are not positive integers, and valid ones written oddly (``null``, ``2.0``).
+_VALID_ODD_CAPS: Final = st.sampled_from([None, 2.0, 1.0])
+_ODD_CAPS: Final = st.one_of(
+    st.sampled_from([0, -1, 1.5, True, False, "2", [2], -0.0]), _VALID_ODD_CAPS, _VALID_ODD_CAPS
+)
+
+_PLAIN_TEXTS: Final = st.sampled_from(['{"p": true}', '{"p": false}', "{}", '{"p": 1}'])
+_USUAL_TEXTS: Final = st.sampled_from([None, '{"p": true}', '{"p": false}', '{"p": 1}', "{"])
+# Mostly the usual texts, so that calls run and windows fill; sometimes the odd ones.
+_CALL_TEXTS: Final = st.one_of(
+    _USUAL_TEXTS,
+    _USUAL_TEXTS,
+    _USUAL_TEXTS,
+    st.sampled_from(['{"p": 1.0}', '{"p": "true"}', '{"p": [true]}', '{"p": 2.0, "q": -0}']),
+    odd_argument_texts(_PLAIN_TEXTS),
+)
+_PARAMETERS: Final = st.one_of(
+    st.just({"p": {"type": "boolean"}}),
+    st.just({"p": {"type": "number", "enum": [1.0, 2.5]}}),
+    st.just({"p": {"type": "array", "items": {"type": "boolean"}}}),
+    st.just({"p": {"oneOf": [{"type": "boolean"}, {"type": "integer"}]}, "q": {"type": "number"}}),
+    st.just(
+        {
+            "p": {"type": "boolean", "required": True},
+            "o": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"d": {"type": "integer"}},
+            },
+        }
+    ),
+    st.just({"": {"type": "string"}}),
+)
+
+
+@st.composite
+def _with_odd_cap(draw: st.DrawFn, scenario: dict[str, Any]) -> dict[str, Any]:
+    # Rarely: most scenarios keep a window worth filling (a rejected cap runs nothing).
+    if draw(st.integers(0, 5)) == 5:  # shrinks to off
+        return {**scenario, "cap": draw(_ODD_CAPS)}
+    return scenario
+
+
+def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
+    """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
+    :func:`~.strategies.scheduling_scenarios` (by default: the odd argument texts and
+    structured parameter maps above)."""
+    knobs = {"arguments": _CALL_TEXTS, "parameters": _PARAMETERS, **knobs}
+    return (
+        scheduling_scenarios(**knobs)
+        .flatmap(_with_odd_cap)
+        .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})
+    )
