@@ -52,6 +52,7 @@ __all__ = [
     "assert_extended_json_schema",
     "count_checks",
     "duplicate_problem",
+    "equality_key",
     "extended_violations",
     "has_extension",
     "number_checks",
@@ -82,8 +83,7 @@ _OWN_KEYWORDS: Final = frozenset(key for keys in EXTENSION_BY_TYPE.values() for 
 # ---------------------------------------------------------------------------------------------
 
 
-def _canonical(value: Any) -> Any:
-    """A hashable key equal for JSON-equal values (``1 == 1.0``, ``True`` is not ``1``)."""
+def _scalar_key(value: Any) -> Any:
     kind = type(value)
     if kind is bool:
         return ("b", value)
@@ -93,9 +93,41 @@ def _canonical(value: Any) -> Any:
         return ("s", value)
     if value is None:
         return ("z",)
-    if kind is list:
-        return ("l", tuple(_canonical(item) for item in value))
-    return ("d", frozenset((key, _canonical(item)) for key, item in value.items()))
+    raise TypeError(f"not a JSON value: {kind.__name__}")
+
+
+def equality_key(value: Any) -> Any:
+    """A hashable key equal for JSON-equal values (``1 == 1.0``, ``True`` is not ``1``, key order
+    does not matter), for an acyclic JSON ``value`` of any depth (an explicit stack, no recursion).
+
+    Raises:
+        TypeError: ``value`` holds something other than JSON data (or a key that cannot hash).
+    """
+    kind = type(value)
+    if kind is not list and kind is not dict:
+        return _scalar_key(value)
+    # Post-order: a container's key is built from its children's, which sit on ``keys`` in order.
+    keys: list[Any] = []
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, children_done = stack.pop()
+        kind = type(item)
+        if kind is list or kind is dict:
+            if not children_done:
+                stack.append((item, True))
+                children = item if kind is list else list(item.values())
+                stack.extend((child, False) for child in reversed(children))
+                continue
+            start = len(keys) - len(item)
+            parts = keys[start:]
+            del keys[start:]
+            if kind is list:
+                keys.append(("l", tuple(parts)))
+            else:
+                keys.append(("d", frozenset(zip(item.keys(), parts, strict=True))))
+        else:
+            keys.append(_scalar_key(item))
+    return keys[0]
 
 
 def _is_count(value: object) -> bool:
@@ -341,7 +373,7 @@ def count_checks(
 def duplicate_problem(value: list[Any]) -> str | None:
     seen: dict[Any, int] = {}
     for index, item in enumerate(value):
-        key = _canonical(item)
+        key = equality_key(item)
         if key in seen:
             return f"must not contain duplicate items (items {seen[key]} and {index} are equal)"
         seen[key] = index
