@@ -6,12 +6,16 @@ blow-up, and answers are compared where it was a wrong answer.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 import trio_harness as th
 from trio_harness._validation import normalize as normalize_module
+from trio_harness._validation.formats import FORMAT_ASSERTIONS
 from trio_harness.lowlevel import set_json_node_limit
 
 
@@ -148,3 +152,84 @@ def test_ten_thousand_any_of_branches_are_deduplicated() -> None:
 
 async def _never(args: Any, ctx: Any) -> Any:
     raise AssertionError("not called")
+
+
+# -- item 17: patterns that backtrack exponentially, and the email format ----------------------
+
+_EXPONENTIAL = [
+    "^(a+)+$",
+    "(a|a)*",
+    "(a|aa)+",
+    "(\\w+\\s?)+$",
+    "(a*)*b",
+    "(a|b|ab)*c",
+    "([a-zA-Z0-9]{2,4})+$",
+    "(a|a){30}",
+    "(?=(a+)+$)x",  # inside a lookahead too
+    "^([a-zA-Z0-9])(([\\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
+]
+_LINEAR = [
+    "^([a-z0-9]+\\.)+[a-z]{2,}$",
+    "(\\d{1,3}\\.){3}\\d{1,3}",
+    "(foo|bar)*",
+    "^[a-z]+(-[a-z]+)*$",
+    "^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}$",
+    "^(ab|a)*$",
+    "(?:[ab]|a)+",
+    "^/(?:[^/]+/)*[^/]*$",
+    "^\\d{4}-\\d{2}-\\d{2}$",
+]
+_REASON = (
+    "a repetition can match the same text in more than one way (nested quantifiers such as "
+    "(a+)+, or overlapping alternatives such as (a|aa)+), which backtracks exponentially"
+)
+
+
+@pytest.mark.parametrize("pattern", _EXPONENTIAL)
+def test_a_pattern_that_backtracks_exponentially_is_refused_naming_it(pattern: str) -> None:
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": pattern}}}
+    with pytest.raises(th.JsonSchemaError) as caught:
+        th.assert_extended_json_schema(schema)
+    assert caught.value.violations == [
+        f"schema.properties.code.pattern {th.lowlevel.js_json(pattern)} is refused: {_REASON}"
+    ]
+    with pytest.raises(th.JsonSchemaError, match="backtracks exponentially"):
+        th.define_json_tool(name="t", description="", input_schema=schema, execute=_never)
+
+
+@pytest.mark.parametrize("pattern", _LINEAR)
+async def test_patterns_whose_repetitions_are_unambiguous_are_kept(pattern: str) -> None:
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": pattern}}}
+    th.assert_extended_json_schema(schema)
+    definition, report = th.define_json_tool(
+        name="t", description="", input_schema=schema, execute=_echo
+    )
+    assert report.exact
+    runtime = th.ToolRuntime()
+    runtime.register(definition)
+    result = await runtime.execute(
+        th.ToolExecutionInput(call_id="c", name="t", arguments={"code": "~" * 40})
+    )
+    # Only ``(foo|bar)*`` matches 40 tildes (it matches the empty string anywhere).
+    assert result.is_error is (pattern != "(foo|bar)*")
+
+
+_OLD_EMAIL = re.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+\Z")
+
+
+@hypothesis.given(
+    st.text(alphabet=st.sampled_from(["a", "@", ".", " ", "\u2028", "é", "\t"]), max_size=12)
+    | st.emails()
+)
+def test_the_email_format_keeps_its_rule(text: str) -> None:
+    assert FORMAT_ASSERTIONS["email"](text) is (_OLD_EMAIL.match(text) is not None)
+
+
+def test_the_email_format_is_checked_in_one_pass() -> None:
+    # The regular expression backtracked quadratically here (8,000 dots: 1.7 s; this: minutes).
+    assert FORMAT_ASSERTIONS["email"]("a@" + "." * 60_000 + " ") is False
+    assert FORMAT_ASSERTIONS["email"]("a@" + "b." * 60_000 + "c") is True
+
+
+async def _echo(args: Any, ctx: Any) -> Any:
+    return args

@@ -39,7 +39,7 @@ from .._errors import JsonSchemaError
 from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .formats import FORMAT_ASSERTIONS, is_multiple
 from .paths import diagnostic_path, property_path
-from .pattern import PatternError, translate_pattern
+from .pattern import PatternError, backtracking_problem, translate_pattern
 from .subset import assert_supported_json_schema, is_schema_record
 from .walker import one_of_violation, validate_json_schema_value
 
@@ -151,10 +151,11 @@ def _payload_problem(key: str, payload: object) -> str | None:
         if type(payload) is not str:
             return "must be a string"
         try:
-            translate_pattern(payload)
+            source = translate_pattern(payload)
         except PatternError as error:
             return f"uses {error} (outside the supported ECMA-262 subset)"
-        return None
+        reason = backtracking_problem(source)
+        return None if reason is None else f"{js_json(payload)} is refused: {reason}"
     if key == "prefixItems":
         return None if type(payload) is list and payload else "must be a non-empty array of schemas"
     raise AssertionError(key)  # pragma: no cover
@@ -263,7 +264,9 @@ def assert_extended_json_schema(schema: object) -> None:
     Raises:
         JsonSchemaError: With every violation: the strict subset's (same wording, same paths),
             misplaced or malformed extension keywords (``schema.properties.n.minimum must be a
-            finite number``) and rejected ``pattern`` constructs, each named.
+            finite number``), rejected ``pattern`` constructs, each named, and patterns that can
+            backtrack exponentially (``schema.pattern "^(a+)+$" is refused: a repetition can
+            match the same text in more than one way ...``).
     """
     violations = extended_violations(schema)
     if violations:
