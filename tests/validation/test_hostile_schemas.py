@@ -14,6 +14,7 @@ import pytest
 from hypothesis import strategies as st
 
 import trio_harness as th
+from trio_harness._validation import compile_extended_validator
 from trio_harness._validation import normalize as normalize_module
 from trio_harness._validation.formats import FORMAT_ASSERTIONS
 from trio_harness.lowlevel import set_json_node_limit
@@ -233,3 +234,29 @@ def test_the_email_format_is_checked_in_one_pass() -> None:
 
 async def _echo(args: Any, ctx: Any) -> Any:
     return args
+
+
+# -- item 26: uniqueItems over deep items ---------------------------------------------------------
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [500, 5_000])
+def test_unique_items_compares_items_of_any_depth(depth: int) -> None:
+    # A recursive comparison used to hit the recursion limit and report the value as not
+    # lossless JSON; equal deep items hashed and compared recursively too.
+    schema = {"type": "array", "uniqueItems": True}
+    check = compile_extended_validator(schema)
+    distinct = [_nested(depth, 1), _nested(depth, 2), _nested(depth, True)]
+    equal = [_nested(depth, 1), _nested(depth, "x"), _nested(depth, 1.0)]
+    for value, expected in (
+        (distinct, []),
+        (equal, ['"value" must not contain duplicate items (items 0 and 2 are equal)']),
+    ):
+        assert th.validate_extended_value(schema, value) == expected
+        assert check(value, "value") == expected

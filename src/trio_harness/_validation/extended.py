@@ -47,12 +47,12 @@ __all__ = [
     "EXTENSION_BY_TYPE",
     "EXTENSION_KEYWORDS",
     "STRICT_LOCAL",
+    "EqualityKeys",
     "Formats",
     "Vocabulary",
     "assert_extended_json_schema",
     "count_checks",
     "duplicate_problem",
-    "equality_key",
     "extended_violations",
     "has_extension",
     "number_checks",
@@ -96,38 +96,53 @@ def _scalar_key(value: Any) -> Any:
     raise TypeError(f"not a JSON value: {kind.__name__}")
 
 
-def equality_key(value: Any) -> Any:
-    """A hashable key equal for JSON-equal values (``1 == 1.0``, ``True`` is not ``1``, key order
-    does not matter), for an acyclic JSON ``value`` of any depth (an explicit stack, no recursion).
+class EqualityKeys:
+    """Hashable keys equal exactly for JSON-equal values (``1 == 1.0``, ``True`` is not ``1``,
+    key order does not matter), for acyclic JSON values of any depth.
 
-    Raises:
-        TypeError: ``value`` holds something other than JSON data (or a key that cannot hash).
+    A container's key is a small ``int``, interned by this instance from its children's keys,
+    so keys stay flat: hashing and comparing them never recurse, whatever the depth. Keys of
+    one instance compare with each other only.
     """
-    kind = type(value)
-    if kind is not list and kind is not dict:
-        return _scalar_key(value)
-    # Post-order: a container's key is built from its children's, which sit on ``keys`` in order.
-    keys: list[Any] = []
-    stack: list[tuple[Any, bool]] = [(value, False)]
-    while stack:
-        item, children_done = stack.pop()
-        kind = type(item)
-        if kind is list or kind is dict:
-            if not children_done:
-                stack.append((item, True))
-                children = item if kind is list else list(item.values())
-                stack.extend((child, False) for child in reversed(children))
-                continue
-            start = len(keys) - len(item)
-            parts = keys[start:]
-            del keys[start:]
-            if kind is list:
-                keys.append(("l", tuple(parts)))
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[Any, int] = {}
+
+    def key(self, value: Any) -> Any:
+        """The key of ``value`` (an explicit stack: no recursion).
+
+        Raises:
+            TypeError: ``value`` holds something other than JSON data (or an unhashable key).
+        """
+        kind = type(value)
+        if kind is not list and kind is not dict:
+            return _scalar_key(value)
+        ids = self._ids
+        # Post-order: a container's key is built from its children's, which sit on ``keys``.
+        keys: list[Any] = []
+        stack: list[tuple[Any, bool]] = [(value, False)]
+        while stack:
+            item, children_done = stack.pop()
+            kind = type(item)
+            if kind is list or kind is dict:
+                if not children_done:
+                    stack.append((item, True))
+                    children = item if kind is list else list(item.values())
+                    stack.extend((child, False) for child in reversed(children))
+                    continue
+                start = len(keys) - len(item)
+                parts = keys[start:]
+                del keys[start:]
+                if kind is list:
+                    shape: Any = ("l", *parts)
+                else:
+                    shape = ("d", frozenset(zip(item.keys(), parts, strict=True)))
+                keys.append(ids.setdefault(shape, len(ids)))
             else:
-                keys.append(("d", frozenset(zip(item.keys(), parts, strict=True))))
-        else:
-            keys.append(_scalar_key(item))
-    return keys[0]
+                keys.append(_scalar_key(item))
+        return keys[0]
 
 
 def _is_count(value: object) -> bool:
@@ -375,8 +390,9 @@ def count_checks(
 
 def duplicate_problem(value: list[Any]) -> str | None:
     seen: dict[Any, int] = {}
+    keys = EqualityKeys()
     for index, item in enumerate(value):
-        key = equality_key(item)
+        key = keys.key(item)
         if key in seen:
             return f"must not contain duplicate items (items {seen[key]} and {index} are equal)"
         seen[key] = index

@@ -45,8 +45,8 @@ from .._json import is_json_value, json_node_limit, node_limit_message
 from .extended import (
     EXTENSION_BY_TYPE,
     EXTENSION_KEYWORDS,
+    EqualityKeys,
     Vocabulary,
-    equality_key,
     extended_violations,
 )
 from .subset import (
@@ -622,9 +622,10 @@ class _Normalizer:
             # Linear: each branch is looked up by its JSON-equality key (``True`` is not ``1``).
             unique: list[Any] = []
             seen: set[Any] = set()
+            keys = EqualityKeys()
             for branch in flat:
                 try:
-                    key = equality_key(branch)
+                    key = keys.key(branch)
                 except TypeError:  # not JSON data: kept (the assertion reports it)
                     unique.append(branch)
                     continue
