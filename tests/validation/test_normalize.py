@@ -96,20 +96,34 @@ def test_recursive_refs_are_reported_not_followed() -> None:
 
 
 def test_fanning_out_references_are_bounded_and_reported() -> None:
-    defs = {
-        f"d{i}": {
-            "type": "object",
-            "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"}, "b": {"$ref": f"#/$defs/d{i + 1}"}},
+    def fan_out(levels: int) -> dict[str, object]:
+        defs: dict[str, object] = {
+            f"d{i}": {
+                "type": "object",
+                "properties": {
+                    "a": {"$ref": f"#/$defs/d{i + 1}"},
+                    "b": {"$ref": f"#/$defs/d{i + 1}"},
+                },
+            }
+            for i in range(levels)
         }
-        for i in range(30)
-    }
-    defs["d30"] = {"type": "string"}
-    normalized = th.schema.normalize_json_schema({"$defs": defs, "$ref": "#/$defs/d0"})
+        defs[f"d{levels}"] = {"type": "string"}
+        return {"$defs": defs, "$ref": "#/$defs/d0"}
+
+    # 2**15 references to inline, 65,535 schema objects: the first 10,000 references are.
+    normalized = th.schema.normalize_json_schema(fan_out(15))
     assert any(
         "not inlined: the schema already inlined 10000 references" in line
         for line in normalized.unkept
     )
     assert not normalized.exact
+    # 2**30: past the JSON node limit, refused before anything is inlined.
+    refused = th.schema.normalize_json_schema(fan_out(30))
+    assert refused.unkept == (
+        'schema.$ref: "#/$defs/d0" not inlined: the references expand to more than the JSON '
+        "node limit of 1000000 schema objects; nothing normalized",
+    )
+    assert refused.violations[0].startswith("schema is larger than the JSON node limit")
 
 
 def test_type_arrays_nullable_and_untyped_enums() -> None:

@@ -39,7 +39,7 @@ from .._errors import JsonSchemaError
 from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .formats import FORMAT_ASSERTIONS, is_multiple
 from .paths import diagnostic_path, property_path
-from .pattern import PatternError, translate_pattern
+from .pattern import PatternError, backtracking_problem, translate_pattern
 from .subset import assert_supported_json_schema, is_schema_record
 from .walker import one_of_violation, validate_json_schema_value
 
@@ -47,6 +47,7 @@ __all__ = [
     "EXTENSION_BY_TYPE",
     "EXTENSION_KEYWORDS",
     "STRICT_LOCAL",
+    "EqualityKeys",
     "Formats",
     "Vocabulary",
     "assert_extended_json_schema",
@@ -82,8 +83,7 @@ _OWN_KEYWORDS: Final = frozenset(key for keys in EXTENSION_BY_TYPE.values() for 
 # ---------------------------------------------------------------------------------------------
 
 
-def _canonical(value: Any) -> Any:
-    """A hashable key equal for JSON-equal values (``1 == 1.0``, ``True`` is not ``1``)."""
+def _scalar_key(value: Any) -> Any:
     kind = type(value)
     if kind is bool:
         return ("b", value)
@@ -93,9 +93,56 @@ def _canonical(value: Any) -> Any:
         return ("s", value)
     if value is None:
         return ("z",)
-    if kind is list:
-        return ("l", tuple(_canonical(item) for item in value))
-    return ("d", frozenset((key, _canonical(item)) for key, item in value.items()))
+    raise TypeError(f"not a JSON value: {kind.__name__}")
+
+
+class EqualityKeys:
+    """Hashable keys equal exactly for JSON-equal values (``1 == 1.0``, ``True`` is not ``1``,
+    key order does not matter), for acyclic JSON values of any depth.
+
+    A container's key is a small ``int``, interned by this instance from its children's keys,
+    so keys stay flat: hashing and comparing them never recurse, whatever the depth. Keys of
+    one instance compare with each other only.
+    """
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[Any, int] = {}
+
+    def key(self, value: Any) -> Any:
+        """The key of ``value`` (an explicit stack: no recursion).
+
+        Raises:
+            TypeError: ``value`` holds something other than JSON data (or an unhashable key).
+        """
+        kind = type(value)
+        if kind is not list and kind is not dict:
+            return _scalar_key(value)
+        ids = self._ids
+        # Post-order: a container's key is built from its children's, which sit on ``keys``.
+        keys: list[Any] = []
+        stack: list[tuple[Any, bool]] = [(value, False)]
+        while stack:
+            item, children_done = stack.pop()
+            kind = type(item)
+            if kind is list or kind is dict:
+                if not children_done:
+                    stack.append((item, True))
+                    children = item if kind is list else list(item.values())
+                    stack.extend((child, False) for child in reversed(children))
+                    continue
+                start = len(keys) - len(item)
+                parts = keys[start:]
+                del keys[start:]
+                if kind is list:
+                    shape: Any = ("l", *parts)
+                else:
+                    shape = ("d", frozenset(zip(item.keys(), parts, strict=True)))
+                keys.append(ids.setdefault(shape, len(ids)))
+            else:
+                keys.append(_scalar_key(item))
+        return keys[0]
 
 
 def _is_count(value: object) -> bool:
@@ -119,10 +166,11 @@ def _payload_problem(key: str, payload: object) -> str | None:
         if type(payload) is not str:
             return "must be a string"
         try:
-            translate_pattern(payload)
+            source = translate_pattern(payload)
         except PatternError as error:
             return f"uses {error} (outside the supported ECMA-262 subset)"
-        return None
+        reason = backtracking_problem(source)
+        return None if reason is None else f"{js_json(payload)} is refused: {reason}"
     if key == "prefixItems":
         return None if type(payload) is list and payload else "must be a non-empty array of schemas"
     raise AssertionError(key)  # pragma: no cover
@@ -231,7 +279,9 @@ def assert_extended_json_schema(schema: object) -> None:
     Raises:
         JsonSchemaError: With every violation: the strict subset's (same wording, same paths),
             misplaced or malformed extension keywords (``schema.properties.n.minimum must be a
-            finite number``) and rejected ``pattern`` constructs, each named.
+            finite number``), rejected ``pattern`` constructs, each named, and patterns that can
+            backtrack exponentially (``schema.pattern "^(a+)+$" is refused: a repetition can
+            match the same text in more than one way ...``).
     """
     violations = extended_violations(schema)
     if violations:
@@ -340,8 +390,9 @@ def count_checks(
 
 def duplicate_problem(value: list[Any]) -> str | None:
     seen: dict[Any, int] = {}
+    keys = EqualityKeys()
     for index, item in enumerate(value):
-        key = _canonical(item)
+        key = keys.key(item)
         if key in seen:
             return f"must not contain duplicate items (items {seen[key]} and {index} are equal)"
         seen[key] = index

@@ -16,14 +16,25 @@ Rejected (a :class:`PatternError` naming the construct): backreferences (``\\1``
 named groups ``(?<name>...)``, lookbehind ``(?<=``/``(?<!``, Unicode property escapes
 ``\\p{...}``/``\\P{...}``, control letters ``\\cX``, inline flags, identity escapes of
 non-syntax characters (an error under ``u``), and malformed patterns.
+
+Exponential backtracking: Python's ``re`` (like JavaScript's engines) backtracks, so a pattern in
+which a repeated part can match the same text in more than one way (``^(a+)+$``, ``(a|a)*``,
+``(a|aa)+``, ``(\\w+\\s?)+$``) takes time exponential in the input on a string that almost
+matches, and a match cannot be interrupted. :func:`backtracking_problem` decides, for a translated
+pattern, whether that can happen: the extended vocabulary refuses such a pattern at definition
+time, naming it. The test is exact for the automaton ``re`` runs (it reads the pattern as ``re``
+parses it), so patterns whose repetitions are unambiguous, such as ``^([a-z0-9]+\\.)+[a-z]{2,}$`` or
+``(\\d{1,3}\\.){3}\\d{1,3}``, pass; bounded repetitions (``{2,5}``, ``{3}``) count as
+repetitions.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["PatternError", "translate_pattern"]
+__all__ = ["PatternError", "backtracking_problem", "translate_pattern"]
 
 _SYNTAX: Final = frozenset("^$\\.*+?()[]{}|/-")
 _JS_SPACE: Final = (
@@ -255,3 +266,279 @@ def translate_pattern(pattern: str) -> str:
     except (re.error, OverflowError) as error:  # pragma: no cover - translation is closed
         raise PatternError(f"a pattern Python cannot compile ({error})") from error
     return source
+
+
+# ---------------------------------------------------------------------------------------------
+# Exponential backtracking
+# ---------------------------------------------------------------------------------------------
+#
+# A backtracking matcher explores every way the pattern can match a prefix of the input. It takes
+# exponential time exactly when the pattern's automaton is *exponentially ambiguous*: some state
+# can reach itself by two different paths reading the same text (then ``n`` repetitions of that
+# text give ``2**n`` paths, all tried before a failing suffix is reported). The test builds the
+# position (Glushkov) automaton of the parsed pattern, keeping *how many* ways each transition
+# can be taken (``(a+)+`` has two ways from ``a`` back to ``a``, where a set-based construction
+# sees one), and looks for that cycle in the product of the automaton with itself.
+
+#: ``re``'s own parser and opcodes: the test reads the tree ``re`` compiles (untyped, private to
+#: the standard library, stable since Python 3.11 renamed ``sre_parse``).
+_sre_parse: Any = importlib.import_module("re._parser")
+_sre: Any = importlib.import_module("re._constants")
+
+_UNICODE_MAX: Final = 0x10FFFF
+#: Counts saturate here: "more than one way" is all the test needs.
+_MANY: Final = 2
+#: Product edges explored per loop before the pattern is refused as too complex to check.
+_PRODUCT_BUDGET: Final = 200_000
+
+_Ranges = tuple[tuple[int, int], ...]
+_Counts = dict[int, int]
+
+
+def _add(into: _Counts, counts: _Counts, factor: int = 1) -> None:
+    if factor:
+        for position, count in counts.items():
+            into[position] = min(_MANY, into.get(position, 0) + count * factor)
+
+
+def _complement(ranges: _Ranges) -> _Ranges:
+    out: list[tuple[int, int]] = []
+    low = 0
+    for start, end in ranges:
+        if start > low:
+            out.append((low, start - 1))
+        low = max(low, end + 1)
+    if low <= _UNICODE_MAX:
+        out.append((low, _UNICODE_MAX))
+    return tuple(out)
+
+
+def _normalized(ranges: list[tuple[int, int]]) -> _Ranges:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if out and start <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return tuple(out)
+
+
+def _charset(op: Any, argument: Any) -> _Ranges:
+    """The code points one parsed atom matches (a category counts as every code point: the
+    translation only uses ``[\\s\\S]``, and over-approximating can only refuse more)."""
+    if op is _sre.LITERAL:
+        return ((argument, argument),)
+    if op is _sre.NOT_LITERAL:
+        return _complement(((argument, argument),))
+    if op is _sre.ANY:
+        return _complement(((10, 10),))
+    ranges: list[tuple[int, int]] = []
+    negate = False
+    for item_op, item in argument:
+        if item_op is _sre.NEGATE:
+            negate = True
+        elif item_op is _sre.LITERAL:
+            ranges.append((item, item))
+        elif item_op is _sre.RANGE:
+            ranges.append(item)
+        else:  # CATEGORY
+            ranges.append((0, _UNICODE_MAX))
+    normalized = _normalized(ranges)
+    return _complement(normalized) if negate else normalized
+
+
+def _overlap(left: _Ranges, right: _Ranges) -> bool:
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if left[i][1] < right[j][0]:
+            i += 1
+        elif right[j][1] < left[i][0]:
+            j += 1
+        else:
+            return True
+    return False
+
+
+class _Glushkov:
+    """The position automaton of a parsed pattern, with transition multiplicities."""
+
+    def __init__(self) -> None:
+        self.charsets: list[_Ranges] = []
+        #: ``follow[p][q]``: in how many ways position ``q`` can be read right after ``p``.
+        self.follow: list[_Counts] = []
+        #: Lookahead bodies, checked as patterns of their own.
+        self.lookaheads: list[Any] = []
+
+    def build(self, items: Any) -> tuple[int, _Counts, _Counts]:
+        """``(nullable, first, last)`` of a sequence: the number of ways it matches the empty
+        string, and of ways it starts / ends with each position (all saturated)."""
+        nullable = 1
+        first: _Counts = {}
+        last: _Counts = {}
+        for op, argument in items:
+            n2, f2, l2 = self.item(op, argument)
+            for p, count in last.items():
+                _add(self.follow[p], f2, count)
+            new_first = dict(first)
+            _add(new_first, f2, nullable)
+            new_last = dict(l2)
+            _add(new_last, last, n2)
+            nullable, first, last = min(_MANY, nullable * n2), new_first, new_last
+        return nullable, first, last
+
+    def item(self, op: Any, argument: Any) -> tuple[int, _Counts, _Counts]:
+        if op in (_sre.LITERAL, _sre.NOT_LITERAL, _sre.ANY, _sre.IN):
+            position = len(self.charsets)
+            self.charsets.append(_charset(op, argument))
+            self.follow.append({})
+            return 0, {position: 1}, {position: 1}
+        if op is _sre.SUBPATTERN:
+            return self.build(argument[-1])
+        if op is _sre.BRANCH:
+            nullable = 0
+            first: _Counts = {}
+            last: _Counts = {}
+            for branch in argument[1]:
+                n2, f2, l2 = self.build(branch)
+                nullable = min(_MANY, nullable + n2)
+                _add(first, f2)
+                _add(last, l2)
+            return nullable, first, last
+        if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
+            low, high, body = argument
+            if high == 0:
+                return 1, {}, {}
+            nullable, first, last = self.build(body)
+            if high != 1:
+                # Any bounded repetition counts as unbounded: ``(a|aa){1,40}`` backtracks as
+                # badly as ``(a|aa)+`` on inputs of its length.
+                for p, count in last.items():
+                    _add(self.follow[p], first, count)
+            if low == 0:
+                nullable = min(_MANY, nullable + 1)
+            return nullable, first, last
+        if op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            self.lookaheads.append(argument[1])
+            return 1, {}, {}
+        return 1, {}, {}  # AT (anchors, word boundaries): read nothing
+
+
+def _components(follow: list[_Counts]) -> list[int]:
+    """The strongly connected component of every position (iterative Tarjan)."""
+    size = len(follow)
+    index = [-1] * size
+    low = [0] * size
+    component = [-1] * size
+    on_stack = [False] * size
+    stack: list[int] = []
+    counter = 0
+    found = 0
+    for root in range(size):
+        if index[root] != -1:
+            continue
+        work: list[tuple[int, Any]] = [(root, iter(follow[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            node, successors = work[-1]
+            advanced = False
+            for succ in successors:
+                if index[succ] == -1:
+                    index[succ] = low[succ] = counter
+                    counter += 1
+                    stack.append(succ)
+                    on_stack[succ] = True
+                    work.append((succ, iter(follow[succ])))
+                    advanced = True
+                    break
+                if on_stack[succ]:
+                    low[node] = min(low[node], index[succ])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component[member] = found
+                    if member == node:
+                        break
+                found += 1
+    return component
+
+
+def _ambiguous_loop(automaton: _Glushkov) -> bool | None:
+    """Whether some position can return to itself in two ways reading the same text (``None``:
+    a loop too large to check within the budget)."""
+    follow, charsets = automaton.follow, automaton.charsets
+    component = _components(follow)
+    members: dict[int, list[int]] = {}
+    for position, group in enumerate(component):
+        members.setdefault(group, []).append(position)
+    for group, positions in members.items():
+        inside = [
+            {q: count for q, count in follow[p].items() if component[q] == group}
+            for p in range(len(follow))
+        ]
+        # A parallel transition inside the loop: two ways from ``p`` to ``q`` on one character.
+        if any(count > 1 for p in positions for count in inside[p].values()):
+            return True
+        if len(positions) == 1:
+            continue
+        # Pairs of different positions read after the same text, entered from a position read
+        # after itself (the diagonal). Reaching the diagonal again closes two distinct paths
+        # with the same text between two positions of one loop: exponential ambiguity.
+        budget = _PRODUCT_BUDGET
+        seen: set[tuple[int, int]] = set()
+        pending: list[tuple[int, int]] = []
+        for start in positions:
+            successors = list(inside[start])
+            for i, p2 in enumerate(successors):
+                for q2 in successors[i + 1 :]:
+                    budget -= 1
+                    pair = (p2, q2) if p2 < q2 else (q2, p2)
+                    if pair not in seen and _overlap(charsets[p2], charsets[q2]):
+                        seen.add(pair)
+                        pending.append(pair)
+        while pending:
+            p, q = pending.pop()
+            for p2 in inside[p]:
+                for q2 in inside[q]:
+                    budget -= 1
+                    if budget < 0:
+                        return None
+                    if p2 == q2:
+                        return True
+                    pair = (p2, q2) if p2 < q2 else (q2, p2)
+                    if pair not in seen and _overlap(charsets[p2], charsets[q2]):
+                        seen.add(pair)
+                        pending.append(pair)
+    return False
+
+
+def backtracking_problem(source: str) -> str | None:
+    """Why the Python pattern ``source`` can backtrack exponentially, or ``None`` when it cannot.
+
+    Args:
+        source: A pattern as :func:`translate_pattern` returns it.
+    """
+    pending: list[Any] = [_sre_parse.parse(source)]
+    while pending:
+        automaton = _Glushkov()
+        automaton.build(pending.pop())
+        verdict = _ambiguous_loop(automaton)
+        if verdict is None:
+            return "a repetition too large to check for exponential backtracking"
+        if verdict:
+            return (
+                "a repetition can match the same text in more than one way (nested quantifiers "
+                "such as (a+)+, or overlapping alternatives such as (a|aa)+), which backtracks "
+                "exponentially"
+            )
+        pending.extend(automaton.lookaheads)
+    return None
