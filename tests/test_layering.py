@@ -82,6 +82,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.oracle", 7.13),
     ("_conformance.generate", 7.14),
     ("_conformance.runner", 7.15),
+    ("_conformance.values", 7.1505),
     ("_conformance.strategies", 7.151),
     ("_conformance.fuzz", 7.152),
     ("_conformance.cli", 7.16),
