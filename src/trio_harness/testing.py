@@ -1070,3 +1070,10 @@ def __getattr__(name: str) -> Any:
 
 
 publish(__name__, globals(), __all__)
+
+# Strategies for the library's value types (also registered by the hypothesis plugin the
+# distribution declares, without this import).
+with contextlib.suppress(ImportError):
+    import trio_harness_hypothesis
+
+    trio_harness_hypothesis.register()

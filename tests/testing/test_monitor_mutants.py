@@ -600,7 +600,9 @@ def cap_validated_late(mp: pytest.MonkeyPatch) -> None:
 def valid_cap_refused(mp: pytest.MonkeyPatch) -> None:
     real = machine_module.validate_cap
 
-    def validate(cap: object, message: str = "max_parallel_tool_calls must be a positive integer") -> int:
+    def validate(
+        cap: object, message: str = "max_parallel_tool_calls must be a positive integer"
+    ) -> int:
         if cap == 1:
             raise ValueError(message)
         return real(cap, message)
@@ -657,7 +659,7 @@ def battery() -> dict[str, list[testing.PoolViolation]]:
 
 
 def test_the_real_pool_passes_every_probe() -> None:
-    assert battery() == dict.fromkeys((probe.name for probe in PROBES), [])
+    assert battery() == {probe.name: [] for probe in PROBES}
 
 
 def test_the_monitor_catches_every_planted_pool_bug() -> None:
@@ -679,7 +681,7 @@ def test_the_monitor_catches_every_planted_pool_bug() -> None:
 def test_the_equivalent_mutant_changes_nothing_observable() -> None:
     for mutant, _reason in EQUIVALENT:
         with planted(mutant):
-            assert battery() == dict.fromkeys((probe.name for probe in PROBES), [])
+            assert battery() == {probe.name: [] for probe in PROBES}
 
 
 def test_the_probe_runtime_is_used_by_the_driver_module() -> None:

@@ -1662,3 +1662,16 @@ def _argument_texts(
 
 
 _DEFAULT_KNOBS: Final = _Knobs(12, DEFAULT_MAX_SIZE, DEFAULT_MAX_STRING_SIZE, True, _default_keys())
+
+
+def _argument_text_strategy() -> st.SearchStrategy[ArgumentText]:
+    def build(draw: st.DrawFn) -> ArgumentText:
+        parameters = draw(parameter_maps(max_size=3))
+        text: ArgumentText = draw(argument_texts(parameters))
+        return text
+
+    return _call(build)
+
+
+# ``st.from_type(ArgumentText)``: text for a drawn parameter map (built on first use).
+st.register_type_strategy(ArgumentText, lambda thing: _argument_text_strategy())
