@@ -1017,28 +1017,32 @@ def invalid_values(
         )
         _check_bool("invalid_values", "non_lossless", non_lossless)
         root = _subset_schema("invalid_values", schema)
-        solver = _Solver(root, knobs)
-        parts: list[st.SearchStrategy[Any]] = []
-        if solver.sat((), (root,)):
-            parts.append(solver.strategy((), (root,)))
-        if non_lossless:
-            bad_leaves = [_NEG_ZERO, *(_BEYOND_INTS if big_numbers else ())]
-            has_valid = solver.sat((root,), ())
-
-            def planted(draw: st.DrawFn) -> Any:
-                base = solver.draw(draw, (root,), ()) if has_valid else draw(solver._json)
-                bad = bad_leaves[_pick(draw, len(bad_leaves))]
-                return _plant(draw, base, bad, knobs.keys)
-
-            parts.append(_call(planted))
-        if not parts:
-            raise InvalidArgument(
-                f"invalid_values({root!r}): the schema accepts every lossless JSON value; "
-                "only values that are not lossless JSON break it (non_lossless=True)"
-            )
-        return st.one_of(parts)
+        bad_leaves = [_NEG_ZERO, *(_BEYOND_INTS if big_numbers else ())] if non_lossless else []
+        return _invalid(root, knobs, bad_leaves)
 
     return _lazy(build)
+
+
+def _invalid(root: Node, knobs: _Knobs, bad_leaves: list[Any]) -> st.SearchStrategy[Any]:
+    solver = _Solver(root, knobs)
+    parts: list[st.SearchStrategy[Any]] = []
+    if solver.sat((), (root,)):
+        parts.append(solver.strategy((), (root,)))
+    if bad_leaves:
+        has_valid = solver.sat((root,), ())
+
+        def planted(draw: st.DrawFn) -> Any:
+            base = solver.draw(draw, (root,), ()) if has_valid else draw(solver._json)
+            bad = bad_leaves[_pick(draw, len(bad_leaves))]
+            return _plant(draw, base, bad, knobs.keys)
+
+        parts.append(_call(planted))
+    if not parts:
+        raise InvalidArgument(
+            f"invalid_values({root!r}): the schema accepts every lossless JSON value; "
+            "only values that are not lossless JSON break it (non_lossless=True)"
+        )
+    return st.one_of(parts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1532,16 +1536,9 @@ def _argument_texts(
     has_valid = solver.sat((schema,), ())
     good = solver.strategy((schema,), ()) if has_valid else None
     trees = _trees(knobs, 6)
-    bad_values = {
-        name: invalid_values(
-            child,
-            max_size=knobs.max_size,
-            max_string_size=knobs.max_string_size,
-            big_numbers=knobs.big_numbers,
-            keys=knobs.keys,
-        )
-        for name, child in properties.items()
-    }
+    # Argument text can also spell numbers no JSON value holds: 1e400 parses to infinity.
+    text_leaves = [_NEG_ZERO, math.inf, -math.inf, *(_BEYOND_INTS if knobs.big_numbers else ())]
+    bad_values = {name: _invalid(child, knobs, text_leaves) for name, child in properties.items()}
 
     objects = st.dictionaries(knobs.keys, trees, max_size=3)
     arrays = st.lists(trees, max_size=3)
