@@ -91,7 +91,9 @@ def make_runtime() -> ProbeRuntime:
         return "ok"
 
     runtime = ProbeRuntime()
-    text = th.ToolOutput(schema={"type": "string"}, render=lambda value: value)
+    text = th.ToolOutput(
+        schema={"type": "string"}, render=lambda args, value: [{"type": "text", "text": value}]
+    )
     for name, parallel in (("read", True), ("write", False)):
         runtime.register(
             th.define_tool(
