@@ -270,6 +270,7 @@ class PoolMonitor:
         self._abort: trio.Event | None = None
         self._busy = 0
         self._running: dict[int, BodyRecord] = {}
+        self._modes: dict[int, object] = {}
         self._began = 0
 
     # -- the tracer ----------------------------------------------------------------------------
@@ -296,6 +297,8 @@ class PoolMonitor:
 
     def phase(self, name: str, index: int, detail: object, /) -> None:
         """Called by the pool at each phase instant (forwarded to ``tracer``, if one was given)."""
+        if name == "classified":
+            self._modes[index] = detail
         if name == "started" and 0 <= index < len(self._inputs):
             detail = self._truth(self._inputs[index])
         self._record(name, index, detail)
@@ -332,8 +335,9 @@ class PoolMonitor:
         index = self._index.get(id(input)) if input.parent is None else None
         if index is None:
             return await self.inner.prepare(input)
+        alone = bool(self._truth(input)) or self._modes.get(index) == "exclusive"
         self.records[input.call_id] = BodyRecord(
-            input.call_id, input.name, bool(self._truth(input)), trio.current_time()
+            input.call_id, input.name, alone, trio.current_time()
         )
         self._record("prepare>", index, None)
         self._busy += 1
@@ -595,14 +599,16 @@ class _StepCheck:
                 self.say("cap", f"invalid cap {self.cap!r} was refused only after the step began")
             return self.found
         if not m._began:
-            if isinstance(self.error, ValueError) and not logged:
-                self.say("cap", f"valid cap {self.cap!r} was refused: {self.error}")
-            elif self.calls or logged:
-                self.say(
-                    "trace",
-                    "the step ran without the monitor as its tracer (run it through "
-                    "monitor.execute_tool_calls, or pass tracer=monitor)",
-                )
+            if self.error is not None and not logged:
+                # Refused up front (a bad option or call): only the cap's refusal is wrong.
+                if isinstance(self.error, ValueError) and "max_parallel" in str(self.error):
+                    self.say("cap", f"valid cap {self.cap!r} was refused: {self.error}")
+                return self.found
+            self.say(
+                "trace",
+                "the step ran without the monitor as its tracer (run it through "
+                "monitor.execute_tool_calls, or pass tracer=monitor)",
+            )
             return self.found
         if m._cap != self.cap:
             self.say("window", f"the pool ran with a window of {m._cap}, asked {self.cap}")
@@ -994,23 +1000,27 @@ class _StepCheck:
 
     def log(self) -> None:
         events = self.session.events[self.first_seq :]
-        call_at: dict[str, int] = {}
+        # By call id, in log order (a model may reuse an id: the k-th call with an id is
+        # answered by the k-th result with it).
+        call_at: dict[str, list[int]] = {}
         answers: dict[str, list[tuple[int, SessionEvent]]] = {}
         for position, event in enumerate(events):
             data = event.data
             if event.type == TOOL_CALL and isinstance(data, ToolCallData):
-                call_at.setdefault(data.call_id, position)
+                call_at.setdefault(data.call_id, []).append(position)
             elif event.type == TOOL_RESULT and isinstance(data, ToolResultData):
                 answers.setdefault(data.message.source.call_id, []).append((position, event))
+        seen: dict[str, int] = {}
         for index, call in enumerate(self.calls):
+            occurrence = seen[call.id] = seen.get(call.id, -1) + 1
             how, detail = self.terminal.get(index, ("", None))
-            logged = answers.get(call.id, [])
             if not how:
                 continue
-            if not logged:
+            logged = answers.get(call.id, [])
+            if len(logged) <= occurrence:
                 self.say("result", f"the result of {call.id} is not in the log", index)
                 continue
-            position, event = logged[0]
+            position, event = logged[occurrence]
             data = event.data
             if how == "committed":
                 expected = detail
@@ -1026,17 +1036,15 @@ class _StepCheck:
                     f"the log's result for {call.id} is not the result the pool committed",
                     index,
                 )
-            if (
-                how == "aborted"
-                and index not in self.started
-                and call_at.get(call.id) != position - 1
-            ):
-                self.say(
-                    "abort",
-                    f"{call.id} never started but its result is not the synthetic pair "
-                    "(its tool/call directly followed by its result)",
-                    index,
-                )
+            if how == "aborted" and index not in self.started:
+                calls_at = call_at.get(call.id, [])
+                if position - 1 not in calls_at:
+                    self.say(
+                        "abort",
+                        f"{call.id} never started but its result is not the synthetic pair "
+                        "(its tool/call directly followed by its result)",
+                        index,
+                    )
         for violation in check_session(self.session, allow_unpaired=self.raised and not self.cut):
             if violation.seq >= self.first_seq:
                 self.say(f"log/{violation.rule}", f"seq {violation.seq}: {violation.message}")

@@ -228,6 +228,28 @@ async def test_an_invalid_cap_must_be_refused_up_front(cap: Any, autojump_clock:
     assert session.events == []
 
 
+async def test_options_refused_up_front_are_not_violations(autojump_clock: Any) -> None:
+    monitor = testing.PoolMonitor(make_runtime())
+    with pytest.raises(TypeError, match="turn must be an int"):
+        await monitor.execute_tool_calls(th.Session(), STEP, turn="1")
+    assert monitor.violations() == []
+
+
+async def test_a_step_may_reuse_a_call_id(autojump_clock: Any) -> None:
+    monitor = testing.PoolMonitor(make_runtime())
+    abort = trio.Event()
+    step = calls(*[("x", "read", {"path": "a", "ms": ms}) for ms in (3, 1, 2, 1)])
+    async with trio.open_nursery() as nursery:
+
+        async def abort_soon() -> None:
+            await trio.sleep(0.0025)
+            abort.set()
+
+        nursery.start_soon(abort_soon)
+        await monitor.execute_tool_calls(th.Session(), step, max_parallel_tool_calls=2, abort=abort)
+    assert monitor.violations() == []
+
+
 async def test_the_monitor_as_tracer_of_your_own_step(autojump_clock: Any) -> None:
     runtime = make_runtime()
     monitor = testing.PoolMonitor(runtime)
