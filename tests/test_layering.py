@@ -84,6 +84,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.families", 7.138),
     ("_conformance.generate", 7.14),
     ("_conformance.runner", 7.15),
+    ("_conformance.values", 7.1505),
     ("_conformance.strategies", 7.151),
     ("_conformance.fuzz_requests", 7.1515),
     ("_conformance.fuzz", 7.152),

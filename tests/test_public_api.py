@@ -568,6 +568,7 @@ TESTING = [
     "ArgumentText",
     "BodyRecord",
     "PoolMonitor",
+    "PoolViolation",
     "argument_texts",
     "check_session",
     "invalid_values",
