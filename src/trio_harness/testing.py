@@ -271,6 +271,8 @@ class PoolMonitor:
         self._violations = []
         self._events: list[_Event] = []
         self._inputs: list[ToolExecutionInput] = []
+        self._live: Sequence[ToolExecutionInput] = ()
+        self._initial = 0
         self._index: dict[int, int] = {}
         self._exec_index: dict[int, int] = {}
         self._cap: int | None = None
@@ -285,6 +287,8 @@ class PoolMonitor:
     def begin(self, calls: Sequence[ToolExecutionInput], cap: int, /) -> None:
         """Called by the pool when the step starts (forwarded to ``tracer``, if one was given)."""
         self._began += 1
+        self._live = calls  # a streaming step appends its later calls to this very sequence
+        self._initial = len(calls)
         self._inputs = list(calls)
         self._index = {id(call): index for index, call in enumerate(self._inputs)}
         self._cap = cap
@@ -306,6 +310,8 @@ class PoolMonitor:
         """Called by the pool at each phase instant (forwarded to ``tracer``, if one was given)."""
         if name == "classified":
             self._modes[index] = detail
+        elif name == "arrived":
+            self._arrived(index)
         if name == "started" and 0 <= index < len(self._inputs):
             detail = self._truth(self._inputs[index])
         self._record(name, index, detail)
@@ -313,6 +319,15 @@ class PoolMonitor:
             self._stop_watching()
         if self._tee is not None:
             self._tee.phase(name, index, detail if name != "started" else None)
+
+    def _arrived(self, index: int) -> None:
+        """A streaming step admitted call ``index``: watch it like the calls known at the start."""
+        if index == len(self._inputs) and index < len(self._live):
+            call = self._live[index]
+            self._inputs.append(call)
+            self._index[id(call)] = index
+            if self._abort is None:
+                self._abort = call.abort
 
     def _truth(self, input: ToolExecutionInput) -> bool | None:
         try:
@@ -650,6 +665,7 @@ class _StepCheck:
         body_order: list[int] = []
         dispatch_order: list[int] = []
         seen_begin = False
+        known = m._initial  # calls the step had; a streaming step admits more as they arrive
 
         def cursor() -> int | None:
             for index in self.started:
@@ -672,6 +688,9 @@ class _StepCheck:
                     self.say("trace", "the pool began the step twice")
                 seen_begin = True
                 continue
+            if kind == "arrived":
+                known = max(known, index + 1)
+                continue
             if kind == "yield":
                 if (
                     event.busy
@@ -691,7 +710,7 @@ class _StepCheck:
                         waiting,
                     )
                 nxt = len(self.started)
-                if nxt < n and in_flight < cap:
+                if nxt < min(n, known) and in_flight < cap:
                     mode = classified.get(nxt)
                     blocked = (
                         mode is not None

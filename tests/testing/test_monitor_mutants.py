@@ -194,10 +194,10 @@ def wrap(mp: pytest.MonkeyPatch, owner: Any, name: str, make: Callable[[Any], An
 
 def window_too_wide(mp: pytest.MonkeyPatch) -> None:
     def make(init: Any) -> Any:
-        def __init__(self: Driver, runtime: Any, inputs: Any, cap: int, *args: Any) -> None:
-            init(self, runtime, inputs, cap, *args)
-            self._core._cap = cap + 1
-            self._limiter = trio.CapacityLimiter(cap + 1)
+        # The state machine alone enforces the window (the driver has no limiter of its own).
+        def __init__(self: Driver, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            self._core._cap += 1
 
         return __init__
 
@@ -206,8 +206,8 @@ def window_too_wide(mp: pytest.MonkeyPatch) -> None:
 
 def window_of_one(mp: pytest.MonkeyPatch) -> None:
     def make(init: Any) -> Any:
-        def __init__(self: Driver, *args: Any) -> None:
-            init(self, *args)
+        def __init__(self: Driver, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
             self._core._cap = 1
 
         return __init__
