@@ -1377,7 +1377,7 @@ class _Style:
     key_separator: str
     indent: str | None
     ascii: bool
-    numbers: Literal["python", "javascript", "exponent"]
+    numbers: str  # "python", "javascript" or "exponent"
     negative_zero: str
 
 
