@@ -25,6 +25,7 @@ otherwise drawn value (``non_lossless=True``).
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import itertools
@@ -32,7 +33,7 @@ import json
 import math
 import sys
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
@@ -215,9 +216,34 @@ def _knobs(
     )
 
 
-def _lazy(build: Callable[[], st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
-    # Arguments are checked (and the strategy built) on first use, as hypothesis does.
-    return st.deferred(build)
+#: Built strategies by their arguments (a few hundred at most): ``argument_texts(spec)`` drawn
+#: inside a composite, once per example, builds its solver and strategies only once per spec.
+_BUILT: collections.OrderedDict[Hashable, st.SearchStrategy[Any]] = collections.OrderedDict()
+_BUILT_LIMIT: Final = 512
+
+
+def _lazy(
+    build: Callable[[], st.SearchStrategy[Any]], key: Callable[[], Hashable]
+) -> st.SearchStrategy[Any]:
+    """``build()`` on first use (arguments are checked then, as hypothesis does), memoised by
+    ``key()`` (schemas and parameter maps by their ``repr``: equal content, equal strategy)."""
+
+    def memoised() -> st.SearchStrategy[Any]:
+        try:
+            found_key = key()
+            found = _BUILT.get(found_key)
+        except TypeError:  # an unhashable (so invalid) argument: build() says what is wrong
+            return build()
+        if found is not None:
+            _BUILT.move_to_end(found_key)
+            return found
+        strategy = build()
+        _BUILT[found_key] = strategy
+        if len(_BUILT) > _BUILT_LIMIT:
+            _BUILT.popitem(last=False)
+        return strategy
+
+    return st.deferred(memoised)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,7 +342,10 @@ def json_scalars(*, max_string_size: int = 5, big_numbers: bool = False) -> st.S
             st.text(max_size=max_string_size),
         )
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: ("json_scalars", max_string_size, big_numbers),
+    )
 
 
 def json_values(
@@ -355,7 +384,10 @@ def json_values(
         )
         return _trees(knobs)
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: ("json_values", max_leaves, max_size, max_string_size, big_numbers, keys),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -971,7 +1003,10 @@ def valid_values(
             )
         return solver.strategy((root,), ())
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: ("valid", repr(schema), max_leaves, max_size, max_string_size, big_numbers, keys),
+    )
 
 
 def invalid_values(
@@ -1021,7 +1056,19 @@ def invalid_values(
         bad_leaves = [_NEG_ZERO, *(_BEYOND_INTS if big_numbers else ())] if non_lossless else []
         return _invalid(root, knobs, bad_leaves)
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: (
+            "invalid",
+            repr(schema),
+            non_lossless,
+            max_leaves,
+            max_size,
+            max_string_size,
+            big_numbers,
+            keys,
+        ),
+    )
 
 
 def _invalid(root: Node, knobs: _Knobs, bad_leaves: list[Any]) -> st.SearchStrategy[Any]:
@@ -1188,7 +1235,10 @@ def subset_schemas(
             st.one_of(_scalar_schema(), _annotations_only()), extend, max_leaves=max_leaves
         )
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: ("schemas", max_leaves, keys, satisfiable),
+    )
 
 
 _DESCRIPTIONS: Final = st.text(max_size=8)
@@ -1281,7 +1331,10 @@ def parameter_maps(
         names = _knobs("parameter_maps", keys=keys).keys
         return _entries(names, _value_specs(names, nested), min_size, max_size)
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: ("maps", min_size, max_size, keys, nested),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1324,19 +1377,24 @@ class _Style:
     key_separator: str
     indent: str | None
     ascii: bool
-    numbers: Literal["python", "javascript", "exponent"]
+    numbers: str  # "python", "javascript" or "exponent"
     negative_zero: str
 
 
-_STYLES: Final = st.builds(
-    _Style,
-    st.sampled_from([", ", ",", " , "]),
-    st.sampled_from([": ", ":", " :\t"]),
-    st.sampled_from([None, "  ", "\t"]),
-    st.booleans(),
-    st.sampled_from(["python", "javascript", "exponent"]),
-    st.sampled_from(["-0.0", "-0", "-0e0"]),
+#: Every spelling, as one choice (few choices per example keep shrinking short); the first is
+#: the plain one, where a draw shrinks to.
+_ALL_STYLES: Final = tuple(
+    _Style(*combination)
+    for combination in itertools.product(
+        [", ", ",", " , "],
+        [": ", ":", " :\t"],
+        [None, "  ", "\t"],
+        [False, True],
+        ["python", "javascript", "exponent"],
+        ["-0.0", "-0", "-0e0"],
+    )
 )
+_STYLES: Final = st.sampled_from(_ALL_STYLES)
 _PLAIN: Final = _Style(", ", ": ", None, False, "python", "-0.0")
 
 
@@ -1412,7 +1470,7 @@ def _object_text(entries: list[tuple[str, str]], style: _Style) -> str:
     return "{" + style.item_separator.join(parts) + "}"
 
 
-_JSON_WHITESPACE: Final = st.text(alphabet=" \t\n\r", max_size=3)
+_JSON_WHITESPACE: Final = st.sampled_from(["", " ", "\n", "\t", "\r\n", " \t\n\r "])
 _WHITESPACE_ONLY: Final = st.text(alphabet=" \t\n\r", min_size=1, max_size=4)
 _GARBAGE: Final = ("x", "}", ",", " {}", "]", "\x00", " // note", "\n{}")
 _BROKEN: Final = (
@@ -1525,7 +1583,19 @@ def argument_texts(
             ) from None
         return _argument_texts(schema, wanted, depth_limit, knobs)
 
-    return _lazy(build)
+    return _lazy(
+        build,
+        lambda: (
+            "texts",
+            repr(parameters),
+            repr(kinds),
+            max_depth,
+            max_size,
+            max_string_size,
+            big_numbers,
+            keys,
+        ),
+    )
 
 
 def _argument_texts(
