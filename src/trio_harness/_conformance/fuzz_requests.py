@@ -208,9 +208,8 @@ def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------
 
 #: Caps that are not positive integers, and valid ones written oddly (``null``, ``2.0``).
-_VALID_ODD_CAPS: Final = st.sampled_from([None, 2.0, 1.0])
 _ODD_CAPS: Final = st.one_of(
-    st.sampled_from([0, -1, 1.5, True, False, "2", [2], -0.0]), _VALID_ODD_CAPS, _VALID_ODD_CAPS
+    [st.just(cap) for cap in (None, 2.0, 0, -1, 1.5, True, False, "2", [2], -0.0, 1.0)]
 )
 
 _PLAIN_TEXTS: Final = st.sampled_from(['{"p": true}', '{"p": false}', "{}", '{"p": 1}'])
