@@ -2,6 +2,10 @@
 
 Modules, in dependency order:
 
+* :mod:`.docstrings` — the summary and parameter descriptions of a docstring (Google, Sphinx,
+  NumPy);
+* :mod:`.typed_schema` — annotations → JSON Schema (records, pydantic, ``Annotated`` metadata);
+* :mod:`.typed_structure` — validated JSON structured into the declared types (``cattrs``);
 * :mod:`.typed` — ``tool``: annotated async functions turned into ``define_tool`` definitions;
 * :mod:`.turn` — ``run_turn`` and the ``TurnModel`` protocol, its values and progress events;
 * :mod:`.sigint` — ``abort_on_sigint``: the first SIGINT aborts, the second stops hard.
