@@ -92,6 +92,8 @@ ORDER: list[tuple[str, float]] = [
     ("_apps", 7.39),
     ("providers._strict", 7.60),
     ("providers._common", 7.61),
+    ("providers._chat", 7.615),
+    ("providers._responses", 7.616),
     ("providers.openai", 7.62),
     ("providers.anthropic", 7.63),
     ("providers", 7.69),

@@ -24,7 +24,15 @@ from typing import Any
 
 __all__ = ["publish"]
 
-_PRIVATE_PREFIX = "trio_harness._"
+_PACKAGE = "trio_harness."
+
+
+def _is_private(module_name: str) -> bool:
+    """A module of the package with a private part: ``trio_harness._log.journal`` or
+    ``trio_harness.providers._chat``."""
+    if not module_name.startswith(_PACKAGE):
+        return False
+    return any(part.startswith("_") for part in module_name.removeprefix(_PACKAGE).split("."))
 
 
 def _resolve_annotations(cls: type) -> None:
@@ -52,7 +60,7 @@ def publish(module_name: str, namespace: Mapping[str, Any], names: Iterable[str]
         value = namespace.get(name)
         if not (inspect.isclass(value) or inspect.isfunction(value)):
             continue
-        if not getattr(value, "__module__", "").startswith(_PRIVATE_PREFIX):
+        if not _is_private(getattr(value, "__module__", "")):
             continue
         if inspect.isclass(value):
             _resolve_annotations(value)

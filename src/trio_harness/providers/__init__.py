@@ -12,6 +12,7 @@ Each also has a ready :class:`~trio_harness.TurnModel` for :func:`~trio_harness.
 
 from __future__ import annotations
 
+from .._public import publish
 from ._common import (
     TOOL_NAME_PATTERN,
     ProviderError,
@@ -39,3 +40,5 @@ __all__ = [
     "sse_events",
     "tool_specs",
 ]
+
+publish(__name__, globals(), __all__)

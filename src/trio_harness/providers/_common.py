@@ -21,6 +21,7 @@ from .._pool import StepResult
 from .._values import ToolDefinition, ToolExecutionResult
 
 __all__ = [
+    "CUT",
     "TOOL_NAME_PATTERN",
     "ProviderError",
     "ProviderResponseError",
@@ -54,6 +55,9 @@ class _HasSchemas(Protocol):
 #: What the ``tools`` adapters accept: a runtime (anything with ``schemas()``), or a sequence of
 #: ``ToolDefinition`` s or ``{"name", "description", "parameters"}`` dicts.
 ToolSource = _HasSchemas | Sequence[ToolDefinition | dict[str, Any]]
+
+#: The finish reasons after which a reply's tool calls are not run (the reply is not complete).
+CUT: Final = frozenset({"length", "content_filter", "refusal", "incomplete"})
 
 #: The tool names OpenAI (Chat Completions, Responses) and Anthropic accept.
 TOOL_NAME_PATTERN: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
