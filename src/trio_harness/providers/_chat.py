@@ -13,7 +13,6 @@ import attrs
 from .._apps import FinishReason, ModelStep, Usage
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
-    CUT,
     ProviderResponseError,
     ProviderStreamError,
     ToolSource,
@@ -23,6 +22,7 @@ from ._common import (
     feed_stream,
     field,
     result_text,
+    split_cut,
     tool_specs,
 )
 from ._strict import function_tool
@@ -96,23 +96,55 @@ def chat_tool_calls(message: Any) -> list[ToolCallBlock]:
     return [_call_block(call) for call in field(_message_of(message), "tool_calls", ())]
 
 
-def _stored_call(call: Any) -> dict[str, Any]:
-    block = _call_block(call)
-    if field(call, "type") == "custom":
-        out: dict[str, Any] = {
-            "id": block.id,
-            "type": "custom",
-            "custom": {"name": block.name, "input": block.arguments},
-        }
+def _extra_of(obj: Any) -> dict[str, Any] | None:
+    extra = field(obj, "extra_content")
+    if extra is None:
+        return None
+    return extra if isinstance(extra, dict) else dump(extra)
+
+
+def _stored_entry(
+    call_id: str, kind: str, name: str, arguments: str, extra: dict[str, Any] | None
+) -> dict[str, Any]:
+    # One tool call of a stored assistant message (a whole reply's or a streamed one's).
+    out: dict[str, Any]
+    if kind == "custom":
+        out = {"id": call_id, "type": "custom", "custom": {"name": name, "input": arguments}}
     else:
         out = {
-            "id": block.id,
+            "id": call_id,
             "type": "function",
-            "function": {"name": block.name, "arguments": block.arguments},
+            "function": {"name": name, "arguments": arguments},
         }
-    extra = field(call, "extra_content")
     if extra is not None:  # Gemini's thought signature: sent back exactly as received
-        out["extra_content"] = extra if isinstance(extra, dict) else dump(extra)
+        out["extra_content"] = extra
+    return out
+
+
+def _stored_call(call: Any) -> dict[str, Any]:
+    block = _call_block(call)
+    kind = "custom" if field(call, "type") == "custom" else "function"
+    return _stored_entry(block.id, kind, block.name, block.arguments, _extra_of(call))
+
+
+def _assistant(
+    content: Any,
+    refusal: Any,
+    reasoning: Any,
+    extra: dict[str, Any] | None,
+    calls: list[dict[str, Any]],
+) -> dict[str, Any]:
+    # The stored assistant message (a whole reply's or a streamed one's): never ``content: null``
+    # without tool calls.
+    out: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        out["reasoning_content"] = reasoning
+    if extra is not None:
+        out["extra_content"] = extra
+    if calls:
+        out["tool_calls"] = calls
+    elif content is None:
+        out["content"] = [{"type": "refusal", "refusal": refusal}] if refusal else ""
     return out
 
 
@@ -135,19 +167,10 @@ def chat_assistant_message(message: Any, *, keep_calls: bool = True) -> dict[str
     message = _message_of(message)
     content = field(message, "content")
     refusal = field(message, "refusal")
-    out: dict[str, Any] = {"role": "assistant", "content": content}
     reasoning = field(message, "reasoning_content")
-    if reasoning is not None:
-        out["reasoning_content"] = reasoning
-    extra = field(message, "extra_content")
-    if extra is not None:
-        out["extra_content"] = extra if isinstance(extra, dict) else dump(extra)
+    extra = _extra_of(message)
     calls = [_stored_call(call) for call in field(message, "tool_calls", ())] if keep_calls else []
-    if calls:
-        out["tool_calls"] = calls
-    elif content is None:
-        out["content"] = [{"type": "refusal", "refusal": refusal}] if refusal else ""
-    return out
+    return _assistant(content, refusal, reasoning, extra, calls)
 
 
 def chat_tool_messages(results: Sequence[StepResult]) -> list[dict[str, Any]]:
@@ -310,32 +333,16 @@ class ChatStreamAccumulator:
         return [ToolCallBlock(call.id, call.name, "".join(call.arguments)) for call in self._calls]
 
     def message(self, *, keep_calls: bool = True) -> dict[str, Any]:
-        """The assistant message (as :func:`chat_assistant_message` would build it)."""
-        out: dict[str, Any] = {"role": "assistant", "content": self.text or None}
-        if self.reasoning:
-            out["reasoning_content"] = self.reasoning
-        if self.refusal:
-            out["refusal"] = self.refusal
-        if self._extra is not None:
-            out["extra_content"] = self._extra
+        """The assistant message (as :func:`chat_assistant_message` builds it for the whole reply)."""
         calls = []
-        for call in self._calls:
+        for call in self._calls if keep_calls else ():
             arguments = "".join(call.arguments)
-            entry: dict[str, Any] = (
-                {"id": call.id, "type": "custom", "custom": {"name": call.name, "input": arguments}}
-                if call.type == "custom"
-                else {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": arguments},
-                }
+            calls.append(
+                _stored_entry(call.id, call.type, call.name, arguments, call.extra_content)
             )
-            if call.extra_content is not None:
-                entry["extra_content"] = call.extra_content
-            calls.append(entry)
-        if calls:
-            out["tool_calls"] = calls
-        return chat_assistant_message(out, keep_calls=keep_calls)
+        return _assistant(
+            self.text or None, self.refusal or None, self.reasoning or None, self._extra, calls
+        )
 
 
 @attrs.define(eq=False)
@@ -430,9 +437,7 @@ class ChatCompletionsModel:
             usage = chat_usage(accumulator.usage)
             response_id = accumulator.id
         finish = chat_finish(finish_reason, refusal=bool(refusal), calls=bool(calls))
-        cut: list[ToolCallBlock] = []
-        if finish in CUT and calls:
-            cut, calls = calls, []
+        calls, cut = split_cut(finish, calls)
         stored = chat_assistant_message(message, keep_calls=not cut)
         self.messages.append(stored)
         return ModelStep(

@@ -13,7 +13,6 @@ import attrs
 from .._apps import FinishReason, ModelStep, Usage
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
-    CUT,
     ProviderResponseError,
     ProviderStreamError,
     ToolSource,
@@ -24,6 +23,7 @@ from ._common import (
     feed_stream,
     field,
     result_text,
+    split_cut,
     tool_specs,
 )
 from ._strict import function_tool
@@ -319,10 +319,9 @@ class ResponsesModel:
         if self.stream and not text:
             text = accumulator.text
         calls = responses_tool_calls(output)
-        cut: list[ToolCallBlock] = []
+        calls, cut = split_cut(finish, calls)
         stored = [dump(item) for item in output]
-        if finish in CUT and calls:
-            cut, calls = calls, []
+        if cut:
             stored = [item for item in stored if item.get("type") not in _CALL_ITEMS]
         self._custom = {
             item["call_id"] for item in stored if item.get("type") == "custom_tool_call"
