@@ -33,6 +33,7 @@ __all__ = [
     "Meta",
     "SchemaWriter",
     "Unsupported",
+    "exact_kinds",
     "is_field_info",
     "is_pydantic_model",
     "is_typeddict",
@@ -254,14 +255,22 @@ def strip_qualifiers(tp: Any) -> Any:
     return tp
 
 
-def _kinds(spec: dict[str, Any]) -> frozenset[str]:
-    """The JSON kinds a schema accepts (``"any"`` for one without a type)."""
+def exact_kinds(spec: dict[str, Any]) -> frozenset[str]:
+    """The ``type`` s a schema's branches name (``"any"`` for one without a type)."""
     if "oneOf" in spec:
-        return frozenset().union(*(_kinds(branch) for branch in spec["oneOf"]))
+        return frozenset().union(*(exact_kinds(branch) for branch in spec["oneOf"]))
     kind = spec.get("type")
-    if kind is None:
-        return frozenset({"any"})
-    return frozenset({"integer", "number"}) if kind in ("integer", "number") else frozenset({kind})
+    return frozenset({"any"}) if kind is None else frozenset({kind})
+
+
+_NUMBERS: Final = frozenset({"integer", "number"})
+
+
+def _kinds(spec: dict[str, Any]) -> frozenset[str]:
+    """The JSON kinds a schema accepts (``"any"`` for one without a type): an integer schema
+    and a number schema accept the same kind of JSON value."""
+    kinds = exact_kinds(spec)
+    return kinds | _NUMBERS if kinds & _NUMBERS else kinds
 
 
 def without_extensions(spec: Any) -> Any:

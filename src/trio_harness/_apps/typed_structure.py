@@ -19,7 +19,14 @@ import attrs
 import cattrs
 
 from .._json import js_json
-from .typed_schema import FORMATS, SchemaWriter, is_pydantic_model, is_typeddict, strip_qualifiers
+from .typed_schema import (
+    FORMATS,
+    SchemaWriter,
+    exact_kinds,
+    is_pydantic_model,
+    is_typeddict,
+    strip_qualifiers,
+)
 
 __all__ = ["make_converter", "structure_violations"]
 
@@ -60,13 +67,6 @@ def _json_kind(value: Any) -> str:
     return "object"
 
 
-def _exact_kinds(spec: dict[str, Any]) -> frozenset[str]:
-    if "oneOf" in spec:
-        return frozenset().union(*(_exact_kinds(branch) for branch in spec["oneOf"]))
-    kind = spec.get("type")
-    return frozenset({"any"}) if kind is None else frozenset({kind})
-
-
 def _is_set_type(tp: Any) -> bool:
     origin: Any = typing.get_origin(tp) or tp
     return origin is set or origin is frozenset or origin is tuple
@@ -83,7 +83,7 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
     def kinds_of(member: Any) -> frozenset[str]:
         kinds = member_kinds.get(member)
         if kinds is None:
-            kinds = member_kinds[member] = _exact_kinds(writer.spec(member, "union"))
+            kinds = member_kinds[member] = exact_kinds(writer.spec(member, "union"))
         return kinds
 
     def structure_union(value: Any, tp: Any) -> Any:
