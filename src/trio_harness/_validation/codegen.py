@@ -10,7 +10,8 @@ For an asserted schema, :func:`generate` emits two kinds of functions:
 The generated text refers to runtime helpers by name (``_lossless``, ``_copysign``, ``_Invalid``,
 ``_walk``) and to non-literal constants through the returned namespace; :mod:`.compiled` supplies
 the helpers, compiles the text and owns the caches. Generation walks the schema only; it never
-sees a value. Functions are split well before CPython's static block-nesting limit.
+sees a value. Functions are split well before CPython's static block-nesting limit, and a wide
+object is checked from tables (constants, not source), so the text stays linear and small.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ _MAX_BLOCK_DEPTH: Final = 14
 #: in collector code); smaller ones are inlined. So every node's code is emitted a bounded
 #: number of times and the generated text is linear in the schema's nodes, not nodes × depth.
 _INLINE_NODES: Final = 24
-#: Objects with more properties than this check them in functions of at most this many
-#: properties each: ``compile()`` is superlinear in the size of a single function.
-_CHUNK: Final = 200
+#: Objects with more properties (or required names) than this are checked from tables instead
+#: of code per property: a dict from each key to the check function of its schema, one function
+#: per distinct scalar schema (see :func:`_leaf_key`). So a wide object costs a table entry per
+#: property, not lines of source: ``compile()`` time stays small and linear.
+_TABLE: Final = 200
 #: A path with this many key/index segments is bound to a variable (collector code only), so a
 #: message expression never grows with the depth.
 _MAX_SEGMENTS: Final = 8
@@ -169,6 +172,30 @@ def _is_container(node: dict[str, object]) -> bool:
     return "oneOf" not in node and node.get("type") in ("object", "array")
 
 
+def _member_key(value: object) -> object:
+    """An exact key of an enum/const member (``True`` is not ``1``, ``1`` is not ``1.0``)."""
+    return (type(value).__name__, value.hex() if type(value) is float else value)
+
+
+def _leaf_key(node: dict[str, object]) -> object:
+    """What a scalar or untyped schema checks, as a key (annotations do not check anything), or
+    ``None`` for a container or a union. Two leaves with one key validate alike, in the same
+    words, so they share their generated functions."""
+    if "oneOf" in node:
+        return None
+    type_name = node.get("type")
+    if type_name is None:
+        return ("any",)
+    if type_name == "object" or type_name == "array":
+        return None
+    if "enum" not in node and "const" not in node:
+        return type_name  # the common leaf: its type alone (no allocation)
+    enum = node.get("enum")
+    members = None if enum is None else tuple(map(_member_key, enum))  # type: ignore[call-overload]
+    const = _member_key(node["const"]) if "const" in node else None
+    return (type_name, members, "const" in node, const)
+
+
 class _Source:
     """Generated module text plus the constants it refers to by name."""
 
@@ -192,6 +219,21 @@ class _Source:
         name = self.name("_k")
         self.namespace[name] = value
         return name
+
+    def table(self, functions: dict[str, str]) -> str:
+        """A global dict from each key to the function named for it, bound after every
+        function is defined (the key-to-name map is a constant, not source)."""
+        names = self.const(functions)
+        table = self.name("_t")
+        self.trailer.append(f"{table} = {{k: globals()[n] for k, n in {names}.items()}}")
+        return table
+
+    def function_list(self, functions: list[str]) -> str:
+        """A global tuple of the named functions, bound after every function is defined."""
+        names = self.const(tuple(functions))
+        table = self.name("_t")
+        self.trailer.append(f"{table} = tuple(globals()[n] for n in {names})")
+        return table
 
     def union(self, functions: list[str]) -> str:
         """A global tuple of a wide union's branch functions, bound after they are defined."""
@@ -247,6 +289,7 @@ class _ValidGen:
     def __init__(self, source: _Source) -> None:
         self.src = source
         self._functions: dict[int, str] = {}
+        self._leaves: dict[object, str] = {}
 
     def function(self, node: dict[str, object]) -> str:
         """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name.
@@ -256,8 +299,16 @@ class _ValidGen:
         known = self._functions.get(id(node))
         if known is not None:
             return known
+        leaf = _leaf_key(node)
+        if leaf is not None:
+            known = self._leaves.get(leaf)
+            if known is not None:
+                self._functions[id(node)] = known
+                return known
         name = self.src.name("_valid")
         self._functions[id(node)] = name
+        if leaf is not None:
+            self._leaves[leaf] = name
         body: list[str] = []
         self.emit(node, "v", body, 1, "return False", direct=False, calls=True)
         self.src.functions.append([f"def {name}(v):", *body, "    return True"])
@@ -340,43 +391,26 @@ class _ValidGen:
             else:
                 out.append(f"{pad}{fail}")
 
-    def _chunks(
+    def _table(
         self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
     ) -> None:
-        """A large object's properties, checked in functions of at most :data:`_CHUNK` each."""
-        required = set(node.get("required") or ())  # type: ignore[call-overload]
-        properties: dict[str, dict[str, object]] = node["properties"]  # type: ignore[assignment]
-        keys = sorted(properties, key=lambda k: _cost(properties[k]))
-        for start in range(0, len(keys), _CHUNK):
-            name = self.src.name("_valid")
-            body: list[str] = []
-            for key in keys[start : start + _CHUNK]:
-                item, literal = self.src.name("p"), self.src.const(key)
-                if key in required:
-                    body.append(f"    if {literal} not in v: return False")
-                    body.append(f"    {item} = v[{literal}]")
-                    self.child(
-                        properties[key], item, body, 1, "return False", direct=False, calls=True
-                    )
-                else:
-                    body.append(f"    if {literal} in v:")
-                    body.append(f"        {item} = v[{literal}]")
-                    self.child(
-                        properties[key], item, body, 2, "return False", direct=False, calls=True
-                    )
-            self.src.functions.append([f"def {name}(v):", *body, "    return True"])
-            out.append(f"{pad}if not {name}({var}): {fail}")
-        key, undeclared = self.src.name("k"), self.src.name("u")
-        declared = _literal_set(properties)
+        """A wide object, checked from a table: each key of the value looks up its check."""
+        src = self.src
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        required: list[str] = node.get("required") or []  # type: ignore[assignment]
+        if required:
+            out.append(f"{pad}if not {var}.keys() >= {src.const(frozenset(required))}: {fail}")
+        table = src.table({key: self.function(child) for key, child in properties.items()})
+        key, child, check = src.name("k"), src.name("u"), src.name("f")
+        out.append(f"{pad}for {key}, {child} in {var}.items():")
+        out.append(f"{pad}    if type({key}) is not str: {fail}")
+        out.append(f"{pad}    {check} = {table}.get({key})")
+        out.append(f"{pad}    if {check} is None:")
         if node.get("additionalProperties") is False:
-            out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: {fail}")
+            out.append(f"{pad}        {fail}")
         else:
-            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
-            out.append(
-                f"{pad}    if type({key}) is not str or "
-                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
-            )
+            out.append(f"{pad}        if not _lossless({child}): {fail}")
+        out.append(f"{pad}    elif not {check}({child}): {fail}")
 
     def _object(
         self,
@@ -394,8 +428,8 @@ class _ValidGen:
         required_list: list[str] = node.get("required") or []  # type: ignore[assignment]
         required = set(required_list)
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        if len(properties) > _CHUNK:
-            self._chunks(node, var, out, pad, fail)
+        if len(properties) > _TABLE or len(required_list) > _TABLE:
+            self._table(node, var, out, pad, fail)
             return
         for name in required_list:
             if not direct or name not in properties:
@@ -541,6 +575,7 @@ class _CollectGen:
     def __init__(self, source: _Source, valid: _ValidGen) -> None:
         self.src = source
         self.valid = valid
+        self._shared: dict[object, str] = {}
 
     def function(self, node: dict[str, object], path: _PathCode) -> str:
         """A ``(v, o, *path.names) -> None`` function appending ``node``'s violations to ``o``.
@@ -553,6 +588,61 @@ class _CollectGen:
         params = ", ".join(("v", "o", *path.names))
         self.src.functions.append([f"def {name}({params}):", *body, "    return None"])
         return name
+
+    def shared(self, node: dict[str, object]) -> str:
+        """A ``(v, o, path) -> None`` collector taking the rendered path, one per distinct scalar
+        schema (see :func:`_leaf_key`), else one per node."""
+        leaf = _leaf_key(node)
+        key = ("leaf", leaf) if leaf is not None else ("node", id(node))
+        known = self._shared.get(key)
+        if known is None:
+            known = self._shared[key] = self.function(node, _PathCode("path", True))
+        return known
+
+    def _table(
+        self, node: dict[str, object], var: str, path: _PathCode, out: list[str], inner: str
+    ) -> None:
+        """A wide object's required names and declared properties, collected from tables in the
+        walker's order: required names in order, then the declared properties present, in
+        declaration order."""
+        src = self.src
+        required: list[str] = node.get("required") or []  # type: ignore[assignment]
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        base = src.name("q")
+        out.append(f"{inner}{base} = {path.code}")
+        parent = _PathCode(base, path.maybe_empty)
+        name = src.name("r")
+        if required:
+            out.append(f"{inner}for {name} in {src.const(tuple(required))}:")
+            out.append(f"{inner}    if {name} not in {var}:")
+            out.append(
+                f"{inner}        o.append('missing required property \"' + "
+                f"{parent.dynamic_child(name)} + '\"')"
+            )
+        if not properties:
+            return
+        keys = src.const(tuple(properties))
+        index = src.const({key: position for position, key in enumerate(properties)})
+        collectors = src.function_list([self.shared(child) for child in properties.values()])
+        hits, odd, key, at = src.name("h"), src.name("b"), src.name("k"), src.name("i")
+        # The declared keys present: found from the value's keys (usually far fewer) when they
+        # are all exact ``str``; else looked up one by one, as the walker does.
+        out.append(f"{inner}{hits} = []")
+        out.append(f"{inner}{odd} = False")
+        out.append(f"{inner}for {key} in {var}:")
+        out.append(f"{inner}    if type({key}) is not str:")
+        out.append(f"{inner}        {odd} = True")
+        out.append(f"{inner}    elif {key} in {index}:")
+        out.append(f"{inner}        {hits}.append({index}[{key}])")
+        out.append(f"{inner}if {odd}:")
+        out.append(
+            f"{inner}    {hits} = [{at} for {at}, {key} in enumerate({keys}) if {key} in {var}]"
+        )
+        out.append(f"{inner}else:")
+        out.append(f"{inner}    {hits}.sort()")
+        out.append(f"{inner}for {at} in {hits}:")
+        out.append(f"{inner}    {key} = {keys}[{at}]")
+        out.append(f"{inner}    {collectors}[{at}]({var}[{key}], o, {parent.dynamic_child(key)})")
 
     def root(self, node: dict[str, object]) -> str:
         """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
@@ -732,36 +822,25 @@ class _CollectGen:
         out.append(f"{inner}{before} = len(o)")
         required: list[str] = node.get("required") or []  # type: ignore[assignment]
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        # Large objects are split into functions of at most _CHUNK entries (compile() is
-        # superlinear in one function's size); they get the path's variables, not the path.
-        chunked = len(required) > _CHUNK or len(properties) > _CHUNK
-        args = ", ".join((var, "o", *path.names))
-        params = ", ".join(("v", "o", *path.names))
-        for start in range(0, len(required), _CHUNK):
-            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
-            for name in required[start : start + _CHUNK]:
-                body.append(f"{at}if {src.const(name)} not in {target}:")
-                body.append(
-                    f"{at}    o.append('missing required property \"' + {path.child(name).code}"
+        if len(required) > _TABLE or len(properties) > _TABLE:
+            self._table(node, var, path, out, inner)
+        else:
+            for name in required:
+                out.append(f"{inner}if {src.const(name)} not in {var}:")
+                out.append(
+                    f"{inner}    o.append('missing required property \"' + {path.child(name).code}"
                     " + '\"')"
                 )
-            if chunked:
-                function = src.name("_collect")
-                src.functions.append([f"def {function}({params}):", *body, "    return None"])
-                out.append(f"{inner}{function}({args})")
-        keys = list(properties)
-        for start in range(0, len(keys), _CHUNK):
-            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
-            for key in keys[start : start + _CHUNK]:
+            for key in properties:
                 item, name = src.name("p"), src.const(key)
-                body.append(f"{at}if {name} in {target}:")
-                body.append(f"{at}    {item} = {target}[{name}]")
-                self.emit(properties[key], item, path.child(key), body, len(at) // 4 + 1)
-            if chunked:
-                function = src.name("_collect")
-                src.functions.append([f"def {function}({params}):", *body, "    return None"])
-                out.append(f"{inner}{function}({args})")
-        declared = _literal_set(properties)
+                out.append(f"{inner}if {name} in {var}:")
+                out.append(f"{inner}    {item} = {var}[{name}]")
+                self.emit(properties[key], item, path.child(key), out, depth + 2)
+        declared = (
+            src.const(frozenset(properties))
+            if len(properties) > _TABLE
+            else _literal_set(properties)
+        )
         key, child_value = src.name("k"), src.name("u")
         if node.get("additionalProperties") is False:
             # With every undeclared ``str`` key reported, the lossless check of a closed object
