@@ -4,7 +4,7 @@ Every module's imports are read from its source (``TYPE_CHECKING`` imports inclu
 against the layers written down in ``trio_harness/__init__.py`` and ``docs/explanation.md``:
 
 1. ``_json`` → ``_errors`` → ``_arguments``   foundations
-2. ``_validation/``                           subset → walker → codegen → compiled → dsl
+2. ``_validation/``                           paths → subset → walker → codegen → compiled → dsl
 3. ``_values``                                plain values
 4. ``_session``, ``_journal``, ``_replay``     the log, on disk, checked and presented
 5. ``_runtime/``                              abort → execution → hooks → define → registry →
@@ -46,6 +46,7 @@ ORDER: list[tuple[str, float]] = [
     ("_validation.paths", 1.9),
     ("_validation.subset", 2.0),
     ("_validation.walker", 2.1),
+    ("_validation.codegen_check", 2.15),
     ("_validation.codegen", 2.2),
     ("_validation.compiled", 2.3),
     ("_validation.dsl", 2.4),
@@ -53,6 +54,7 @@ ORDER: list[tuple[str, float]] = [
     ("_validation.formats", 2.55),
     ("_validation.extended", 2.6),
     ("_validation.extended_compiled", 2.65),
+    ("_validation.refs", 2.68),
     ("_validation.normalize", 2.7),
     ("_validation", 2.9),
     ("_values", 3.0),
