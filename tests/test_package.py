@@ -272,5 +272,5 @@ def test_ci_runs_the_readme_test_command_then_the_slow_lane_and_the_docs() -> No
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     steps = [line for line in ci if line and not line.startswith("#")]
     at = steps.index(command)
-    assert ".venv/bin/python -m pytest -m slow -rs" in steps[at + 1 :]
+    assert ".venv/bin/python -m pytest -m slow -n 2 -rs" in steps[at + 1 :]
     assert any(line.startswith(".venv/bin/sphinx-build -W ") for line in steps[at + 1 :])

@@ -13,7 +13,8 @@ The hierarchy::
         │   (defined beside what raises them:)
         ├── SessionLogError(message, path=…) INVALID_SESSION_LOG: not a readable session log (``_log/journal.py``)
         ├── SessionLogLockedError(path)      SESSION_LOG_LOCKED: another session writes the file (``_log/journal.py``)
-        └── McpToolError(message)            MCP_TOOL_ERROR: an MCP server answered ``isError: true`` (``mcp.py``)
+        ├── McpToolError(message)            MCP_TOOL_ERROR: an MCP server answered ``isError: true`` (``mcp.py``)
+        └── McpToolListError(message)        MCP_TOOL_LIST: a server's ``tools/list`` paging never ends (``mcp.py``)
 
     RuntimeError
     └── UnreachableVariantError              a forged value reached an exhaustive switch (a bug, never a result)

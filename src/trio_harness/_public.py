@@ -24,11 +24,15 @@ from typing import Any
 
 __all__ = ["publish"]
 
+_PACKAGE = "trio_harness."
 
-def _is_private(module: str) -> bool:
-    """A module of the package that users do not import (a part of its path starts with ``_``)."""
-    parts = module.split(".")
-    return parts[0] == "trio_harness" and any(part.startswith("_") for part in parts[1:])
+
+def _is_private(module_name: str) -> bool:
+    """A module of the package with a private part: ``trio_harness._log.journal`` or
+    ``trio_harness.providers._chat``."""
+    if not module_name.startswith(_PACKAGE):
+        return False
+    return any(part.startswith("_") for part in module_name.removeprefix(_PACKAGE).split("."))
 
 
 def _resolve_annotations(cls: type) -> None:

@@ -94,8 +94,11 @@ def test_the_kit_names_the_upstream_commit_it_was_checked_against() -> None:
 
 
 def test_version_names_the_upstream_commit_the_vectors_reflect() -> None:
+    source = SHARED / "spec" / "upstream-behavior.md"
+    if not source.is_file():
+        pytest.skip(f"{source} is absent (shared material: upstream's behaviour notes)")
     version = (SPEC / "VERSION").read_text(encoding="utf-8")
-    behaviour = (SHARED / "spec" / "upstream-behavior.md").read_text(encoding="utf-8")
+    behaviour = source.read_text(encoding="utf-8")
     commit = re.search(r"upstream (\S+) ([0-9a-f]{40})", version)
     assert commit is not None
     assert commit.group(2) in behaviour

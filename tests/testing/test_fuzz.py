@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
 
 from tests.support.vector_cases import expected_answer
 from trio_harness.__main__ import main
@@ -150,45 +151,37 @@ SCHEDULING_EDGES = {
 }
 
 
-def drawn(strategy: st.SearchStrategy[dict[str, Any]], examples: int) -> list[dict[str, Any]]:
-    """The requests ``conformance fuzz`` would draw first with seed 1 (no shrinking)."""
-    requests: list[dict[str, Any]] = []
-
-    @seed(1)
-    @settings(
-        max_examples=examples,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def collect(request: dict[str, Any]) -> None:
-        requests.append(request)
-
-    collect()
-    return requests
-
-
-def test_fuzz_draws_the_validation_edges() -> None:
-    requests = drawn(validation_requests(), 400)
-    seen = {
-        edge
-        for request in requests
-        for edge, applies in VALIDATION_EDGES.items()
-        if applies(request_text(request), request)
-    }
-    assert sorted(set(VALIDATION_EDGES) - seen) == []
+def reaches(strategy: st.SearchStrategy[Any], predicate: Any) -> bool:
+    """Whether the strategy draws an example with ``predicate`` within 3,000 draws (no shrink)."""
+    try:
+        find(
+            strategy,
+            predicate,
+            settings=settings(
+                max_examples=3000,
+                database=None,
+                derandomize=True,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            ),
+        )
+    except NoSuchExample:
+        return False
+    return True
 
 
-def test_fuzz_draws_the_scheduling_edges() -> None:
-    requests = drawn(scheduling_requests(), 200)
-    seen = {
-        edge
-        for request in requests
-        for edge, applies in SCHEDULING_EDGES.items()
-        if applies(request["scenario"])
-    }
-    assert sorted(set(SCHEDULING_EDGES) - seen) == []
+@pytest.mark.slow
+@pytest.mark.parametrize("edge", sorted(VALIDATION_EDGES))
+def test_fuzz_draws_the_validation_edges(edge: str) -> None:
+    applies = VALIDATION_EDGES[edge]
+    assert reaches(validation_requests(), lambda request: applies(request_text(request), request))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edge", sorted(SCHEDULING_EDGES))
+def test_fuzz_draws_the_scheduling_edges(edge: str) -> None:
+    applies = SCHEDULING_EDGES[edge]
+    assert reaches(scheduling_requests(), lambda request: applies(request["scenario"]))
 
 
 def test_fuzz_draws_tied_scenarios_and_skips_them() -> None:

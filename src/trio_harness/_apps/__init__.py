@@ -2,6 +2,10 @@
 
 Modules, in dependency order:
 
+* :mod:`.docstrings` — the summary and parameter descriptions of a docstring (Google, Sphinx,
+  NumPy);
+* :mod:`.typed_schema` — annotations → JSON Schema (records, pydantic, ``Annotated`` metadata);
+* :mod:`.typed_structure` — validated JSON structured into the declared types (``cattrs``);
 * :mod:`.typed` — ``tool``: annotated async functions turned into ``define_tool`` definitions;
 * :mod:`.boundary` — one error out of an exception group at API boundaries;
 * :mod:`.conversation` — the conversation in the session log, settling a step, a log opened for

@@ -2,10 +2,13 @@
 
 Modules, in dependency order (each imports only those before it):
 
+* :mod:`.paths` — the one lazy path form of violations (rendered only when reported);
 * :mod:`.subset` — the supported JSON-Schema subset: vocabulary tables and the assertion that
   reports every violation of a schema;
 * :mod:`.walker` — the generic iterative validator, the reference every other path must equal;
-* :mod:`.codegen` — the code generator that specialises a validator to one schema;
+* :mod:`.codegen_check` — the plan of the code generator and its check-only code;
+* :mod:`.codegen` — the code generator that specialises a validator to one schema (collector
+  code, the module assembled);
 * :mod:`.compiled` — ``compile_validator``: caches, the compilability check, the helpers the
   generated code calls, and the fallback to the walker;
 * :mod:`.dsl` — the author DSL compiled to the subset, and ``validate_args``;
@@ -13,6 +16,7 @@ Modules, in dependency order (each imports only those before it):
 * :mod:`.formats` — the ``format`` predicates and the decimal-exact ``multipleOf`` (extended only);
 * :mod:`.extended` — the opt-in extended vocabulary: keyword tables, assertion, reference walker;
 * :mod:`.extended_compiled` — ``compile_extended_validator``: closures built once per schema;
+* :mod:`.refs` — local ``$ref``: JSON pointers, and the budget of what inlining produces;
 * :mod:`.normalize` — ``normalize_json_schema``: foreign schemas rewritten into the subset, with a
   report of every change and every unkept part.
 

@@ -2,56 +2,47 @@
 
 For an asserted schema, :func:`generate` emits two kinds of functions:
 
-* check-only code (:class:`_ValidGen`): straight-line checks, no message building, no path
-  strings; a failing check raises ``_Invalid`` (or returns ``False``);
+* check-only code (:class:`~.codegen_check.ValidGen`, with the plan both share): straight-line
+  checks, no message building, no path strings; a failing check raises ``_Invalid`` (or returns
+  ``False``);
 * collector code (:class:`_CollectGen`): every violation, in the generic walker's order and
   wording, for the node whose check failed.
 
 The generated text refers to runtime helpers by name (``_lossless``, ``_copysign``, ``_Invalid``,
 ``_walk``) and to non-literal constants through the returned namespace; :mod:`.compiled` supplies
 the helpers, compiles the text and owns the caches. Generation walks the schema only; it never
-sees a value. Functions are split well before CPython's static block-nesting limit.
+sees a value. Functions are split well before CPython's static block-nesting limit, and a wide
+object is checked from tables (constants, not source), so the text stays linear and small.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Final
 
 import attrs
 
-from .._json import MAX_FINITE_JSON_INT, js_json
+from .._json import js_json
+from .codegen_check import (
+    INLINE_NODES,
+    INLINE_UNION,
+    MAX_BLOCK_DEPTH,
+    TABLE_WIDTH,
+    Source,
+    ValidGen,
+    kind_of,
+    leaf_key,
+    literal_set,
+    scalar_test,
+    union_sum,
+    untyped_items,
+)
 from .walker import ONE_OF_MISMATCH
 
-__all__ = ["SCALAR_KINDS", "GeneratedSource", "generate"]
+__all__ = ["GeneratedSource", "generate"]
 
-#: Open a new generated function once this many blocks are nested (CPython's static limit is 20).
-_MAX_BLOCK_DEPTH: Final = 14
-#: A container whose subtree has more nodes than this is checked by a call to its own check-only
-#: function where code is generated for it more than once (inside another node's function, or
-#: in collector code); smaller ones are inlined. So every node's code is emitted a bounded
-#: number of times and the generated text is linear in the schema's nodes, not nodes × depth.
-_INLINE_NODES: Final = 24
-#: Objects with more properties than this check them in functions of at most this many
-#: properties each: ``compile()`` is superlinear in the size of a single function.
-_CHUNK: Final = 200
 #: A path with this many key/index segments is bound to a variable (collector code only), so a
 #: message expression never grows with the depth.
 _MAX_SEGMENTS: Final = 8
-
-#: The Python types a scalar schema type can match (enum/const members of other types never can).
-SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
-
-
-def _kind_of(type_name: str, value: object) -> bool:
-    """Whether an enum/const member can ever equal a value that passed ``type_name``'s check."""
-    return type(value) in SCALAR_KINDS[type_name]
 
 
 @attrs.frozen
@@ -71,377 +62,13 @@ class GeneratedSource:
 
 def generate(schema: dict[str, object]) -> GeneratedSource:
     """Generate the specialised checker source for an asserted ``schema``."""
-    source = _Source(schema)
-    entry = _CollectGen(source, _ValidGen(source)).root(schema)
+    source = Source(schema)
+    entry = _CollectGen(source, ValidGen(source)).root(schema)
     return GeneratedSource(
         "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
         entry,
         source.namespace,
     )
-
-
-#: Unions with more branches than this count their matches in a loop over a tuple of branch
-#: functions: one long ``+`` expression makes ``compile()`` recurse once per branch.
-_INLINE_UNION: Final = 16
-
-
-def _union_sum(functions: list[str], var: str) -> str:
-    """``f1(v) + f2(v) + ...``, always an ``int`` (a single ``bool`` is counted as 0 or 1)."""
-    return " + ".join(["0", *(f"{fn}({var})" for fn in functions)])
-
-
-def _literal_set(keys: Iterable[str]) -> str:
-    """A membership operand for exact-``str`` members: a set display, which CPython folds into a
-    ``frozenset`` constant when it is the right operand of ``in``/``not in``."""
-    names = sorted(keys)
-    return "{" + ", ".join(map(repr, names)) + "}" if names else "()"
-
-
-def _cost(node: dict[str, object]) -> int:
-    """Check-only order among sibling properties: cheap, bounded checks first, so an invalid
-    value usually fails before the expensive parts are walked (validity is order-free)."""
-    type_name = node.get("type")
-    if "oneOf" in node or type_name is None:
-        return 1
-    if type_name == "array":
-        return 3
-    return 2 if type_name == "object" else 0
-
-
-def _unbounded(schema: dict[str, object]) -> set[int]:
-    """Ids of the nodes whose subtree holds an array of containers (or of unions).
-
-    Those are the nodes a value can make arbitrarily large in repeated structure; the collector
-    walks them directly instead of first running a check-only pass that may fail late and be
-    redone (see ``_CollectGen.emit``). Post-order over an explicit stack; the schema is acyclic.
-    """
-    found: set[int] = set()
-    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
-    while stack:
-        node, done = stack.pop()
-        children: list[dict[str, object]] = []
-        if "oneOf" in node:
-            children = list(node["oneOf"])  # type: ignore[call-overload]
-        elif node.get("type") == "object":
-            children = list((node.get("properties") or {}).values())  # type: ignore[attr-defined]
-        elif node.get("type") == "array" and "items" in node:
-            children = [node["items"]]  # type: ignore[list-item]
-        if not done:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-            continue
-        items = node.get("items") if node.get("type") == "array" else None
-        if (
-            type(items) is dict and ("oneOf" in items or items.get("type") in ("object", "array"))
-        ) or any(id(child) in found for child in children):
-            found.add(id(node))
-    return found
-
-
-def _children(node: dict[str, object]) -> list[dict[str, object]]:
-    if "oneOf" in node:
-        branches: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
-        return list(branches)
-    if node.get("type") == "object":
-        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        return list(properties.values())
-    if node.get("type") == "array" and "items" in node:
-        return [node["items"]]  # type: ignore[list-item]
-    return []
-
-
-def _sizes(schema: dict[str, object]) -> dict[int, int]:
-    """Node count of every subtree, by node id (post-order over an explicit stack)."""
-    sizes: dict[int, int] = {}
-    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
-    while stack:
-        node, done = stack.pop()
-        children = _children(node)
-        if not done:
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-            continue
-        sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
-    return sizes
-
-
-def _is_container(node: dict[str, object]) -> bool:
-    return "oneOf" not in node and node.get("type") in ("object", "array")
-
-
-class _Source:
-    """Generated module text plus the constants it refers to by name."""
-
-    def __init__(self, schema: dict[str, object]) -> None:
-        self.functions: list[list[str]] = []
-        #: Module-level statements run after every function is defined (wide unions' tuples).
-        self.trailer: list[str] = []
-        self.namespace: dict[str, object] = {}
-        self.unbounded = _unbounded(schema)
-        self.sizes = _sizes(schema)
-        self._counter = 0
-
-    def name(self, prefix: str) -> str:
-        self._counter += 1
-        return f"{prefix}{self._counter}"
-
-    def const(self, value: object) -> str:
-        """A code expression for a scalar constant: a literal for strings, else a global."""
-        if type(value) is str:
-            return repr(value)
-        name = self.name("_k")
-        self.namespace[name] = value
-        return name
-
-    def union(self, functions: list[str]) -> str:
-        """A global tuple of a wide union's branch functions, bound after they are defined."""
-        name = self.name("_u")
-        self.trailer.append(f"{name} = (" + ", ".join(functions) + ",)")
-        return name
-
-    def members(self, values: list[object]) -> str:
-        """A membership operand for a filtered enum: a folded literal when all are strings."""
-        if all(type(member) is str for member in values):
-            return _literal_set(values)  # type: ignore[arg-type]
-        return self.const(frozenset(values))
-
-
-# The bound as an int literal (a code constant): an int compares with an int faster than with a
-# float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
-_MAX_LITERAL: Final = repr(MAX_FINITE_JSON_INT)
-
-
-def _number_test(var: str, integer: bool) -> str:
-    """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
-    not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
-    finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
-    return (
-        f"(_t is int and -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL}"
-        f" or _t is float and {finite_float} and {not_negative_zero})"
-    )
-
-
-def _scalar_test(type_name: str, var: str) -> str:
-    if type_name == "string":
-        return f"type({var}) is str"
-    if type_name == "boolean":
-        return f"type({var}) is bool"
-    if type_name == "null":
-        return f"{var} is None"
-    return _number_test(var, type_name == "integer")
-
-
-def _untyped_items(node: dict[str, object]) -> bool:
-    """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
-    items = node.get("items")
-    return items is None or (type(items) is dict and "oneOf" not in items and "type" not in items)
-
-
-class _ValidGen:
-    """Emits check-only code: no messages, no paths; a failing check runs ``fail``.
-
-    ``direct`` code runs inside a ``try`` whose handler redoes the node with collector code, so
-    it may read a required property by subscript (a ``KeyError`` is just another failure).
-    """
-
-    def __init__(self, source: _Source) -> None:
-        self.src = source
-        self._functions: dict[int, str] = {}
-
-    def function(self, node: dict[str, object]) -> str:
-        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name.
-
-        One per node: asking again for the same node returns the same function.
-        """
-        known = self._functions.get(id(node))
-        if known is not None:
-            return known
-        name = self.src.name("_valid")
-        self._functions[id(node)] = name
-        body: list[str] = []
-        self.emit(node, "v", body, 1, "return False", direct=False, calls=True)
-        self.src.functions.append([f"def {name}(v):", *body, "    return True"])
-        return name
-
-    def child(
-        self,
-        node: dict[str, object],
-        var: str,
-        out: list[str],
-        depth: int,
-        fail: str,
-        *,
-        direct: bool,
-        calls: bool,
-    ) -> None:
-        """A child's check: inline, or (``calls``, for a large container) a call of its function."""
-        if calls and _is_container(node) and self.src.sizes[id(node)] > _INLINE_NODES:
-            out.append(f"{'    ' * depth}if not {self.function(node)}({var}): {fail}")
-            return
-        self.emit(node, var, out, depth, fail, direct=direct, calls=calls)
-
-    def emit(
-        self,
-        node: dict[str, object],
-        var: str,
-        out: list[str],
-        depth: int,
-        fail: str,
-        *,
-        direct: bool,
-        calls: bool = False,
-    ) -> None:
-        """Check-only code for ``node``; ``calls``: large container children become calls (code
-        that is not the one inline copy of the whole tree)."""
-        pad = "    " * depth
-        if "oneOf" in node:
-            branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
-            if len(branches) > _INLINE_UNION:
-                out.append(f"{pad}if not _one({self.src.union(branches)}, {var}): {fail}")
-                return
-            out.append(f"{pad}if {_union_sum(branches, var)} != 1: {fail}")
-            return
-        if "type" not in node:
-            out.append(f"{pad}if not _lossless({var}): {fail}")
-            return
-        type_name: str = node["type"]  # type: ignore[assignment]
-        if type_name in ("object", "array") and depth > _MAX_BLOCK_DEPTH:
-            out.append(f"{pad}if not {self.function(node)}({var}): {fail}")
-            return
-        if type_name == "object":
-            self._object(node, var, out, depth, fail, direct, calls)
-        elif type_name == "array":
-            out.append(f"{pad}if type({var}) is not list: {fail}")
-            if _untyped_items(node):
-                out.append(f"{pad}if not _lossless({var}): {fail}")
-            else:
-                item = self.src.name("x")
-                out.append(f"{pad}for {item} in {var}:")
-                self.child(node["items"], item, out, depth + 1, fail, direct=direct, calls=calls)  # type: ignore[arg-type]
-        else:
-            self._scalar(node, type_name, var, out, pad, fail)
-
-    def _scalar(
-        self, node: dict[str, object], type_name: str, var: str, out: list[str], pad: str, fail: str
-    ) -> None:
-        if type_name in ("number", "integer"):
-            out.append(f"{pad}_t = type({var})")
-        out.append(f"{pad}if not {_scalar_test(type_name, var)}: {fail}")
-        # After the type check the value is an exact builtin scalar of the declared kind; only
-        # enum members of that kind can equal it, and among those, set membership and ``==``
-        # are JavaScript's SameValueZero / strict equality (1 == 1.0, True never 1).
-        if "enum" in node:
-            members = [m for m in node["enum"] if _kind_of(type_name, m)]  # type: ignore[attr-defined]
-            out.append(f"{pad}if {var} not in {self.src.members(members)}: {fail}")
-        if "const" in node:
-            const = node["const"]
-            if _kind_of(type_name, const):
-                out.append(f"{pad}if {var} != {self.src.const(const)}: {fail}")
-            else:
-                out.append(f"{pad}{fail}")
-
-    def _chunks(
-        self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
-    ) -> None:
-        """A large object's properties, checked in functions of at most :data:`_CHUNK` each."""
-        required = set(node.get("required") or ())  # type: ignore[call-overload]
-        properties: dict[str, dict[str, object]] = node["properties"]  # type: ignore[assignment]
-        keys = sorted(properties, key=lambda k: _cost(properties[k]))
-        for start in range(0, len(keys), _CHUNK):
-            name = self.src.name("_valid")
-            body: list[str] = []
-            for key in keys[start : start + _CHUNK]:
-                item, literal = self.src.name("p"), self.src.const(key)
-                if key in required:
-                    body.append(f"    if {literal} not in v: return False")
-                    body.append(f"    {item} = v[{literal}]")
-                    self.child(
-                        properties[key], item, body, 1, "return False", direct=False, calls=True
-                    )
-                else:
-                    body.append(f"    if {literal} in v:")
-                    body.append(f"        {item} = v[{literal}]")
-                    self.child(
-                        properties[key], item, body, 2, "return False", direct=False, calls=True
-                    )
-            self.src.functions.append([f"def {name}(v):", *body, "    return True"])
-            out.append(f"{pad}if not {name}({var}): {fail}")
-        key, undeclared = self.src.name("k"), self.src.name("u")
-        declared = _literal_set(properties)
-        if node.get("additionalProperties") is False:
-            out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str or {key} not in {declared}: {fail}")
-        else:
-            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
-            out.append(
-                f"{pad}    if type({key}) is not str or "
-                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
-            )
-
-    def _object(
-        self,
-        node: dict[str, object],
-        var: str,
-        out: list[str],
-        depth: int,
-        fail: str,
-        direct: bool,
-        calls: bool,
-    ) -> None:
-        pad = "    " * depth
-        src = self.src
-        out.append(f"{pad}if type({var}) is not dict: {fail}")
-        required_list: list[str] = node.get("required") or []  # type: ignore[assignment]
-        required = set(required_list)
-        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        if len(properties) > _CHUNK:
-            self._chunks(node, var, out, pad, fail)
-            return
-        for name in required_list:
-            if not direct or name not in properties:
-                out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
-        closed = node.get("additionalProperties") is False and bool(properties)
-        # A closed object counts the declared properties it holds; with every key an exact
-        # ``str`` (checked last), "no undeclared key" is "as many keys as declared ones found",
-        # which saves a set lookup per key. Required declared ones are known present.
-        count = src.name("c")
-        if closed:
-            out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
-        for key in sorted(properties, key=lambda k: _cost(properties[k])):
-            # Validity does not depend on the order of checks; a required property is read
-            # directly (known present, or a KeyError that the enclosing handler treats as a
-            # failure); ``in`` + ``[]`` beats ``.get`` with a sentinel.
-            item, name = src.name("p"), src.const(key)
-            if key in required:
-                out.append(f"{pad}{item} = {var}[{name}]")
-                self.child(properties[key], item, out, depth, fail, direct=direct, calls=calls)
-            else:
-                out.append(f"{pad}if {name} in {var}:")
-                if closed:
-                    out.append(f"{pad}    {count} += 1")
-                out.append(f"{pad}    {item} = {var}[{name}]")
-                self.child(properties[key], item, out, depth + 1, fail, direct=direct, calls=calls)
-        declared = _literal_set(properties)
-        key = src.name("k")
-        if node.get("additionalProperties") is False and not properties:
-            # Every key of a closed object without properties is a violation.
-            out.append(f"{pad}if {var}: {fail}")
-        elif closed:
-            out.append(f"{pad}if len({var}) != {count}: {fail}")
-            out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str: {fail}")
-        elif not properties:
-            # Open object with nothing declared: every key and value is covered by no node.
-            out.append(f"{pad}if not _lossless({var}): {fail}")
-        else:
-            # Open object: undeclared values are covered by no node, so they need the lossless
-            # check themselves (see the invariant in walker.py).
-            undeclared = src.name("u")
-            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
-            out.append(
-                f"{pad}    if type({key}) is not str or "
-                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
-            )
 
 
 class _PathCode:
@@ -531,16 +158,17 @@ _SCALAR_SUFFIX: Final = {
 class _CollectGen:
     """Emits violation-collecting code mirroring the generic walker, node by node.
 
-    It also is the hot path: a bounded container node (see :func:`_unbounded`) first runs inline
-    check-only code in a ``try`` and only on failure (``_Invalid``, or a ``KeyError`` of a direct
-    read) its collector code, so valid parts cost what the check-only code costs and an invalid
+    It also is the hot path: a bounded container node (see
+    :func:`~.codegen_check._unbounded`) first runs inline check-only code in a ``try`` and only
+    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid parts cost what the check-only code costs and an invalid
     part is walked at most twice; unbounded nodes (arrays of containers and their ancestors) are
     walked by collector code directly, so a late failure never makes a large value walked twice.
     """
 
-    def __init__(self, source: _Source, valid: _ValidGen) -> None:
+    def __init__(self, source: Source, valid: ValidGen) -> None:
         self.src = source
         self.valid = valid
+        self._shared: dict[object, str] = {}
 
     def function(self, node: dict[str, object], path: _PathCode) -> str:
         """A ``(v, o, *path.names) -> None`` function appending ``node``'s violations to ``o``.
@@ -553,6 +181,61 @@ class _CollectGen:
         params = ", ".join(("v", "o", *path.names))
         self.src.functions.append([f"def {name}({params}):", *body, "    return None"])
         return name
+
+    def shared(self, node: dict[str, object]) -> str:
+        """A ``(v, o, path) -> None`` collector taking the rendered path, one per distinct scalar
+        schema (see :func:`leaf_key`), else one per node."""
+        leaf = leaf_key(node)
+        key = ("leaf", leaf) if leaf is not None else ("node", id(node))
+        known = self._shared.get(key)
+        if known is None:
+            known = self._shared[key] = self.function(node, _PathCode("path", True))
+        return known
+
+    def _table(
+        self, node: dict[str, object], var: str, path: _PathCode, out: list[str], inner: str
+    ) -> None:
+        """A wide object's required names and declared properties, collected from tables in the
+        walker's order: required names in order, then the declared properties present, in
+        declaration order."""
+        src = self.src
+        required: list[str] = node.get("required") or []  # type: ignore[assignment]
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        base = src.name("q")
+        out.append(f"{inner}{base} = {path.code}")
+        parent = _PathCode(base, path.maybe_empty)
+        name = src.name("r")
+        if required:
+            out.append(f"{inner}for {name} in {src.const(tuple(required))}:")
+            out.append(f"{inner}    if {name} not in {var}:")
+            out.append(
+                f"{inner}        o.append('missing required property \"' + "
+                f"{parent.dynamic_child(name)} + '\"')"
+            )
+        if not properties:
+            return
+        keys = src.const(tuple(properties))
+        index = src.const({key: position for position, key in enumerate(properties)})
+        collectors = src.function_list([self.shared(child) for child in properties.values()])
+        hits, odd, key, at = src.name("h"), src.name("b"), src.name("k"), src.name("i")
+        # The declared keys present: found from the value's keys (usually far fewer) when they
+        # are all exact ``str``; else looked up one by one, as the walker does.
+        out.append(f"{inner}{hits} = []")
+        out.append(f"{inner}{odd} = False")
+        out.append(f"{inner}for {key} in {var}:")
+        out.append(f"{inner}    if type({key}) is not str:")
+        out.append(f"{inner}        {odd} = True")
+        out.append(f"{inner}    elif {key} in {index}:")
+        out.append(f"{inner}        {hits}.append({index}[{key}])")
+        out.append(f"{inner}if {odd}:")
+        out.append(
+            f"{inner}    {hits} = [{at} for {at}, {key} in enumerate({keys}) if {key} in {var}]"
+        )
+        out.append(f"{inner}else:")
+        out.append(f"{inner}    {hits}.sort()")
+        out.append(f"{inner}for {at} in {hits}:")
+        out.append(f"{inner}    {key} = {keys}[{at}]")
+        out.append(f"{inner}    {collectors}[{at}]({var}[{key}], o, {parent.dynamic_child(key)})")
 
     def root(self, node: dict[str, object]) -> str:
         """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
@@ -609,12 +292,12 @@ class _CollectGen:
         pad = "    " * depth
         type_name = node.get("type")
         container = "oneOf" not in node and type_name in ("object", "array")
-        if container and depth > _MAX_BLOCK_DEPTH:
+        if container and depth > MAX_BLOCK_DEPTH:
             args = ", ".join((var, "o", *path.names))
             out.append(f"{pad}{self.function(node, path)}({args})")
             return
         if container and id(node) not in self.src.unbounded:
-            if self.src.sizes[id(node)] > _INLINE_NODES:
+            if self.src.sizes[id(node)] > INLINE_NODES:
                 # Its check-only function (one per node); a hostile key raising in it reaches
                 # the root's handler, which asks the walker.
                 out.append(f"{pad}if not {self.valid.function(node)}({var}):")
@@ -637,10 +320,10 @@ class _CollectGen:
         if "oneOf" in node:
             branches = [self.valid.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
             count = src.name("m")
-            if len(branches) > _INLINE_UNION:
+            if len(branches) > INLINE_UNION:
                 out.append(f"{pad}{count} = _count({src.union(branches)}, {var})")
             else:
-                out.append(f"{pad}{count} = {_union_sum(branches, var)}")
+                out.append(f"{pad}{count} = {union_sum(branches, var)}")
             out.append(f"{pad}if {count} != 1:")
             # Check-only branches stop at their first failure, where the walker goes on looking
             # names up in dicts; only a key of an odd type can make such a lookup raise, and the
@@ -678,7 +361,7 @@ class _CollectGen:
             return
         items: dict[str, object] = node["items"]  # type: ignore[assignment]
         index, item = self.src.name("i"), self.src.name("x")
-        if _untyped_items(node):
+        if untyped_items(node):
             # Elements only need the lossless check: one pass over the whole array first.
             out.append(f"{pad}elif not _lossless({var}):")
         else:
@@ -698,7 +381,7 @@ class _CollectGen:
         src = self.src
         if type_name in ("number", "integer"):
             out.append(f"{pad}_t = type({var})")
-        out.append(f"{pad}if not {_scalar_test(type_name, var)}:")
+        out.append(f"{pad}if not {scalar_test(type_name, var)}:")
         if type_name == "number":
             out.append(f"{pad}    if _t is int or _t is float:")
             out.append(pad + "        " + _message(path, '" must be a finite JSON number'))
@@ -708,12 +391,12 @@ class _CollectGen:
             out.append(pad + "    " + _message(path, _SCALAR_SUFFIX[type_name]))
         if "enum" in node:
             enum = node["enum"]
-            members = [m for m in enum if _kind_of(type_name, m)]  # type: ignore[attr-defined]
+            members = [m for m in enum if kind_of(type_name, m)]  # type: ignore[attr-defined]
             out.append(f"{pad}elif {var} not in {src.members(members)}:")
             out.append(pad + "    " + _message(path, '" must be one of ' + js_json(enum)))
         if "const" in node:
             const = node["const"]
-            if _kind_of(type_name, const):
+            if kind_of(type_name, const):
                 out.append(f"{pad}elif {var} != {src.const(const)}:")
             else:
                 out.append(f"{pad}else:")
@@ -732,36 +415,25 @@ class _CollectGen:
         out.append(f"{inner}{before} = len(o)")
         required: list[str] = node.get("required") or []  # type: ignore[assignment]
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
-        # Large objects are split into functions of at most _CHUNK entries (compile() is
-        # superlinear in one function's size); they get the path's variables, not the path.
-        chunked = len(required) > _CHUNK or len(properties) > _CHUNK
-        args = ", ".join((var, "o", *path.names))
-        params = ", ".join(("v", "o", *path.names))
-        for start in range(0, len(required), _CHUNK):
-            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
-            for name in required[start : start + _CHUNK]:
-                body.append(f"{at}if {src.const(name)} not in {target}:")
-                body.append(
-                    f"{at}    o.append('missing required property \"' + {path.child(name).code}"
+        if len(required) > TABLE_WIDTH or len(properties) > TABLE_WIDTH:
+            self._table(node, var, path, out, inner)
+        else:
+            for name in required:
+                out.append(f"{inner}if {src.const(name)} not in {var}:")
+                out.append(
+                    f"{inner}    o.append('missing required property \"' + {path.child(name).code}"
                     " + '\"')"
                 )
-            if chunked:
-                function = src.name("_collect")
-                src.functions.append([f"def {function}({params}):", *body, "    return None"])
-                out.append(f"{inner}{function}({args})")
-        keys = list(properties)
-        for start in range(0, len(keys), _CHUNK):
-            body, at, target = ([], "    ", "v") if chunked else (out, inner, var)
-            for key in keys[start : start + _CHUNK]:
+            for key in properties:
                 item, name = src.name("p"), src.const(key)
-                body.append(f"{at}if {name} in {target}:")
-                body.append(f"{at}    {item} = {target}[{name}]")
-                self.emit(properties[key], item, path.child(key), body, len(at) // 4 + 1)
-            if chunked:
-                function = src.name("_collect")
-                src.functions.append([f"def {function}({params}):", *body, "    return None"])
-                out.append(f"{inner}{function}({args})")
-        declared = _literal_set(properties)
+                out.append(f"{inner}if {name} in {var}:")
+                out.append(f"{inner}    {item} = {var}[{name}]")
+                self.emit(properties[key], item, path.child(key), out, depth + 2)
+        declared = (
+            src.const(frozenset(properties))
+            if len(properties) > TABLE_WIDTH
+            else literal_set(properties)
+        )
         key, child_value = src.name("k"), src.name("u")
         if node.get("additionalProperties") is False:
             # With every undeclared ``str`` key reported, the lossless check of a closed object

@@ -25,8 +25,8 @@ import itertools
 import linecache
 import math
 import threading
-from collections.abc import Callable, Iterable
-from typing import Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Final
 
 from .._errors import JsonSchemaError
 from .._json import MAX_FINITE_JSON_INT, is_json_value
@@ -326,6 +326,21 @@ def _generic(schema: object) -> Validator:
     return validate
 
 
+def _scalar_text(value: object) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return repr(value)
+    if kind is bool:
+        return "T" if value else "F"
+    if value is None:
+        return "N"
+    if kind is int:
+        return "i" + hex(value)  # type: ignore[arg-type]
+    if kind is float:
+        return "f" + float.hex(value)  # type: ignore[arg-type]
+    return None
+
+
 def _content_key(schema: object) -> str | None:
     """An exact text key of an asserted schema's content, or ``None`` when there is none.
 
@@ -335,56 +350,57 @@ def _content_key(schema: object) -> str | None:
     container met again is written as a back-reference to its first occurrence, so the key is
     linear in the distinct containers (two schemas that share differently get different keys:
     a cache miss, never a wrong hit). Any other type gives ``None`` (no content caching).
+
+    Every token is self-delimiting (a quoted ``repr``, a one-letter constant, a number up to the
+    ``,`` that ends every entry, brackets), so the text is an injective encoding. One pass over
+    an explicit stack of iterators, one per open container.
     """
-    out: list[str] = []
-    seen: dict[int, int] = {}
-    # Items are values to encode, or literal strings (``_Lit``) to emit.
-    stack: list[object] = [schema]
+    text = _scalar_text(schema)
+    if text is not None:
+        return text
+    kind = type(schema)
+    if kind is not dict and kind is not list:
+        return None
+    out: list[str] = ["{" if kind is dict else "["]
+    append = out.append
+    seen: dict[int, int] = {id(schema): 0}
+    root: Any = schema
+    stack: list[tuple[Iterator[Any], str, bool]] = [
+        (iter(root.items()), "}", True) if kind is dict else (iter(root), "]", False)
+    ]
     while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is _Lit:
-            out.append(item)  # type: ignore[arg-type]
-        elif kind is str:
-            out.append(repr(item))
-        elif kind is bool:
-            out.append("T" if item else "F")
-        elif item is None:
-            out.append("N")
-        elif kind is int:
-            out.append("i" + hex(item))  # type: ignore[arg-type]
-        elif kind is float:
-            out.append("f" + item.hex())  # type: ignore[attr-defined]
-        elif kind is dict or kind is list:
-            first = seen.get(id(item))
-            if first is not None:
-                out.append(f"@{first}")
-                continue
-            seen[id(item)] = len(seen)
-            if kind is dict:
-                out.append("{")
-                stack.append(_Lit("}"))
-                for key, child in reversed(list(item.items())):  # type: ignore[attr-defined]
-                    if type(key) is not str:
-                        return None
-                    stack.append(_Lit(","))
-                    stack.append(child)
-                    stack.append(_Lit(repr(key) + ":"))
+        entries, close, is_dict = stack[-1]
+        for entry in entries:
+            if is_dict:
+                key, child = entry
+                if type(key) is not str:
+                    return None
+                append(repr(key) + ":")
             else:
-                out.append("[")
-                stack.append(_Lit("]"))
-                for child in reversed(item):  # type: ignore[call-overload]
-                    stack.append(_Lit(","))
-                    stack.append(child)
+                child = entry
+            text = _scalar_text(child)
+            if text is not None:
+                append(text + ",")
+                continue
+            kind = type(child)
+            if kind is not dict and kind is not list:
+                return None
+            first = seen.get(id(child))
+            if first is not None:
+                append(f"@{first},")
+                continue
+            seen[id(child)] = len(seen)
+            if kind is dict:
+                append("{")
+                stack.append((iter(child.items()), "}", True))
+            else:
+                append("[")
+                stack.append((iter(child), "]", False))
+            break
         else:
-            return None
+            stack.pop()
+            append(close + ",")
     return "".join(out)
-
-
-class _Lit(str):
-    """A literal piece of a content key (told apart from a ``str`` value by its type)."""
-
-    __slots__ = ()
 
 
 #: Guards the two caches: ``compile_validator`` may be called from several threads.

@@ -44,7 +44,7 @@ from typing import Any, Final
 import attrs
 
 from .._errors import JsonSchemaError
-from .._json import is_json_value, json_node_limit, node_limit_message
+from .._json import is_json_value
 from .extended import (
     EXTENSION_BY_TYPE,
     EXTENSION_KEYWORDS,
@@ -52,6 +52,7 @@ from .extended import (
     Vocabulary,
     extended_violations,
 )
+from .refs import InliningBudget, InliningTooLarge, resolve_pointer
 from .subset import (
     ANNOTATION_KEYWORDS,
     CONSTRAINT_KEYWORDS,
@@ -148,15 +149,6 @@ def _member_fits(type_name: str, value: object) -> bool:
     return actual == type_name or (type_name == "number" and actual == "integer")
 
 
-class _TooLarge(Exception):
-    """Inlining references would produce more schema objects than the JSON node limit."""
-
-    def __init__(self, path: str, ref: str) -> None:
-        super().__init__(path, ref)
-        self.path = path
-        self.ref = ref
-
-
 class _Normalizer:
     def __init__(self, root: object, vocabulary: Vocabulary, tool_input: bool) -> None:
         self.root = root
@@ -166,11 +158,7 @@ class _Normalizer:
         self.unkept: list[str] = []
         self.resolving: list[str] = []
         self.inlined = 0
-        #: Schema objects produced while inlining references (see :meth:`inline`).
-        self.inlined_nodes = 0
-        self.limit = json_node_limit()
-        #: The schema objects each reference expands to (a lower bound, see :meth:`expansion`).
-        self.expansions: dict[str, int] = {}
+        self.budget = InliningBudget(root)
         #: Every dict this normalizer produced, by id: normalized already, a fixed point (held
         #: here so the ids stay unique).
         self.done: dict[int, dict[str, Any]] = {}
@@ -183,76 +171,6 @@ class _Normalizer:
     def lose(self, path: str, why: str) -> None:
         self.unkept.append(f"{path}: {why}")
 
-    def resolve(self, ref: str) -> tuple[bool, object]:
-        if not ref.startswith("#"):
-            return False, "is not a local reference (remote references are not fetched)"
-        node: object = self.root
-        pointer = ref[1:]
-        if pointer and not pointer.startswith("/"):
-            return False, "is not a JSON pointer (anchors are not supported)"
-        for raw in pointer.split("/")[1:] if pointer else []:
-            part = raw.replace("~1", "/").replace("~0", "~")
-            if type(node) is dict and part in node:
-                node = node[part]
-            elif type(node) is list and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return False, "points at nothing"
-        return True, node
-
-    def expansion(self, ref: str, target: object) -> int:
-        """How many schema objects ``target`` (what ``ref`` points at) expands to once every
-        reference below it is inlined, each counted at every place it is referenced: a lower
-        bound of what inlining produces (only the schema positions the normaliser keeps are
-        counted, union branches themselves are not, a recursive reference counts nothing).
-        Iterative, and linear in the distinct definitions (each reference is counted once)."""
-        sizes = self.expansions
-        known = sizes.get(ref)
-        if known is not None:
-            return known
-        # Frames: [reference, schema objects still to count, count so far]; ``active`` holds the
-        # references being counted (a cycle among them is not followed by the normaliser).
-        frames: list[list[Any]] = [[ref, [(target, True)], 0]]
-        active = {ref}
-        while frames:
-            frame = frames[-1]
-            pending: list[tuple[object, bool]] = frame[1]
-            descend: tuple[str, object] | None = None
-            while pending and descend is None:
-                item, counted = pending.pop()
-                if type(item) is not dict:
-                    continue
-                frame[2] += counted
-                for key, value in item.items():
-                    if key in ("properties", "$defs", "definitions"):
-                        if key == "properties" and type(value) is dict:
-                            pending.extend((child, True) for child in value.values())
-                    elif key in ("items", "additionalProperties", "additionalItems"):
-                        children = value if type(value) is list else [value]
-                        pending.extend((child, True) for child in children)
-                    elif key in ("prefixItems", "anyOf", "oneOf", "allOf") and type(value) is list:
-                        branch = key != "prefixItems"
-                        pending.extend((child, not branch) for child in value)
-                inner = item.get("$ref")
-                if type(inner) is str and inner not in active:
-                    size = sizes.get(inner)
-                    if size is not None:
-                        frame[2] += size
-                    else:
-                        ok, resolved = self.resolve(inner)
-                        if ok:
-                            descend = (inner, resolved)
-            if descend is not None:
-                active.add(descend[0])
-                frames.append([descend[0], [(descend[1], True)], 0])
-                continue
-            frames.pop()
-            active.discard(frame[0])
-            sizes[frame[0]] = frame[2]
-            if frames:
-                frames[-1][2] += frame[2]
-        return sizes[ref]
-
     # -- the walk -------------------------------------------------------------------------
 
     def node(self, schema: object, path: str) -> object:
@@ -260,11 +178,7 @@ class _Normalizer:
         if id(schema) in self.done:
             return schema
         if self.resolving:
-            # Every schema object made while a reference is being inlined is charged: inlining
-            # stops as soon as it has produced more than the JSON node limit.
-            self.inlined_nodes += 1
-            if self.inlined_nodes > self.limit:
-                raise _TooLarge(path, self.resolving[0])
+            self.budget.charge(1, path, self.resolving[0])
         if schema is True:
             self.change(path, "true schema written as {}")
             return {}
@@ -335,15 +249,13 @@ class _Normalizer:
             )
             return node
         self.inlined += 1
-        ok, target = self.resolve(ref)
+        ok, target = resolve_pointer(self.root, ref)
         if not ok:
             self.lose(f"{path}.$ref", f'"{ref}" {target}')
             return node
         if not self.resolving:
             # Before expanding: the nested references are inside this one's expansion.
-            self.inlined_nodes += self.expansion(ref, target)
-            if self.inlined_nodes > self.limit:
-                raise _TooLarge(path, ref)
+            self.budget.charge(self.budget.expansion(ref, target), path, ref)
         self.resolving.append(ref)
         try:
             resolved = self.node(target, path)
@@ -791,16 +703,9 @@ def normalize_json_schema(
     normalizer = _Normalizer(schema, vocabulary, tool_input)
     try:
         result = normalizer.node(schema, "schema")
-    except _TooLarge as too_large:
-        limit = normalizer.limit
+    except InliningTooLarge as too_large:
         return NormalizedSchema(
-            schema={},
-            changes=(),
-            unkept=(
-                f'{too_large.path}.$ref: "{too_large.ref}" not inlined: the references expand to '
-                f"more than the JSON node limit of {limit} schema objects; nothing normalized",
-            ),
-            violations=(node_limit_message("schema", limit),),
+            schema={}, changes=(), unkept=(too_large.unkept,), violations=(too_large.violation,)
         )
     except RecursionError:
         return NormalizedSchema(

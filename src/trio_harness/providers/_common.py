@@ -17,10 +17,11 @@ import attrs
 import trio
 
 from .._json import js_json
-from .._pool import StepResult
+from .._pool import StepResult, ToolCallBlock
 from .._values import ToolDefinition, ToolExecutionResult
 
 __all__ = [
+    "CUT",
     "TOOL_NAME_PATTERN",
     "ProviderError",
     "ProviderResponseError",
@@ -37,6 +38,7 @@ __all__ = [
     "js_argument_text",
     "media_note",
     "result_text",
+    "split_cut",
     "sse_events",
     "stream_error",
     "tool_specs",
@@ -54,6 +56,21 @@ class _HasSchemas(Protocol):
 #: What the ``tools`` adapters accept: a runtime (anything with ``schemas()``), or a sequence of
 #: ``ToolDefinition`` s or ``{"name", "description", "parameters"}`` dicts.
 ToolSource = _HasSchemas | Sequence[ToolDefinition | dict[str, Any]]
+
+#: The neutral finish reasons after which a reply's tool calls are not run (the reply is not
+#: complete): every adapter and ready model reads this one set.
+CUT: Final = frozenset({"length", "content_filter", "refusal", "incomplete"})
+
+
+def split_cut(
+    finish: object, calls: list[ToolCallBlock]
+) -> tuple[list[ToolCallBlock], list[ToolCallBlock]]:
+    """``(calls to run, calls cut)``: a reply cut short (its finish in :data:`CUT`) runs none of
+    its calls; they are reported in ``ModelStep.cut_calls`` instead."""
+    if finish in CUT and calls:
+        return [], calls
+    return calls, []
+
 
 #: The tool names OpenAI (Chat Completions, Responses) and Anthropic accept.
 TOOL_NAME_PATTERN: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")

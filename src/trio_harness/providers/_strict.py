@@ -7,6 +7,9 @@ properties are required and its nested objects are closed; its root is the DSL's
 object, which is closed for the model (the model then sends no extra keys, which the harness would
 have accepted anyway). Anything else is sent without ``strict``, never rewritten into something
 with different validity.
+
+:func:`function_tool` writes a function tool's fields for both OpenAI APIs (Chat Completions and
+Responses) with ``strict`` set where the schema allows it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-__all__ = ["strict_schema"]
+__all__ = ["function_tool", "strict_schema"]
 
 _ALLOWED: Final = frozenset(
     {"type", "description", "title", "enum", "const", "items", "properties", "required"}
@@ -53,3 +56,30 @@ def strict_schema(parameters: Any) -> dict[str, Any] | None:
         elif kind not in ("string", "number", "integer", "boolean", "null"):
             return None
     return root
+
+
+def function_tool(spec: dict[str, Any], strict: bool | None, explicit: bool) -> dict[str, Any]:
+    """The fields of a function tool shared by both OpenAI APIs; ``strict`` only where the schema
+    allows.
+
+    ``explicit``: write ``"strict": false`` too (the Responses API makes a function tool strict
+    when the field is absent).
+    """
+    out: dict[str, Any] = {
+        "name": spec["name"],
+        "description": spec["description"],
+        "parameters": spec["parameters"],
+    }
+    tightened = None if strict is False else strict_schema(spec["parameters"])
+    if tightened is None:
+        if strict:
+            raise ValueError(
+                f'tool "{spec["name"]}" cannot use strict mode: every property must be required '
+                "and every object closed, with no oneOf or free-form json values"
+            )
+        if explicit:
+            out["strict"] = False
+        return out
+    out["parameters"] = tightened
+    out["strict"] = True
+    return out

@@ -24,6 +24,7 @@ from .._apps import FinishReason, ModelStep, Usage
 from .._json import js_json, parse_arguments
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
+    CUT,
     ProviderStreamError,
     ToolSource,
     check_tool_names,
@@ -32,6 +33,7 @@ from ._common import (
     field,
     js_argument_text,
     media_note,
+    split_cut,
     tool_specs,
 )
 
@@ -303,10 +305,6 @@ class MessagesStreamAccumulator:
         return {"role": "assistant", "content": content}
 
 
-#: Stop reasons after which the reply's tool calls are not run.
-_CUT: Final = frozenset({"length", "refusal"})
-
-
 @attrs.define(eq=False)
 class MessagesModel:
     """A :class:`~trio_harness.TurnModel` over the Anthropic Messages API.
@@ -359,7 +357,7 @@ class MessagesModel:
             calls = tool_calls(message)
             stop = field(message, "stop_reason")
             finish = messages_finish(stop)
-            reply = assistant_message(message, keep_calls=finish not in _CUT)
+            reply = assistant_message(message, keep_calls=finish not in CUT)
             usage = messages_usage(field(message, "usage"))
             response_id = field(message, "id")
         else:
@@ -373,12 +371,10 @@ class MessagesModel:
             calls = accumulator.tool_calls()
             stop = accumulator.stop_reason
             finish = messages_finish(stop)
-            reply = accumulator.message(keep_calls=finish not in _CUT)
+            reply = accumulator.message(keep_calls=finish not in CUT)
             usage = messages_usage(accumulator.usage)
             response_id = accumulator.id
-        cut: list[ToolCallBlock] = []
-        if finish in _CUT and calls:
-            cut, calls = calls, []
+        calls, cut = split_cut(finish, calls)
         if reply["content"]:
             self.messages.append(reply)
         text = "".join(

@@ -1,0 +1,210 @@
+"""Structuring for typed tools: validated JSON into the declared types, and results back.
+
+:func:`make_converter` builds the ``cattrs`` converter of one tool (unions by the value's JSON
+kind, date/time and UUID strings, pydantic models with ``model_validate``, ``TypedDict`` s, paths);
+:func:`structure_violations` turns a structuring failure into ``invalid arguments`` messages,
+each naming the path and the validator's own message.
+"""
+
+from __future__ import annotations
+
+import datetime
+import types
+import typing
+import uuid
+from pathlib import PurePath
+from typing import Any
+
+import attrs
+import cattrs
+
+from .._json import js_json
+from .typed_schema import (
+    FORMATS,
+    SchemaWriter,
+    exact_kinds,
+    is_pydantic_model,
+    is_typeddict,
+    strip_qualifiers,
+)
+
+__all__ = ["make_converter", "structure_violations"]
+
+
+class _BadValue(ValueError):
+    """A structuring hook's own message: ``"<path>" <message>``."""
+
+
+@attrs.frozen
+class _Step:
+    name: str
+
+
+class _ItemErrors(Exception):
+    """Failures of a TypedDict's items, grouped as cattrs groups a class's attributes."""
+
+    def __init__(self, failures: list[tuple[Exception, str]]) -> None:
+        super().__init__(f"{len(failures)} item(s) failed")
+        self.failures = failures
+
+    def group_exceptions(self) -> tuple[list[tuple[Exception, _Step]], list[Exception]]:
+        return [(error, _Step(key)) for error, key in self.failures], []
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if type(value) is bool:
+        return "boolean"
+    if type(value) is int or (type(value) is float and value.is_integer()):
+        return "integer"
+    if type(value) is float:
+        return "number"
+    if type(value) is str:
+        return "string"
+    if type(value) is list:
+        return "array"
+    return "object"
+
+
+def _is_set_type(tp: Any) -> bool:
+    origin: Any = typing.get_origin(tp) or tp
+    return origin is set or origin is frozenset or origin is tuple
+
+
+def make_converter(writer: SchemaWriter) -> cattrs.Converter:
+    converter = cattrs.Converter()
+
+    def is_union(tp: Any) -> bool:
+        return typing.get_origin(tp) in (types.UnionType, typing.Union)
+
+    member_kinds: dict[Any, frozenset[str]] = {}
+
+    def kinds_of(member: Any) -> frozenset[str]:
+        kinds = member_kinds.get(member)
+        if kinds is None:
+            kinds = member_kinds[member] = exact_kinds(writer.spec(member, "union"))
+        return kinds
+
+    def structure_union(value: Any, tp: Any) -> Any:
+        # Validation already passed and union members do not overlap: one member takes the
+        # value's JSON kind (an integer goes to a number member when no integer one exists).
+        kind = _json_kind(value)
+        members = typing.get_args(tp)
+        for wanted in (kind, "number") if kind == "integer" else (kind,):
+            for member in members:
+                if wanted in kinds_of(member):
+                    return converter.structure(value, member)
+        raise TypeError(f"no union member accepts a {kind}")  # pragma: no cover - validated
+
+    def structure_any(value: Any, tp: Any) -> Any:
+        return value
+
+    def structure_none(value: Any, tp: Any) -> None:
+        if value is not None:  # pragma: no cover - validated
+            raise _BadValue("must be null")
+
+    def structure_number(value: Any, tp: Any) -> Any:
+        return float(value)
+
+    def structure_formatted(value: Any, tp: Any) -> Any:
+        name = FORMATS[tp][1]
+        if type(value) is not str:  # pragma: no cover - validated
+            raise _BadValue(f"must be {name}")
+        try:
+            return uuid.UUID(value) if tp is uuid.UUID else tp.fromisoformat(value)
+        except ValueError:
+            raise _BadValue(f"must be {name} (got {js_json(value)})") from None
+
+    def structure_model(value: Any, tp: Any) -> Any:
+        return tp.model_validate(value)
+
+    def structure_typeddict(value: Any, tp: Any) -> Any:
+        # Own hook: cattrs reads NotRequired from __required_keys__, which string annotations
+        # (PEP 563) hide; validation already checked which keys must be there.
+        hints = typing.get_type_hints(tp, include_extras=True)
+        out: dict[str, Any] = {}
+        failures: list[tuple[Exception, str]] = []
+        for key, item in value.items():
+            if key not in hints:
+                continue
+            try:
+                out[key] = converter.structure(item, strip_qualifiers(hints[key]))
+            except Exception as error:
+                failures.append((error, key))
+        if failures:
+            raise _ItemErrors(failures)
+        return out
+
+    def structure_path(value: Any, tp: Any) -> Any:
+        return tp(value)
+
+    converter.register_structure_hook_func(is_union, structure_union)
+    converter.register_structure_hook_func(lambda tp: tp is Any, structure_any)
+    converter.register_structure_hook(type(None), structure_none)
+    converter.register_structure_hook(float, structure_number)
+    for formatted in FORMATS:
+        converter.register_structure_hook(formatted, structure_formatted)
+    converter.register_structure_hook_func(is_pydantic_model, structure_model)
+    converter.register_structure_hook_func(is_typeddict, structure_typeddict)
+    converter.register_structure_hook_func(
+        lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), structure_path
+    )
+
+    converter.register_unstructure_hook_func(
+        lambda tp: isinstance(tp, type) and issubclass(tp, datetime.date | datetime.time),
+        lambda value: value.isoformat(),
+    )
+    converter.register_unstructure_hook(uuid.UUID, str)
+    converter.register_unstructure_hook_func(
+        lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), str
+    )
+    converter.register_unstructure_hook_func(
+        is_pydantic_model, lambda value: value.model_dump(mode="json")
+    )
+    converter.register_unstructure_hook_func(
+        _is_set_type,  # sets and tuples are JSON arrays
+        lambda value: [converter.unstructure(item) for item in value],
+    )
+    return converter
+
+
+def _quoted(path: str) -> str:
+    return f'"{path}"'
+
+
+def _join(path: str, step: Any) -> str:
+    return f"{path}[{step}]" if type(step) is int else f"{path}.{step}"
+
+
+def structure_violations(error: BaseException, path: str) -> list[str]:
+    """Messages of a structuring failure: the path of each leaf and its own message."""
+    out: list[str] = []
+    stack: list[tuple[BaseException, str]] = [(error, path)]
+    while stack:
+        exc, where = stack.pop()
+        grouped = getattr(exc, "group_exceptions", None)
+        if callable(grouped):
+            with_notes, without = grouped()
+            children = [(child, _join(where, _note_step(note))) for child, note in with_notes]
+            children += [(child, where) for child in without]
+            stack.extend(reversed(children))
+            continue
+        errors = getattr(exc, "errors", None)
+        if type(exc).__name__ == "ValidationError" and callable(errors):  # pydantic
+            for item in errors():
+                place = where
+                for step in item.get("loc", ()):
+                    place = _join(place, step)
+                out.append(f"{_quoted(place)}: {item.get('msg', 'invalid')}")
+            continue
+        if isinstance(exc, _BadValue):
+            out.append(f"{_quoted(where)} {exc}")
+        else:
+            out.append(f"{_quoted(where)}: {exc}")
+    return out
+
+
+def _note_step(note: Any) -> Any:
+    name = getattr(note, "name", None)
+    return name if name is not None else getattr(note, "index", "?")

@@ -1,0 +1,453 @@
+"""The plan and the check-only code behind ``compile_validator`` (see :mod:`.codegen`).
+
+What both emitters share: the analysis of the schema (subtree sizes, the nodes a value can make
+arbitrarily large, the scalar schemas that check alike), the generated module under construction
+(:class:`Source`: functions, constants, tables) and the expression helpers; and the check-only
+emitter (:class:`ValidGen`): straight-line checks with no message building and no path strings,
+where a failing check raises ``_Invalid`` (or returns ``False``). :mod:`.codegen` adds the
+collector code and assembles the module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from .._json import MAX_FINITE_JSON_INT
+
+__all__ = [
+    "INLINE_NODES",
+    "INLINE_UNION",
+    "MAX_BLOCK_DEPTH",
+    "SCALAR_KINDS",
+    "TABLE_WIDTH",
+    "Source",
+    "ValidGen",
+    "kind_of",
+    "leaf_key",
+    "literal_set",
+    "scalar_test",
+    "union_sum",
+    "untyped_items",
+]
+
+#: Open a new generated function once this many blocks are nested (CPython's static limit is 20).
+MAX_BLOCK_DEPTH: Final = 14
+#: A container whose subtree has more nodes than this is checked by a call to its own check-only
+#: function where code is generated for it more than once (inside another node's function, or
+#: in collector code); smaller ones are inlined. So every node's code is emitted a bounded
+#: number of times and the generated text is linear in the schema's nodes, not nodes × depth.
+INLINE_NODES: Final = 24
+#: Objects with more properties (or required names) than this are checked from tables instead
+#: of code per property: a dict from each key to the check function of its schema, one function
+#: per distinct scalar schema (see :func:`leaf_key`). So a wide object costs a table entry per
+#: property, not lines of source: ``compile()`` time stays small and linear.
+TABLE_WIDTH: Final = 200
+#: The Python types a scalar schema type can match (enum/const members of other types never can).
+SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def kind_of(type_name: str, value: object) -> bool:
+    """Whether an enum/const member can ever equal a value that passed ``type_name``'s check."""
+    return type(value) in SCALAR_KINDS[type_name]
+
+
+#: Unions with more branches than this count their matches in a loop over a tuple of branch
+#: functions: one long ``+`` expression makes ``compile()`` recurse once per branch.
+INLINE_UNION: Final = 16
+
+
+def union_sum(functions: list[str], var: str) -> str:
+    """``f1(v) + f2(v) + ...``, always an ``int`` (a single ``bool`` is counted as 0 or 1)."""
+    return " + ".join(["0", *(f"{fn}({var})" for fn in functions)])
+
+
+def literal_set(keys: Iterable[str]) -> str:
+    """A membership operand for exact-``str`` members: a set display, which CPython folds into a
+    ``frozenset`` constant when it is the right operand of ``in``/``not in``."""
+    names = sorted(keys)
+    return "{" + ", ".join(map(repr, names)) + "}" if names else "()"
+
+
+def _cost(node: dict[str, object]) -> int:
+    """Check-only order among sibling properties: cheap, bounded checks first, so an invalid
+    value usually fails before the expensive parts are walked (validity is order-free)."""
+    type_name = node.get("type")
+    if "oneOf" in node or type_name is None:
+        return 1
+    if type_name == "array":
+        return 3
+    return 2 if type_name == "object" else 0
+
+
+def _unbounded(schema: dict[str, object]) -> set[int]:
+    """Ids of the nodes whose subtree holds an array of containers (or of unions).
+
+    Those are the nodes a value can make arbitrarily large in repeated structure; the collector
+    walks them directly instead of first running a check-only pass that may fail late and be
+    redone (see ``_CollectGen.emit``). Post-order over an explicit stack; the schema is acyclic.
+    """
+    found: set[int] = set()
+    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
+    while stack:
+        node, done = stack.pop()
+        children: list[dict[str, object]] = []
+        if "oneOf" in node:
+            children = list(node["oneOf"])  # type: ignore[call-overload]
+        elif node.get("type") == "object":
+            children = list((node.get("properties") or {}).values())  # type: ignore[attr-defined]
+        elif node.get("type") == "array" and "items" in node:
+            children = [node["items"]]  # type: ignore[list-item]
+        if not done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        items = node.get("items") if node.get("type") == "array" else None
+        if (
+            type(items) is dict and ("oneOf" in items or items.get("type") in ("object", "array"))
+        ) or any(id(child) in found for child in children):
+            found.add(id(node))
+    return found
+
+
+def _children(node: dict[str, object]) -> list[dict[str, object]]:
+    if "oneOf" in node:
+        branches: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
+        return list(branches)
+    if node.get("type") == "object":
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        return list(properties.values())
+    if node.get("type") == "array" and "items" in node:
+        return [node["items"]]  # type: ignore[list-item]
+    return []
+
+
+def _sizes(schema: dict[str, object]) -> dict[int, int]:
+    """Node count of every subtree, by node id (post-order over an explicit stack)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[dict[str, object], bool]] = [(schema, False)]
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if not done:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+            continue
+        sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+    return sizes
+
+
+def _is_container(node: dict[str, object]) -> bool:
+    return "oneOf" not in node and node.get("type") in ("object", "array")
+
+
+def _member_key(value: object) -> object:
+    """An exact key of an enum/const member (``True`` is not ``1``, ``1`` is not ``1.0``)."""
+    return (type(value).__name__, value.hex() if type(value) is float else value)
+
+
+def leaf_key(node: dict[str, object]) -> object:
+    """What a scalar or untyped schema checks, as a key (annotations do not check anything), or
+    ``None`` for a container or a union. Two leaves with one key validate alike, in the same
+    words, so they share their generated functions."""
+    if "oneOf" in node:
+        return None
+    type_name = node.get("type")
+    if type_name is None:
+        return ("any",)
+    if type_name == "object" or type_name == "array":
+        return None
+    if "enum" not in node and "const" not in node:
+        return type_name  # the common leaf: its type alone (no allocation)
+    enum = node.get("enum")
+    members = None if enum is None else tuple(map(_member_key, enum))  # type: ignore[call-overload]
+    const = _member_key(node["const"]) if "const" in node else None
+    return (type_name, members, "const" in node, const)
+
+
+class Source:
+    """Generated module text plus the constants it refers to by name."""
+
+    def __init__(self, schema: dict[str, object]) -> None:
+        self.functions: list[list[str]] = []
+        #: Module-level statements run after every function is defined (wide unions' tuples).
+        self.trailer: list[str] = []
+        self.namespace: dict[str, object] = {}
+        self.unbounded = _unbounded(schema)
+        self.sizes = _sizes(schema)
+        self._counter = 0
+
+    def name(self, prefix: str) -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def const(self, value: object) -> str:
+        """A code expression for a scalar constant: a literal for strings, else a global."""
+        if type(value) is str:
+            return repr(value)
+        name = self.name("_k")
+        self.namespace[name] = value
+        return name
+
+    def table(self, functions: dict[str, str]) -> str:
+        """A global dict from each key to the function named for it, bound after every
+        function is defined (the key-to-name map is a constant, not source)."""
+        names = self.const(functions)
+        table = self.name("_t")
+        self.trailer.append(f"{table} = {{k: globals()[n] for k, n in {names}.items()}}")
+        return table
+
+    def function_list(self, functions: list[str]) -> str:
+        """A global tuple of the named functions, bound after every function is defined."""
+        names = self.const(tuple(functions))
+        table = self.name("_t")
+        self.trailer.append(f"{table} = tuple(globals()[n] for n in {names})")
+        return table
+
+    def union(self, functions: list[str]) -> str:
+        """A global tuple of a wide union's branch functions, bound after they are defined."""
+        name = self.name("_u")
+        self.trailer.append(f"{name} = (" + ", ".join(functions) + ",)")
+        return name
+
+    def members(self, values: list[object]) -> str:
+        """A membership operand for a filtered enum: a folded literal when all are strings."""
+        if all(type(member) is str for member in values):
+            return literal_set(values)  # type: ignore[arg-type]
+        return self.const(frozenset(values))
+
+
+# The bound as an int literal (a code constant): an int compares with an int faster than with a
+# float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
+_MAX_LITERAL: Final = repr(MAX_FINITE_JSON_INT)
+
+
+def _number_test(var: str, integer: bool) -> str:
+    """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
+    not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
+    finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
+    return (
+        f"(_t is int and -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL}"
+        f" or _t is float and {finite_float} and {not_negative_zero})"
+    )
+
+
+def scalar_test(type_name: str, var: str) -> str:
+    if type_name == "string":
+        return f"type({var}) is str"
+    if type_name == "boolean":
+        return f"type({var}) is bool"
+    if type_name == "null":
+        return f"{var} is None"
+    return _number_test(var, type_name == "integer")
+
+
+def untyped_items(node: dict[str, object]) -> bool:
+    """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
+    items = node.get("items")
+    return items is None or (type(items) is dict and "oneOf" not in items and "type" not in items)
+
+
+class ValidGen:
+    """Emits check-only code: no messages, no paths; a failing check runs ``fail``.
+
+    ``direct`` code runs inside a ``try`` whose handler redoes the node with collector code, so
+    it may read a required property by subscript (a ``KeyError`` is just another failure).
+    """
+
+    def __init__(self, source: Source) -> None:
+        self.src = source
+        self._functions: dict[int, str] = {}
+        self._leaves: dict[object, str] = {}
+
+    def function(self, node: dict[str, object]) -> str:
+        """A ``(v) -> bool`` function for ``node`` (raises only on hostile keys); its name.
+
+        One per node: asking again for the same node returns the same function.
+        """
+        known = self._functions.get(id(node))
+        if known is not None:
+            return known
+        leaf = leaf_key(node)
+        if leaf is not None:
+            known = self._leaves.get(leaf)
+            if known is not None:
+                self._functions[id(node)] = known
+                return known
+        name = self.src.name("_valid")
+        self._functions[id(node)] = name
+        if leaf is not None:
+            self._leaves[leaf] = name
+        body: list[str] = []
+        self.emit(node, "v", body, 1, "return False", direct=False, calls=True)
+        self.src.functions.append([f"def {name}(v):", *body, "    return True"])
+        return name
+
+    def child(
+        self,
+        node: dict[str, object],
+        var: str,
+        out: list[str],
+        depth: int,
+        fail: str,
+        *,
+        direct: bool,
+        calls: bool,
+    ) -> None:
+        """A child's check: inline, or (``calls``, for a large container) a call of its function."""
+        if calls and _is_container(node) and self.src.sizes[id(node)] > INLINE_NODES:
+            out.append(f"{'    ' * depth}if not {self.function(node)}({var}): {fail}")
+            return
+        self.emit(node, var, out, depth, fail, direct=direct, calls=calls)
+
+    def emit(
+        self,
+        node: dict[str, object],
+        var: str,
+        out: list[str],
+        depth: int,
+        fail: str,
+        *,
+        direct: bool,
+        calls: bool = False,
+    ) -> None:
+        """Check-only code for ``node``; ``calls``: large container children become calls (code
+        that is not the one inline copy of the whole tree)."""
+        pad = "    " * depth
+        if "oneOf" in node:
+            branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
+            if len(branches) > INLINE_UNION:
+                out.append(f"{pad}if not _one({self.src.union(branches)}, {var}): {fail}")
+                return
+            out.append(f"{pad}if {union_sum(branches, var)} != 1: {fail}")
+            return
+        if "type" not in node:
+            out.append(f"{pad}if not _lossless({var}): {fail}")
+            return
+        type_name: str = node["type"]  # type: ignore[assignment]
+        if type_name in ("object", "array") and depth > MAX_BLOCK_DEPTH:
+            out.append(f"{pad}if not {self.function(node)}({var}): {fail}")
+            return
+        if type_name == "object":
+            self._object(node, var, out, depth, fail, direct, calls)
+        elif type_name == "array":
+            out.append(f"{pad}if type({var}) is not list: {fail}")
+            if untyped_items(node):
+                out.append(f"{pad}if not _lossless({var}): {fail}")
+            else:
+                item = self.src.name("x")
+                out.append(f"{pad}for {item} in {var}:")
+                self.child(node["items"], item, out, depth + 1, fail, direct=direct, calls=calls)  # type: ignore[arg-type]
+        else:
+            self._scalar(node, type_name, var, out, pad, fail)
+
+    def _scalar(
+        self, node: dict[str, object], type_name: str, var: str, out: list[str], pad: str, fail: str
+    ) -> None:
+        if type_name in ("number", "integer"):
+            out.append(f"{pad}_t = type({var})")
+        out.append(f"{pad}if not {scalar_test(type_name, var)}: {fail}")
+        # After the type check the value is an exact builtin scalar of the declared kind; only
+        # enum members of that kind can equal it, and among those, set membership and ``==``
+        # are JavaScript's SameValueZero / strict equality (1 == 1.0, True never 1).
+        if "enum" in node:
+            members = [m for m in node["enum"] if kind_of(type_name, m)]  # type: ignore[attr-defined]
+            out.append(f"{pad}if {var} not in {self.src.members(members)}: {fail}")
+        if "const" in node:
+            const = node["const"]
+            if kind_of(type_name, const):
+                out.append(f"{pad}if {var} != {self.src.const(const)}: {fail}")
+            else:
+                out.append(f"{pad}{fail}")
+
+    def _table(
+        self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
+    ) -> None:
+        """A wide object, checked from a table: each key of the value looks up its check."""
+        src = self.src
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        required: list[str] = node.get("required") or []  # type: ignore[assignment]
+        if required:
+            out.append(f"{pad}if not {var}.keys() >= {src.const(frozenset(required))}: {fail}")
+        table = src.table({key: self.function(child) for key, child in properties.items()})
+        key, child, check = src.name("k"), src.name("u"), src.name("f")
+        out.append(f"{pad}for {key}, {child} in {var}.items():")
+        out.append(f"{pad}    if type({key}) is not str: {fail}")
+        out.append(f"{pad}    {check} = {table}.get({key})")
+        out.append(f"{pad}    if {check} is None:")
+        if node.get("additionalProperties") is False:
+            out.append(f"{pad}        {fail}")
+        else:
+            out.append(f"{pad}        if not _lossless({child}): {fail}")
+        out.append(f"{pad}    elif not {check}({child}): {fail}")
+
+    def _object(
+        self,
+        node: dict[str, object],
+        var: str,
+        out: list[str],
+        depth: int,
+        fail: str,
+        direct: bool,
+        calls: bool,
+    ) -> None:
+        pad = "    " * depth
+        src = self.src
+        out.append(f"{pad}if type({var}) is not dict: {fail}")
+        required_list: list[str] = node.get("required") or []  # type: ignore[assignment]
+        required = set(required_list)
+        properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
+        if len(properties) > TABLE_WIDTH or len(required_list) > TABLE_WIDTH:
+            self._table(node, var, out, pad, fail)
+            return
+        for name in required_list:
+            if not direct or name not in properties:
+                out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
+        closed = node.get("additionalProperties") is False and bool(properties)
+        # A closed object counts the declared properties it holds; with every key an exact
+        # ``str`` (checked last), "no undeclared key" is "as many keys as declared ones found",
+        # which saves a set lookup per key. Required declared ones are known present.
+        count = src.name("c")
+        if closed:
+            out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
+        for key in sorted(properties, key=lambda k: _cost(properties[k])):
+            # Validity does not depend on the order of checks; a required property is read
+            # directly (known present, or a KeyError that the enclosing handler treats as a
+            # failure); ``in`` + ``[]`` beats ``.get`` with a sentinel.
+            item, name = src.name("p"), src.const(key)
+            if key in required:
+                out.append(f"{pad}{item} = {var}[{name}]")
+                self.child(properties[key], item, out, depth, fail, direct=direct, calls=calls)
+            else:
+                out.append(f"{pad}if {name} in {var}:")
+                if closed:
+                    out.append(f"{pad}    {count} += 1")
+                out.append(f"{pad}    {item} = {var}[{name}]")
+                self.child(properties[key], item, out, depth + 1, fail, direct=direct, calls=calls)
+        declared = literal_set(properties)
+        key = src.name("k")
+        if node.get("additionalProperties") is False and not properties:
+            # Every key of a closed object without properties is a violation.
+            out.append(f"{pad}if {var}: {fail}")
+        elif closed:
+            out.append(f"{pad}if len({var}) != {count}: {fail}")
+            out.append(f"{pad}for {key} in {var}:")
+            out.append(f"{pad}    if type({key}) is not str: {fail}")
+        elif not properties:
+            # Open object with nothing declared: every key and value is covered by no node.
+            out.append(f"{pad}if not _lossless({var}): {fail}")
+        else:
+            # Open object: undeclared values are covered by no node, so they need the lossless
+            # check themselves (see the invariant in walker.py).
+            undeclared = src.name("u")
+            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
+            out.append(
+                f"{pad}    if type({key}) is not str or "
+                f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
+            )
