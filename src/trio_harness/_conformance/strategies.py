@@ -6,7 +6,9 @@ the library never needs hypothesis. Every strategy draws plain JSON data (what t
 * :func:`json_values`, :func:`subset_schemas`, :func:`parameter_maps`,
   :func:`valid_values` / :func:`invalid_values` (values built *from* a schema, never filtered)
   and :func:`argument_texts` (the raw argument text a model writes for a tool, labelled by
-  kind) live in :mod:`.values` and are re-exported here;
+  kind) live in :mod:`.json_leaves`, :mod:`.schema_strategies`, :mod:`.values` and
+  :mod:`.raw_arguments` (built by :mod:`.solver`, with the knobs of :mod:`.value_knobs`) and
+  are re-exported here;
 * :func:`scheduling_scenarios`: scenarios in the ``spec/FORMAT.md`` format;
 
 The requests ``conformance fuzz`` sends, with the edges a port gets wrong, are drawn by
@@ -19,17 +21,10 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from .values import (
-    ARGUMENT_KINDS,
-    ArgumentText,
-    argument_texts,
-    invalid_values,
-    json_scalars,
-    json_values,
-    parameter_maps,
-    subset_schemas,
-    valid_values,
-)
+from .json_leaves import json_scalars, json_values
+from .raw_arguments import ARGUMENT_KINDS, ArgumentText, argument_texts
+from .schema_strategies import parameter_maps, subset_schemas
+from .values import invalid_values, valid_values
 
 __all__ = [
     "ARGUMENT_KINDS",
