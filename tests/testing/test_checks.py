@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 import trio_harness as th
 from tests.support.vector_cases import expected_answer
 from trio_harness import testing
-from trio_harness._conformance.scenario import AGENT, parse_scenario
-from trio_harness._conformance.scenario import _ScriptedRuntime as _Run
+from trio_harness._conformance.scenario import AGENT, _ScriptedRuntime, parse_scenario
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -219,6 +218,15 @@ async def test_the_monitor_checks_the_window_it_was_asked_for(autojump_clock: An
     ]
 
 
+async def test_a_none_cap_is_the_default_window(autojump_clock: Any) -> None:
+    # None is no cap given: the pool runs with the default window, and that is no violation.
+    reads = calls(*((f"r{n}", "read", {"path": "a", "ms": 2}) for n in range(12)))
+    monitor = testing.PoolMonitor(make_runtime())
+    await monitor.execute_tool_calls(th.Session(), reads, max_parallel_tool_calls=None)
+    assert monitor.violations() == []
+    assert monitor.max_in_flight == th.DEFAULT_MAX_PARALLEL_TOOL_CALLS == 10
+
+
 # None is not here: it means the default cap, as upstream has it.
 @pytest.mark.parametrize("cap", [0, -1, True, 2.5, "2"])
 async def test_an_invalid_cap_must_be_refused_up_front(cap: Any, autojump_clock: Any) -> None:
@@ -309,7 +317,7 @@ async def test_nested_sub_calls_are_not_the_steps_calls(autojump_clock: Any) -> 
 
 def monitored_scenario(scenario: dict[str, Any]) -> list[testing.PoolViolation]:
     parsed = parse_scenario(scenario)
-    run = _Run(parsed)
+    run = _ScriptedRuntime(parsed)
     monitor = testing.PoolMonitor(run.runtime)
     blocks = [th.ToolCallBlock(call.id, call.name, call.arguments) for call in parsed.calls]
 

@@ -15,10 +15,7 @@ import trio
 from .._conformance import check_log
 from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH
 from .._log import TOOL_CALL, TOOL_RESULT, Session, SessionEvent, ToolCallData, ToolResultData
-from .._pool import (
-    StepOutcome,
-    ToolCallBlock,
-)
+from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, StepOutcome, ToolCallBlock
 from .._values import (
     ToolExecutionResult,
     aborted_before_dispatch_result,
@@ -139,7 +136,8 @@ class StepCheck:
         self.session = session
         self.calls = calls
         self.ids = [getattr(call, "id", "?") for call in calls]
-        self.cap = cap
+        # ``None`` is no cap given: the default window (as upstream has it).
+        self.cap = DEFAULT_MAX_PARALLEL_TOOL_CALLS if cap is None else cap
         self.first_seq = first_seq
         self.raised = raised
         self.error = error
