@@ -276,7 +276,7 @@ async def through_model(api: str, calls: list[th.ToolCallBlock], *, stream_calls
     return ended[0]
 
 
-MODELS = {"chat": "ChatCompletionsModel", "messages": "MessagesModel"}
+MODELS = {"chat": "ChatCompletionsModel", "messages": "MessagesModel"}  # names in the rows
 
 
 def measure() -> dict[str, dict[str, float]]:
