@@ -205,3 +205,22 @@ async def test_the_step_at_the_limit_is_answered_whole(
     assert codes(model.results_seen[-1]) == [
         (call[0], "ABORTED_BEFORE_DISPATCH") for _, call in CALLS
     ]
+
+
+async def test_a_model_returning_calls_it_never_handed_over_is_refused_with_every_call_answered(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    class Sloppy(StreamingModel):
+        async def _stream(self, tools: object, on_call: object) -> th.ModelStep:
+            reply = await super()._stream(tools, lambda call: None)  # hands nothing over
+            return reply
+
+    model = Sloppy([("go", list(CALLS[:2]), 1.0, None)])
+    session = th.Session()
+    with pytest.raises(TypeError, match="other than those it handed to on_call"):
+        await th.run_turn(model, slow_runtime(), session)
+    assert codes(model.results_seen[-1]) == [
+        ("c1", "ABORTED_BEFORE_DISPATCH"),
+        ("c2", "ABORTED_BEFORE_DISPATCH"),
+    ]
+    assert_log_answers_every_call(session)

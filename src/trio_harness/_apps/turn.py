@@ -599,6 +599,17 @@ class _StreamedStep:
             if failure is not None:
                 results = self._settle()
                 raise failure
+            reply = self.reply
+            if reply is not None and list(reply.tool_calls) != self.sent:
+                # A model breaking the contract: every call of its reply is answered (the
+                # missing ones as never started) before the error, so the conversation holds.
+                handed = [call.id for call in self.sent]
+                self.sent = list(reply.tool_calls)
+                results = self._settle()
+                raise TypeError(
+                    "step_streaming returned tool calls other than those it handed to on_call "
+                    f"({[call.id for call in reply.tool_calls]}; handed over: {handed})"
+                )
             if outcome is not None:
                 results = outcome.results
         except BaseException:

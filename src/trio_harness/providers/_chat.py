@@ -408,7 +408,8 @@ class ChatCompletionsModel:
         messages: The conversation so far.
         system: A system prompt, put first in :attr:`messages` unless they already start with a
             system message (a resumed conversation).
-        stream: Stream the reply (read to the end, then closed).
+        stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
+            then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         strict: Passed to :func:`chat_tools`.
         options: Extra keyword arguments for every ``create`` call (e.g. ``temperature``).
         on_text: Called with each streamed text fragment (streaming only).

@@ -312,7 +312,8 @@ class ResponsesModel:
         model: The model name.
         input: The input items so far.
         instructions: Optional system instructions.
-        stream: Stream the reply (read to the end, then closed).
+        stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
+            then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         strict: Passed to :func:`responses_tools`.
         options: Extra keyword arguments for every ``create`` call.
     """

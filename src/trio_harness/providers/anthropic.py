@@ -397,7 +397,8 @@ class MessagesModel:
         messages: The conversation so far (Messages format).
         max_tokens: Sent on every request (the API requires it).
         system: Optional system prompt.
-        stream: Stream the reply (read to the end, then closed).
+        stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
+            then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         options: Extra keyword arguments for every ``create`` call.
     """
 
