@@ -14,18 +14,30 @@ sleeps) under ``trio.testing.MockClock``, so the times are virtual and exact:
 The limit: no call ends before it arrived and ran (``max(arrival + body)``), and an exclusive
 call starts no earlier than every earlier call ended, later calls no earlier than it ended. Two
 scripts: five safe calls, and the same with the middle call exclusive.
+
+The same scripts through the ready models (``ChatCompletionsModel`` and ``MessagesModel`` with
+``stream=True``) and ``run_turn``: a stand-in client streams the reply as server-sent events on
+the same virtual clock (a Chat call is complete when the next call begins, the last at the
+finish chunk; a Messages ``tool_use`` block when it stops), and the step ends at its
+``StepFinished`` event: ``run_turn(..., stream_calls=False)`` (the whole response first) vs the
+default (each call starts when the model's stream accumulator hands it over).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
 import trio.testing
 
 import trio_harness as th
+from trio_harness.providers import anthropic as anth
+from trio_harness.providers import openai as oai
 
 ARRIVALS = (0.5, 1.0, 1.5, 2.0, 2.5)
 BODIES = (3.0, 1.0, 1.0, 1.0, 0.2)
@@ -108,8 +120,168 @@ def limit(exclusive: tuple[int, ...]) -> float:
     return max(ends)
 
 
+# -- through the ready models -------------------------------------------------------------------
+
+# (seconds from the request, SSE event name, data) of one streamed reply.
+_Timed = list[tuple[float, str | None, Any]]
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _chat_script(calls: list[th.ToolCallBlock]) -> _Timed:
+    # Call i begins when call i-1 is complete (its arrival); the last ends at the finish chunk.
+    out: _Timed = [(0.0, None, _chat_chunk({"role": "assistant", "content": ""}))]
+    begins = (0.0, *ARRIVALS[:-1])
+    for index, (at, call) in enumerate(zip(begins, calls, strict=True)):
+        head = {"index": index, "id": call.id, "type": "function"}
+        head["function"] = {"name": call.name, "arguments": ""}
+        out.append((at, None, _chat_chunk({"tool_calls": [head]})))
+        piece = {"index": index, "function": {"arguments": call.arguments}}
+        out.append((at, None, _chat_chunk({"tool_calls": [piece]})))
+    out.append((ARRIVALS[-1], None, _chat_chunk({}, "tool_calls")))
+    out.append((ARRIVALS[-1], None, "[DONE]"))
+    return out
+
+
+def _messages_script(calls: list[th.ToolCallBlock]) -> _Timed:
+    # Each tool_use block stops at its call's arrival; the next starts right after.
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "c", "content": []}
+    message["usage"] = {"input_tokens": 1, "output_tokens": 1}
+    out: _Timed = [(0.0, "message_start", {"type": "message_start", "message": message})]
+    begins = (0.0, *ARRIVALS[:-1])
+    for index, (start, end, call) in enumerate(zip(begins, ARRIVALS, calls, strict=True)):
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        out.append(
+            (
+                start,
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
+        )
+        delta = {"type": "input_json_delta", "partial_json": call.arguments}
+        out.append(
+            (
+                start,
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
+        )
+        out.append((end, "content_block_stop", {"type": "content_block_stop", "index": index}))
+    stop = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "tool_use"},
+        "usage": {"output_tokens": 1},
+    }
+    out.append((ARRIVALS[-1], "message_delta", stop))
+    out.append((ARRIVALS[-1], "message_stop", {"type": "message_stop"}))
+    return out
+
+
+def _final_script(api: str) -> _Timed:
+    if api == "chat":
+        return [
+            (0.0, None, _chat_chunk({"role": "assistant", "content": "done"}, "stop")),
+            (0.0, None, "[DONE]"),
+        ]
+    message = {"id": "msg_2", "type": "message", "role": "assistant", "model": "c", "content": []}
+    message["usage"] = {"input_tokens": 1, "output_tokens": 1}
+    block = {"type": "text", "text": "done"}
+    return [
+        (0.0, "message_start", {"type": "message_start", "message": message}),
+        (
+            0.0,
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ),
+        (0.0, "content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (0.0, "message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+        (0.0, "message_stop", {"type": "message_stop"}),
+    ]
+
+
+class _Lines:
+    """A streamed HTTP response as the models read it: each event's lines at its time."""
+
+    def __init__(self, script: _Timed) -> None:
+        self._script = list(script)
+        self._start = trio.current_time()
+        self._lines: list[str] = []
+
+    def aiter_lines(self) -> _Lines:
+        return self
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        if not self._lines:
+            if not self._script:
+                raise StopAsyncIteration
+            at, event, data = self._script.pop(0)
+            await trio.sleep_until(self._start + at)
+            text = data if isinstance(data, str) else json.dumps(data)
+            self._lines = [*([f"event: {event}"] if event else []), f"data: {text}", ""]
+        return self._lines.pop(0)
+
+    async def aclose(self) -> None:
+        self._script.clear()
+        self._lines.clear()
+
+
+class _Client:
+    """Stands for ``openai.AsyncOpenAI`` / ``anthropic.AsyncAnthropic`` streaming replies."""
+
+    def __init__(self, scripts: list[_Timed]) -> None:
+        self._scripts = scripts
+
+    def __getattr__(self, name: str) -> _Client:
+        if name in ("chat", "completions", "messages", "with_streaming_response"):
+            return self
+        raise AttributeError(name)
+
+    @asynccontextmanager
+    async def create(self, **request: Any) -> AsyncIterator[_Lines]:
+        yield _Lines(self._scripts.pop(0))
+
+
+async def through_model(api: str, calls: list[th.ToolCallBlock], *, stream_calls: bool) -> float:
+    """Seconds from the request until the step's ``StepFinished`` in ``run_turn``."""
+    script = _chat_script(calls) if api == "chat" else _messages_script(calls)
+    client = _Client([script, _final_script(api)])
+    model: Any
+    if api == "chat":
+        model = oai.ChatCompletionsModel(client, "m", stream=True, stream_usage=False)
+    else:
+        model = anth.MessagesModel(client, "c", stream=True)
+    model.add_user("work")
+    start = trio.current_time()
+    ended: list[float] = []
+
+    def on_event(event: th.turn.TurnEvent) -> None:
+        if isinstance(event, th.turn.StepFinished):
+            ended.append(trio.current_time() - start)
+
+    result = await th.run_turn(
+        model, _runtime(), th.Session(), on_event=on_event, stream_calls=stream_calls
+    )
+    assert (result.stop, result.steps) == ("done", 1), result
+    return ended[0]
+
+
+MODELS = {"chat": "ChatCompletionsModel", "messages": "MessagesModel"}  # names in the rows
+
+
 def measure() -> dict[str, dict[str, float]]:
-    """Per script: ``whole``, ``streamed`` and ``limit`` (seconds of virtual time)."""
+    """Per script: ``whole``, ``streamed`` and ``limit`` (seconds of virtual time); then the
+    same through each ready model (``"<model>, <script>"``)."""
     out: dict[str, dict[str, float]] = {}
 
     async def main() -> None:
@@ -120,6 +292,14 @@ def measure() -> dict[str, dict[str, float]]:
                 "streamed": await streaming_dispatch(calls),
                 "limit": limit(exclusive),
             }
+        for api, model in MODELS.items():
+            for name, exclusive in SCRIPTS.items():
+                calls = _calls(exclusive)
+                out[f"{model}, {name}"] = {
+                    "whole": await through_model(api, calls, stream_calls=False),
+                    "streamed": await through_model(api, calls, stream_calls=True),
+                    "limit": limit(exclusive),
+                }
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     return out
@@ -127,9 +307,9 @@ def measure() -> dict[str, dict[str, float]]:
 
 def main() -> int:
     print("arrivals", ARRIVALS, "bodies", BODIES, "(virtual seconds)")
-    print(f"{'script':<30}{'whole response':>16}{'streaming':>11}{'limit':>7}")
+    print(f"{'script':<52}{'whole response':>16}{'streaming':>11}{'limit':>7}")
     for name, row in measure().items():
-        print(f"{name:<30}{row['whole']:>15.2f}s{row['streamed']:>10.2f}s{row['limit']:>6.2f}s")
+        print(f"{name:<52}{row['whole']:>15.2f}s{row['streamed']:>10.2f}s{row['limit']:>6.2f}s")
     return 0
 
 

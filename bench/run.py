@@ -21,7 +21,9 @@ Rows compare trio_harness with a named baseline on the workload the project's ta
   "worst" the upper quartile;
 * streaming dispatch (``bench_streaming.py``, virtual time): a scripted stream of five calls,
   the step's end when its calls are handed over as a list after the stream vs as the stream
-  itself; target: the limit (no call ends before its arrival plus its body).
+  itself, then the same streamed through ``ChatCompletionsModel`` and ``MessagesModel`` in
+  ``run_turn`` (``stream_calls=False`` vs the default); target: the limit (no call ends before
+  its arrival plus its body).
 
 "ratio" is baseline time / trio_harness time for validation (above 1: trio_harness is faster) and
 trio_harness time / bare-pool time for the pool (below the target: met). Timing on a shared
@@ -69,10 +71,11 @@ def main(argv: list[str]) -> int:
         _streaming(rows)
 
     print()
-    print(f"{'workload':<34}{'baseline':<44}{'ratio':>8}{'worst':>8}  {'target':<22}met")
+    width = max([34, *(len(row[0]) + 1 for row in rows)])
+    print(f"{'workload':<{width}}{'baseline':<44}{'ratio':>8}{'worst':>8}  {'target':<22}met")
     for workload, baseline, ratio, worst, target, met in rows:
         print(
-            f"{workload:<34}{baseline:<44}{ratio:>7.3g}x{worst:>7.3g}x  {target:<22}"
+            f"{workload:<{width}}{baseline:<44}{ratio:>7.3g}x{worst:>7.3g}x  {target:<22}"
             f"{'yes' if met else 'NO'}"
         )
     if misses is not None:

@@ -407,6 +407,8 @@ NAMESPACES = {
         "ModelRequested",
         "StepFinished",
         "StepStarted",
+        "StepStreaming",
+        "StreamingTurnModel",
         "ToolCommitted",
         "ToolStarted",
         "TurnEvent",

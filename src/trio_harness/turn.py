@@ -5,7 +5,8 @@ One turn is: :class:`ModelRequested`, :class:`ModelReplied`, then for every repl
 :class:`StepStarted`, a :class:`ToolStarted` per call whose body starts, a :class:`ToolCommitted`
 per result in model order, :class:`StepFinished`; :data:`TurnEvent` is their union. A
 :class:`~trio_harness.TurnResult` says why the turn ended (its :data:`FinishReason`) and what it
-cost (:class:`Usage`).
+cost (:class:`Usage`). A model that streams its tool calls is a :class:`StreamingTurnModel`
+(its ``step_streaming`` is a :data:`StepStreaming`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from ._apps import (
     ModelRequested,
     StepFinished,
     StepStarted,
+    StepStreaming,
+    StreamingTurnModel,
     ToolCommitted,
     ToolStarted,
     TurnEvent,
@@ -29,6 +32,8 @@ __all__ = [
     "ModelRequested",
     "StepFinished",
     "StepStarted",
+    "StepStreaming",
+    "StreamingTurnModel",
     "ToolCommitted",
     "ToolStarted",
     "TurnEvent",

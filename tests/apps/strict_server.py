@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from .server import chat_completion
+from .server import chat_chunks, chat_completion
 
 
 def conversation_problems(messages: Any) -> list[str]:
@@ -125,7 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"null")
-        status, reply = self.server.owner._answer(self.path, body)
+        owner = self.server.owner
+        status, reply = owner._answer(self.path, body)
+        if status == 200 and isinstance(body, dict) and body.get("stream"):
+            self._stream(reply, owner.chunk_delay)
+            return
         data = json.dumps(reply).encode()
         try:
             self.send_response(status)
@@ -135,6 +139,34 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client was killed mid-request
+
+    def _stream(self, reply: dict[str, Any], delay: float) -> None:
+        # The reply as Chat Completions chunks (each call's arguments in two fragments), one
+        # every ``delay`` seconds, so a streaming client starts calls while the reply streams.
+        message = reply["choices"][0]["message"]
+        calls = [
+            (call["id"], call["function"]["name"], _halves(call["function"]["arguments"]))
+            for call in message.get("tool_calls", ())
+        ]
+        content = [message["content"]] if message.get("content") else []
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for _, data in chat_chunks(content=content, tool_calls=calls):
+                time.sleep(delay)
+                text = data if isinstance(data, str) else json.dumps(data)
+                frame = f"data: {text}\n\n".encode()
+                self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client was killed mid-request
+
+
+def _halves(text: str) -> list[str]:
+    return [text[: len(text) // 2], text[len(text) // 2 :]]
 
 
 class _Server(ThreadingHTTPServer):
@@ -156,11 +188,13 @@ class StrictServer:
     Args:
         policy: The model's behaviour.
         delay: Seconds each answer takes (real time: the server is a thread).
+        chunk_delay: Seconds between the chunks of a streamed answer (``"stream": true``).
     """
 
-    def __init__(self, policy: Policy, *, delay: float = 0.0) -> None:
+    def __init__(self, policy: Policy, *, delay: float = 0.0, chunk_delay: float = 0.0) -> None:
         self.policy = policy
         self.delay = delay
+        self.chunk_delay = chunk_delay
         self.requests: list[Any] = []
         self.rejections: list[Rejection] = []
         self.on_request: Callable[[int], None] | None = None

@@ -5,6 +5,8 @@ of it as a conversation a strict provider accepts (in-process, virtual time, the
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import trio_harness as th
 from trio_harness.lowlevel import check_log
 from trio_harness.providers import openai as oai
 
+from .server import chat_chunks
 from .strict_server import Policy, conversation_problems
 from .tools import runtime_with
 
@@ -40,11 +43,16 @@ class Rejected(Exception):
 @attrs.define(eq=False)
 class StrictClient:
     """Stands for ``openai.AsyncOpenAI``: ``chat.completions.create`` checks the conversation as
-    the real API does, then answers with ``policy`` (after ``delay`` virtual seconds)."""
+    the real API does, then answers with ``policy`` (after ``delay`` virtual seconds). With
+    ``stream``, the model streams (``with_streaming_response``): the reply comes as SSE chunks,
+    one every ``tick`` virtual seconds, each call's arguments in two fragments, so its calls
+    run while it streams."""
 
     policy: Policy
     delay: float = 0.5
     requests: list[Any] = attrs.field(factory=list)
+    stream: bool = False
+    tick: float = 0.1
 
     @property
     def chat(self) -> StrictClient:
@@ -54,18 +62,77 @@ class StrictClient:
     def completions(self) -> StrictClient:
         return self
 
-    async def create(self, **request: Any) -> dict[str, Any]:
-        messages = json.loads(json.dumps(request["messages"]))  # what would go on the wire
+    @property
+    def with_streaming_response(self) -> StrictClient:
+        return self
+
+    def _check(self, request: dict[str, Any]) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = json.loads(json.dumps(request["messages"]))  # the wire
         self.requests.append(messages)
         problems = conversation_problems(messages)
         if problems:
             raise Rejected(problems)
+        return messages
+
+    def create(self, **request: Any) -> Any:
+        if request.pop("stream", False):
+            return self._streamed(request)
+        return self._create(request)
+
+    async def _create(self, request: dict[str, Any]) -> dict[str, Any]:
+        messages = self._check(request)
         await trio.sleep(self.delay)
         return self.policy.reply(messages)
 
+    @asynccontextmanager
+    async def _streamed(self, request: dict[str, Any]) -> AsyncIterator[ChunkLines]:
+        body = self.policy.reply(self._check(request))
+        message = body["choices"][0]["message"]
+        calls = [
+            (call["id"], call["function"]["name"], _halves(call["function"]["arguments"]))
+            for call in message.get("tool_calls", ())
+        ]
+        content = [message["content"]] if message.get("content") else []
+        yield ChunkLines(chat_chunks(content=content, tool_calls=calls), self.tick)
+
+
+def _halves(text: str) -> list[str]:
+    return [text[: len(text) // 2], text[len(text) // 2 :]]
+
+
+@attrs.define(eq=False)
+class ChunkLines:
+    """A streamed HTTP response as ``sse_events`` reads it: one ``data:`` line every ``tick``."""
+
+    events: list[tuple[str | None, Any]]
+    tick: float
+    closed: bool = False
+    _lines: list[str] = attrs.field(factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        for _, data in self.events:
+            self._lines += ["data: " + (data if isinstance(data, str) else json.dumps(data)), ""]
+
+    def aiter_lines(self) -> ChunkLines:
+        return self
+
+    def __aiter__(self) -> ChunkLines:
+        return self
+
+    async def __anext__(self) -> str:
+        if self.closed or not self._lines:
+            raise StopAsyncIteration
+        line = self._lines.pop(0)
+        if line:
+            await trio.sleep(self.tick)
+        return line
+
+    async def aclose(self) -> None:
+        self.closed = True
+
 
 def model(client: StrictClient) -> oai.ChatCompletionsModel:
-    return oai.ChatCompletionsModel(client, "m", system="You keep files.")
+    return oai.ChatCompletionsModel(client, "m", system="You keep files.", stream=client.stream)
 
 
 async def run_scenario(
@@ -164,14 +231,30 @@ def cuts(data: bytes) -> list[int]:
     return [*out, len(data)]
 
 
+@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("abort_at", [None, 1.0])
 async def test_resuming_after_a_crash_at_any_instant_gives_an_accepted_conversation(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock, abort_at: float | None
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, abort_at: float | None, stream: bool
 ) -> None:
     full = tmp_path / "full.jsonl"
-    await run_scenario(full, StrictClient(POLICY), abort_at=abort_at)
+    if stream and abort_at is not None:
+        # Streamed, the write starts at 1.1 s (when the next call begins): abort it mid-body,
+        # with the read behind it received and the last call still streaming (never run).
+        abort_at = 1.5
+    await run_scenario(full, StrictClient(POLICY, stream=stream), abort_at=abort_at)
     if abort_at is not None:
         assert b'"code":"ABORTED_BEFORE_DISPATCH"' in full.read_bytes()
+    if stream:
+        # Streamed: the first calls ran before the reply was recorded, so the cuts below
+        # include crashes between a step's tool events and its reply's record.
+        types = [(e.type, e.data) for e in th.log.load_session_log(full).events]
+        first_call = next(i for i, (kind, _) in enumerate(types) if kind == "tool/call")
+        first_reply = next(
+            i
+            for i, (kind, data) in enumerate(types)
+            if kind == th.agent.CONVERSATION_EVENT and data["kind"] == "reply"
+        )
+        assert first_call < first_reply
     data = full.read_bytes()
     instants = cuts(data)
     assert len(instants) > 70
@@ -235,12 +318,13 @@ async def test_a_step_limit_is_recorded_and_resumes(
         assert (await agent.run("go on")).stop == "done"
 
 
+@pytest.mark.parametrize("stream", [False, True])
 async def test_an_abort_and_an_outside_cancellation_leave_a_resumable_log(
-    tmp_path: Path, autojump_clock: trio.testing.MockClock
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, stream: bool
 ) -> None:
     path = tmp_path / "agent.jsonl"
     async with th.open_agent(
-        path, model(StrictClient(POLICY)), runtime_with({}, write_delay=5)
+        path, model(StrictClient(POLICY, stream=stream)), runtime_with({}, write_delay=5)
     ) as agent:
         abort = trio.Event()
         async with trio.open_nursery() as nursery:

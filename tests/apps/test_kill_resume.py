@@ -42,9 +42,10 @@ POLICY = Policy(
 )
 
 
-def args(server: StrictServer, root: Path, prompt: str) -> list[str]:
+def args(server: StrictServer, root: Path, prompt: str, *, stream: bool = False) -> list[str]:
     return [
         AGENT,
+        *(["--stream"] if stream else []),
         "--base-url",
         server.url,
         "--model",
@@ -70,18 +71,33 @@ def lines_of(path: Path) -> int:
 
 
 @pytest.mark.slow
-async def test_kill_9_at_many_instants_then_resume_is_always_accepted(tmp_path: Path) -> None:
-    with StrictServer(POLICY, delay=0.05) as server:
+@pytest.mark.parametrize("stream", [False, True])
+async def test_kill_9_at_many_instants_then_resume_is_always_accepted(
+    tmp_path: Path, stream: bool
+) -> None:
+    # Streamed, the calls run while the reply streams (a chunk every 10 ms): the kills also
+    # land between a step's first tool events and its reply's record.
+    with StrictServer(POLICY, delay=0.05, chunk_delay=0.01 if stream else 0.0) as server:
         # A full run: how many lines one turn writes.
         full = tmp_path / "full"
         (full / "sandbox").mkdir(parents=True)
         (full / "sandbox" / "notes.txt").write_text("milk\n")
-        async with spawn(args(server, full, "go"), env=ENV) as child:
+        async with spawn(args(server, full, "go", stream=stream), env=ENV) as child:
             code, out, err = await child.finish()
         assert code == 0, err
         assert "assistant> Wrote a.txt and b.txt." in out
         total = lines_of(full / "agent.jsonl")
         assert total > 20
+        if stream:
+            # The first calls ran before their reply was recorded.
+            kinds = [(e.type, e.data) for e in th.log.load_session_log(full / "agent.jsonl").events]
+            first_call = next(i for i, (kind, _) in enumerate(kinds) if kind == "tool/call")
+            first_reply = next(
+                i
+                for i, (kind, data) in enumerate(kinds)
+                if kind == th.agent.CONVERSATION_EVENT and data["kind"] == "reply"
+            )
+            assert first_call < first_reply
 
         states: list[tuple[int, bool]] = []
         for target in range(1, total):
@@ -89,7 +105,7 @@ async def test_kill_9_at_many_instants_then_resume_is_always_accepted(tmp_path: 
             (root / "sandbox").mkdir(parents=True)
             (root / "sandbox" / "notes.txt").write_text("milk\n")
             log = root / "agent.jsonl"
-            async with spawn(args(server, root, "go"), env=ENV) as child:
+            async with spawn(args(server, root, "go", stream=stream), env=ENV) as child:
                 with trio.fail_after(30):
                     # Polls a file another process writes (no event to wait on), in real time.
                     while lines_of(log) < target and child.process.poll() is None:  # noqa: ASYNC110
@@ -100,7 +116,7 @@ async def test_kill_9_at_many_instants_then_resume_is_always_accepted(tmp_path: 
             states.append((data.count(b"\n"), not data.endswith(b"\n")))
             # Resume: the same agent, a new request. The strict server rejects (400) any
             # conversation with a tool call left without its response.
-            async with spawn(args(server, root, "again"), env=ENV) as child:
+            async with spawn(args(server, root, "again", stream=stream), env=ENV) as child:
                 code, out, err = await child.finish()
             assert code == 0, (target, out, err)
             assert "(model request failed" not in out, (target, out)

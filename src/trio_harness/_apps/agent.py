@@ -37,7 +37,7 @@ from .conversation import (
     record_messages,
     settle_step,
 )
-from .turn import ModelStep, TurnEvent, TurnModel, TurnResult, run_turn
+from .turn import ModelStep, StepStreaming, TurnEvent, TurnModel, TurnResult, run_turn
 
 __all__ = ["Agent", "open_agent"]
 
@@ -246,6 +246,42 @@ class _Recorded:
         # No checkpoint between the reply and its record (run_turn is protected from
         # KeyboardInterrupt): the log knows every call id before any call runs.
         self._step += 1
+        self._agent._record("reply", self._turn, step=self._step, calls=reply.tool_calls)
+        return reply
+
+    @property
+    def step_streaming(self) -> StepStreaming | None:
+        inner: StepStreaming | None = getattr(self._model, "step_streaming", None)
+        if inner is None:
+            return None
+        return functools.partial(self._step_streaming, inner)
+
+    async def _step_streaming(
+        self,
+        inner: StepStreaming,
+        tools: Sequence[dict[str, Any]],
+        on_call: Callable[[ToolCallBlock], object],
+        /,
+    ) -> ModelStep:
+        # The calls run while the reply streams, so their tool events come before the reply's
+        # record. A crash before that record leaves a log whose conversation ends before the
+        # reply (its calls are answered in the log, not in the conversation); one after it is
+        # the list step's case (the reply's calls are settled and handed over on resume).
+        self._step += 1
+        sent: list[ToolCallBlock] = []
+
+        def forward(call: ToolCallBlock) -> None:
+            on_call(call)
+            sent.append(call)
+
+        try:
+            reply = await inner(tools, forward)
+        except BaseException:
+            if sent:
+                # The model stored a partial reply holding exactly the calls handed over;
+                # run_turn answers them next.
+                self._agent._record("reply", self._turn, step=self._step, calls=sent)
+            raise
         self._agent._record("reply", self._turn, step=self._step, calls=reply.tool_calls)
         return reply
 

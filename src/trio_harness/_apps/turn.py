@@ -10,12 +10,18 @@ turn: calls a step limit stops are run through the pool already aborted (they ge
 ``ABORTED_BEFORE_DISPATCH`` pairs), and a step cut short by a cancellation from outside, a
 ``KeyboardInterrupt`` or a scheduler failure is settled (``settle_step``) and its results handed
 to the model before the exception goes on.
+
+Streaming dispatch: a model that offers :attr:`StreamingTurnModel.step_streaming` (the ready
+provider models do when constructed with ``stream=True``) hands each tool call over the moment
+it is complete, and the pool starts it while the reply still streams; the session log is event
+for event the one the same calls given as a list get. See :class:`StreamingTurnModel`.
 """
 
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
 import attrs
@@ -44,7 +50,9 @@ __all__ = [
     "ModelStep",
     "StepFinished",
     "StepStarted",
+    "StepStreaming",
     "StepTracerFactory",
+    "StreamingTurnModel",
     "ToolCommitted",
     "ToolStarted",
     "TurnEvent",
@@ -98,14 +106,15 @@ class ModelStep:
 
     Attributes:
         text: The reply's text (``""`` when none).
-        tool_calls: The tool calls to run, in model order (never the calls of a reply cut short).
+        tool_calls: The tool calls to run, in model order (never the calls of a reply cut short;
+            in a streamed step, the calls handed over before the cut, which ran).
         stop_reason: The provider's stop/finish reason, when known.
         raw: The provider message or output the model appended to its conversation.
         finish: The neutral reason (see :data:`FinishReason`), when known.
         refusal: The model's refusal text, when it refused.
         cut_calls: Tool calls of a reply that ended before it was complete (``finish`` is
             ``"length"``, ``"content_filter"`` or ``"refusal"``): never run, and left out of the
-            stored conversation.
+            stored conversation (in a streamed step, the calls not yet complete at the cut).
         usage: Tokens used, when the provider reported them.
         response_id: The provider's id of the reply (completion, response or message id).
     """
@@ -137,6 +146,42 @@ class TurnModel(Protocol):
         ...
 
 
+#: What :attr:`StreamingTurnModel.step_streaming` is: ``(tools, on_call) -> ModelStep``.
+StepStreaming: TypeAlias = Callable[
+    [Sequence[dict[str, Any]], Callable[[ToolCallBlock], object]], Awaitable[ModelStep]
+]
+
+
+class StreamingTurnModel(TurnModel, Protocol):
+    """A :class:`TurnModel` that can hand each tool call over while its reply still streams.
+
+    The whole opt-in is one attribute, ``step_streaming``: ``None`` when the model does not
+    stream now (the ready provider models return ``None`` unless constructed with
+    ``stream=True``), else an async callable ``(tools, on_call) -> ModelStep`` that does what
+    ``step`` does and, while the reply streams, calls ``on_call(call)`` synchronously with each
+    tool call the moment it is complete (its block closed, or the next call began), in model
+    order, each once. :func:`run_turn` uses it when present (unless ``stream_calls=False``).
+
+    The contract, which keeps the conversation valid for a strict provider:
+
+    * the returned reply's ``tool_calls`` are exactly the calls handed to ``on_call``; a call
+      cut off by the end of the reply (mid-arguments) is never handed over;
+    * a reply cut short (``finish`` ``"length"``, ``"content_filter"``, ``"refusal"``) after
+      some calls were handed over keeps those calls (they ran) in ``tool_calls`` and in the
+      stored assistant message, and the rest in ``cut_calls``;
+    * when ``step_streaming`` ends by an exception (the stream broke, the SDK raised, or the
+      request was cancelled by an abort) after handing over calls, it has first appended a
+      partial assistant message (the text so far and exactly the calls handed over), so the
+      results :func:`run_turn` then hands to ``add_tool_results`` answer a call message;
+      before any call was handed over it appends nothing, as ``step`` does.
+    """
+
+    @property
+    def step_streaming(self) -> StepStreaming | None:
+        """The streaming step (see the class docstring), or ``None``."""
+        ...
+
+
 @attrs.frozen
 class ModelRequested:
     """The loop is about to ask the model (``step`` counts from 0 within the turn)."""
@@ -157,6 +202,10 @@ class ModelReplied:
 @attrs.frozen
 class StepStarted:
     """A step's tool calls are about to run.
+
+    In a streamed step it comes when the first call is complete (before :class:`ModelReplied`,
+    and before any :class:`ToolStarted` of the step), and ``groups`` holds that call only: the
+    reply's calls are known once it is complete (``ModelReplied.reply.tool_calls``).
 
     Attributes:
         groups: The calls as the pool will group them, from the classification at this moment:
@@ -293,6 +342,7 @@ async def run_turn(
     max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     accept_context: Callable[[Any], object] | None = None,
     tracer: StepTracerFactory | None = None,
+    stream_calls: bool = True,
 ) -> TurnResult:
     """Run one turn: ask the model, run its tool calls, send the results back, repeat.
 
@@ -310,6 +360,10 @@ async def run_turn(
         tracer: Called with ``(turn, step)`` before each step; the tracer it returns (e.g. a
             new ``StepTrace(turn=turn, step=step)``) is given to the pool for that step, so
             every step can be drawn.
+        stream_calls: Use the model's ``step_streaming`` when it offers one (see
+            :class:`StreamingTurnModel`): each tool call starts as soon as it is complete,
+            while the reply still streams. ``False`` waits for the whole reply, as for a model
+            without it. A step at the step limit is never streamed.
 
     Returns:
         How the turn ended, the steps run, the last text and the last step's results.
@@ -335,6 +389,36 @@ async def run_turn(
             return replies.result(stop="aborted", steps=step, text=text, results=last)
         emit(ModelRequested(turn, step))
         tools: list[dict[str, Any]] = schemas() if callable(schemas) else []
+        streaming: StepStreaming | None = None
+        if stream_calls and step < max_steps:
+            streaming = getattr(model, "step_streaming", None)
+        if streaming is not None:
+            streamed = _StreamedStep(
+                model, streaming, runtime, session, turn, step, abort, emit, replies
+            )
+            reply, outcome = await streamed.run(
+                tools,
+                max_parallel_tool_calls,
+                accept_context,
+                tracer(turn, step) if tracer is not None else None,
+            )
+            if reply is not None:
+                text = reply.text
+            if outcome is None:  # no call was handed over
+                stop = "aborted" if reply is None else "done"
+                return replies.result(stop=stop, steps=step, text=text, results=last)
+            emit(StepFinished(turn, step, outcome))
+            step += 1
+            last = outcome.results
+            if reply is None or outcome.aborted:
+                return replies.result(stop="aborted", steps=step, text=text, results=last)
+            if outcome.concluded:
+                return replies.result(stop="concluded", steps=step, text=text, results=last)
+            if reply.finish in _CUT:
+                # Cut short after some calls ran: they are answered, the turn ends as a cut
+                # reply's does.
+                return replies.result(stop="done", steps=step, text=text, results=last)
+            continue
         reply = await _ask(model, tools, abort)
         if reply is None:
             return replies.result(stop="aborted", steps=step, text=text, results=last)
@@ -398,6 +482,172 @@ async def run_turn(
 
 def _ignore(event: TurnEvent) -> None:
     pass
+
+
+# The neutral finish reasons of a reply cut short (``providers.CUT``, which builds on this package).
+_CUT = frozenset({"length", "content_filter", "refusal", "incomplete"})
+
+
+class _StreamedStep:
+    """One streamed step: the model streams in one task and hands each complete call to the
+    pool, which runs in the caller's task, through an unbounded memory channel.
+
+    The pool gets a private abort event: the user's abort sets it (and cancels the request), and
+    so does a model error, so the calls already handed over drain to ``ABORTED`` (started) or
+    ``ABORTED_BEFORE_DISPATCH`` and are all answered before the error goes on as itself.
+    """
+
+    def __init__(
+        self,
+        model: TurnModel,
+        streaming: StepStreaming,
+        runtime: PoolRuntime,
+        session: Session,
+        turn: int,
+        step: int,
+        abort: trio.Event | None,
+        emit: Callable[[TurnEvent], object],
+        replies: _Replies,
+    ) -> None:
+        self._model = model
+        self._streaming = streaming
+        self._runtime = runtime
+        self._session = session
+        self._turn = turn
+        self._step = step
+        self._abort = abort
+        self._emit = emit
+        self._replies = replies
+        self._send, self._receive = trio.open_memory_channel[ToolCallBlock](math.inf)
+        # Every call handed over, in model order (what the model's stored message holds).
+        self.sent: list[ToolCallBlock] = []
+        self._stop = trio.Event()
+        self._model_scope = trio.CancelScope()
+        self._watch_scope = trio.CancelScope()
+        self.reply: ModelStep | None = None
+        self.error: Exception | None = None
+
+    def _on_call(self, call: ToolCallBlock) -> None:
+        if not self.sent:
+            groups = plan_groups(self._runtime, (call,))
+            self._emit(StepStarted(self._turn, self._step, groups))
+        self._send.send_nowait(call)
+        self.sent.append(call)
+
+    async def _ask(self, tools: list[dict[str, Any]]) -> None:
+        try:
+            with self._model_scope:
+                reply = await self._streaming(tools, self._on_call)
+                self.reply = reply
+                self._replies.add(reply)
+                self._emit(ModelReplied(self._turn, self._step, reply))
+        except Exception as exc:
+            # The model's error: the step is aborted; run() raises it once every call handed
+            # over is answered.
+            self.error = exc
+            self._stop.set()
+        finally:
+            self._send.close()
+
+    async def _watch(self, abort: trio.Event) -> None:
+        with self._watch_scope:
+            await abort.wait()
+            self._stop.set()
+            self._model_scope.cancel()
+
+    async def run(
+        self,
+        tools: list[dict[str, Any]],
+        window: int,
+        accept_context: Callable[[Any], object] | None,
+        step_tracer: PoolTracer | None,
+    ) -> tuple[ModelStep | None, StepOutcome | None]:
+        """``(reply, outcome)``: the reply (``None`` when an abort cancelled it) and the step's
+        outcome (``None`` when no call was handed over). Every call handed over is answered in
+        the log and to the model before this returns or raises."""
+        turn, step = self._turn, self._step
+        outcome: StepOutcome | None = None
+        failure: Exception | None = None
+        results: tuple[StepResult, ...] | None = None
+        try:
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._ask, tools)
+                    if self._abort is not None:
+                        nursery.start_soon(self._watch, self._abort)
+                    try:
+                        with _observe(self._runtime, turn, step, self._emit):
+                            outcome = await execute_tool_calls(
+                                self._runtime,
+                                self._session,
+                                self._receive,
+                                turn=turn,
+                                step=step,
+                                abort=self._stop,
+                                max_parallel_tool_calls=window,
+                                accept_context=accept_context,
+                                tracer=step_tracer,
+                            )
+                    except Exception as exc:  # a scheduler failure: the request is cancelled
+                        failure = exc
+                        self._model_scope.cancel()
+                    finally:
+                        self._watch_scope.cancel()
+            except BaseExceptionGroup as group:
+                _raise_sole(group)
+                raise
+            if failure is not None:
+                results = self._settle()
+                raise failure
+            reply = self.reply
+            if reply is not None and list(reply.tool_calls) != self.sent:
+                # A model breaking the contract: every call of its reply is answered (the
+                # missing ones as never started) before the error, so the conversation holds.
+                handed = [call.id for call in self.sent]
+                self.sent = list(reply.tool_calls)
+                results = self._settle()
+                raise TypeError(
+                    "step_streaming returned tool calls other than those it handed to on_call "
+                    f"({[call.id for call in reply.tool_calls]}; handed over: {handed})"
+                )
+            if outcome is not None:
+                results = outcome.results
+        except BaseException:
+            # Cancelled from outside, KeyboardInterrupt: synchronous, as in the list step.
+            if results is None:
+                results = self._settle()
+            raise
+        finally:
+            if results is not None and self.sent:
+                self._model.add_tool_results(results)
+        if self.error is not None:
+            raise self.error
+        return self.reply, outcome if self.sent else None
+
+    @enable_ki_protection
+    def _settle(self) -> tuple[StepResult, ...] | None:
+        try:
+            return settle_step(self._session, self._turn, self._step, self.sent)
+        except Exception:  # calls the log refuses (not str): the first error goes on
+            return None
+
+
+def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
+    # A step's nursery surfaces one error, never a group (as the pool does): one exception
+    # other than ``Cancelled`` is raised as itself, a group of ``Cancelled`` as one of them.
+    stack: list[BaseException] = [group]
+    leaves: list[BaseException] = []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BaseExceptionGroup):
+            stack.extend(item.exceptions)
+        else:
+            leaves.append(item)
+    others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
+    if len(others) == 1:
+        raise others[0] from None
+    if not others and leaves:
+        raise leaves[0] from None
 
 
 class _Replies:

@@ -5,14 +5,15 @@ finish reasons, usage, the stream accumulator and the ready model (public in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
 
-from .._apps import FinishReason, ModelStep, Usage
+from .._apps import FinishReason, ModelStep, StepStreaming, Usage
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
+    CUT,
     ProviderResponseError,
     ProviderStreamError,
     ToolSource,
@@ -224,6 +225,7 @@ def chat_usage(usage: Any) -> Usage | None:
 
 @attrs.define(eq=False)
 class _PartialCall:
+    position: int = 0
     id: str = ""
     name: str = ""
     type: str = "function"
@@ -258,6 +260,12 @@ class ChatStreamAccumulator:
     signature) is kept with its call. A chunk with ``choices: []`` (the usage chunk) is read for
     its usage only.
 
+    With ``on_call``, each call is handed to it the moment it is complete: when the next call
+    begins, or when the choice finishes (a ``finish_reason``, or :meth:`finish` at ``[DONE]``).
+    A reply cut short (``length``, ``content_filter``, a refusal) never hands over the call it
+    was cut in. A delta for a call already handed over is a :class:`ProviderStreamError` then
+    (its arguments would differ from those the tool ran with).
+
     Attributes:
         text: The streamed assistant text so far.
         reasoning: The streamed ``reasoning_content`` so far (DeepSeek).
@@ -265,6 +273,8 @@ class ChatStreamAccumulator:
         finish_reason: The choice's finish reason, once streamed.
         usage: The ``usage`` of the final chunk, when the stream sent one.
         id: The completion id of the chunks.
+        on_call: Called with each complete call (see above), or ``None``.
+        reported: How many calls were handed to ``on_call`` (the first ones, in order).
     """
 
     text: str = ""
@@ -273,6 +283,8 @@ class ChatStreamAccumulator:
     finish_reason: str | None = None
     usage: Any = None
     id: str | None = None
+    on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
+    reported: int = attrs.field(default=0, init=False)
     _calls: list[_PartialCall] = attrs.field(factory=list)
     _by_index: dict[int, _PartialCall] = attrs.field(factory=dict)
     _extra: dict[str, Any] | None = None
@@ -296,6 +308,27 @@ class ChatStreamAccumulator:
             for call in field(delta, "tool_calls", ()):
                 self._add_call(call)
         self.finish_reason = field(choice, "finish_reason", self.finish_reason)
+        if self.finish_reason is not None and self.on_call is not None:
+            self.finish()
+
+    def finish(self) -> None:
+        """The choice finished (or the stream ended at ``[DONE]``): hand the calls not handed
+        over yet to ``on_call``, unless the reply was cut short."""
+        if self.on_call is None or self._cut():
+            return
+        self._report(len(self._calls))
+
+    def _cut(self) -> bool:
+        finish = chat_finish(self.finish_reason, refusal=bool(self.refusal), calls=True)
+        return finish in CUT
+
+    def _report(self, count: int) -> None:
+        on_call = self.on_call
+        assert on_call is not None
+        while self.reported < count:
+            call = self._calls[self.reported]
+            on_call(ToolCallBlock(call.id, call.name, "".join(call.arguments)))
+            self.reported += 1
 
     def _add_call(self, call: Any) -> None:
         index = field(call, "index")
@@ -304,10 +337,16 @@ class ChatStreamAccumulator:
         if index is None and self._calls:
             partial = self._calls[-1]
         if partial is None or (call_id and partial.id and call_id != partial.id):
-            partial = _PartialCall()
+            if self.on_call is not None:
+                self._report(len(self._calls))  # the next call begins: the earlier are complete
+            partial = _PartialCall(len(self._calls))
             self._calls.append(partial)
             if index is not None:
                 self._by_index[index] = partial
+        elif self.on_call is not None and partial.position < self.reported:
+            raise ProviderStreamError(
+                f"the stream continued tool call {partial.id or index!r} after the next call began"
+            )
         partial.id = call_id or partial.id
         partial.extra_content = _merge_extra(partial.extra_content, field(call, "extra_content"))
         if field(call, "type") == "custom" or field(call, "custom") is not None:
@@ -332,16 +371,24 @@ class ChatStreamAccumulator:
         """The streamed tool calls, in the order they started."""
         return [ToolCallBlock(call.id, call.name, "".join(call.arguments)) for call in self._calls]
 
-    def message(self, *, keep_calls: bool = True) -> dict[str, Any]:
-        """The assistant message (as :func:`chat_assistant_message` builds it for the whole reply)."""
-        calls = []
-        for call in self._calls if keep_calls else ():
+    def message(self, *, keep_calls: bool = True, calls: int | None = None) -> dict[str, Any]:
+        """The assistant message (as :func:`chat_assistant_message` builds it for the whole reply).
+
+        Args:
+            keep_calls: ``False`` leaves the tool calls out.
+            calls: Keep only the first ``calls`` tool calls (e.g. :attr:`reported`).
+        """
+        kept = self._calls if keep_calls else []
+        if calls is not None:
+            kept = kept[:calls]
+        stored = []
+        for call in kept:
             arguments = "".join(call.arguments)
-            calls.append(
+            stored.append(
                 _stored_entry(call.id, call.type, call.name, arguments, call.extra_content)
             )
         return _assistant(
-            self.text or None, self.refusal or None, self.reasoning or None, self._extra, calls
+            self.text or None, self.refusal or None, self.reasoning or None, self._extra, stored
         )
 
 
@@ -361,7 +408,8 @@ class ChatCompletionsModel:
         messages: The conversation so far.
         system: A system prompt, put first in :attr:`messages` unless they already start with a
             system message (a resumed conversation).
-        stream: Stream the reply (read to the end, then closed).
+        stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
+            then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         strict: Passed to :func:`chat_tools`.
         options: Extra keyword arguments for every ``create`` call (e.g. ``temperature``).
         on_text: Called with each streamed text fragment (streaming only).
@@ -397,6 +445,17 @@ class ChatCompletionsModel:
             ProviderStreamError: The stream reported an error, or ended before it finished.
             ProviderResponseError: The completion has no choices.
         """
+        return await self._step(tools, None)
+
+    @property
+    def step_streaming(self) -> StepStreaming | None:
+        """With ``stream=True``: :meth:`step`, handing each tool call to ``on_call`` the moment
+        it is complete (see :class:`~trio_harness.turn.StreamingTurnModel`); else ``None``."""
+        return self._step if self.stream else None
+
+    async def _step(
+        self, tools: Sequence[dict[str, Any]], on_call: Callable[[ToolCallBlock], object] | None
+    ) -> ModelStep:
         request: dict[str, Any] = {"model": self.model, "messages": self.messages, **self.options}
         if tools:
             request["tools"] = chat_tools(list(tools), strict=self.strict)
@@ -412,7 +471,7 @@ class ChatCompletionsModel:
         else:
             if self.stream_usage and "stream_options" not in request:
                 request["stream_options"] = {"include_usage": True}
-            accumulator = ChatStreamAccumulator()
+            accumulator = ChatStreamAccumulator(on_call=on_call)
             on_text = self.on_text
 
             def add(chunk: Any) -> None:
@@ -421,14 +480,25 @@ class ChatCompletionsModel:
                 if on_text is not None and len(accumulator.text) > before:
                     on_text(accumulator.text[before:])
 
-            done = await feed_stream(
-                self.client.chat.completions.with_streaming_response.create(**request, stream=True),
-                add,
-            )
-            if not (done or accumulator.complete):
-                raise ProviderStreamError(
-                    "the stream ended before the reply finished (no finish_reason, no [DONE])"
+            try:
+                done = await feed_stream(
+                    self.client.chat.completions.with_streaming_response.create(
+                        **request, stream=True
+                    ),
+                    add,
                 )
+                if not (done or accumulator.complete):
+                    raise ProviderStreamError(
+                        "the stream ended before the reply finished (no finish_reason, no [DONE])"
+                    )
+                accumulator.finish()
+            except BaseException:
+                if accumulator.reported:
+                    # Calls already run: the conversation keeps them (and the text so far), so
+                    # their results answer a call message.
+                    partial = accumulator.message(calls=accumulator.reported)
+                    self.messages.append(chat_assistant_message(partial))
+                raise
             message = accumulator.message()
             finish_reason = accumulator.finish_reason
             calls = accumulator.tool_calls()
@@ -437,8 +507,13 @@ class ChatCompletionsModel:
             usage = chat_usage(accumulator.usage)
             response_id = accumulator.id
         finish = chat_finish(finish_reason, refusal=bool(refusal), calls=bool(calls))
-        calls, cut = split_cut(finish, calls)
-        stored = chat_assistant_message(message, keep_calls=not cut)
+        if on_call is not None:
+            # Streamed: the calls handed over ran, cut short or not; the rest never run.
+            calls, cut = calls[: accumulator.reported], calls[accumulator.reported :]
+            stored = chat_assistant_message(accumulator.message(calls=len(calls)))
+        else:
+            calls, cut = split_cut(finish, calls)
+            stored = chat_assistant_message(message, keep_calls=not cut)
         self.messages.append(stored)
         return ModelStep(
             text=text,

@@ -5,12 +5,12 @@ ready model (public in :mod:`trio_harness.providers.openai`).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Final
 
 import attrs
 
-from .._apps import FinishReason, ModelStep, Usage
+from .._apps import FinishReason, ModelStep, StepStreaming, Usage
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
     ProviderResponseError,
@@ -224,10 +224,23 @@ class ResponsesStreamAccumulator:
     event (``response.completed``, ``response.incomplete`` or ``response.failed``) brings the
     full response, kept in :attr:`response`; without one the stream was cut (:attr:`complete`
     is ``False``).
+
+    With ``on_call``, each ``function_call`` (or ``custom_tool_call``) item is handed to it the
+    moment its ``response.output_item.done`` arrives (an item whose ``status`` is not
+    ``"completed"`` never is); calls that only the final response lists are handed over then,
+    unless the response is incomplete.
+
+    Attributes:
+        text: The streamed output text so far.
+        response: The final event's response, once it arrived.
+        on_call: Called with each complete call (see above), or ``None``.
+        reported: The call ids handed to ``on_call``, in order.
     """
 
     text: str = ""
     response: Any = None
+    on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
+    reported: list[str] = attrs.field(factory=list, init=False)
     _items: dict[int, Any] = attrs.field(factory=dict)
 
     def add(self, event: Any) -> None:
@@ -236,9 +249,40 @@ class ResponsesStreamAccumulator:
         if kind == "response.output_text.delta":
             self.text += field(event, "delta", "")
         elif kind == "response.output_item.done":
-            self._items[field(event, "output_index", len(self._items))] = field(event, "item")
+            item = field(event, "item")
+            self._items[field(event, "output_index", len(self._items))] = item
+            if (
+                self.on_call is not None
+                and field(item, "type") in _CALL_ITEMS
+                and field(item, "status", "completed") == "completed"
+            ):
+                self._report(responses_tool_calls([item]))
         elif kind in _TERMINAL:
             self.response = field(event, "response")
+            if self.on_call is not None and field(self.response, "status") == "completed":
+                self.finish()
+
+    def finish(self) -> None:
+        """The response completed: hand the calls not handed over yet to ``on_call``."""
+        if self.on_call is not None:
+            self._report(self.tool_calls())
+
+    def _report(self, calls: Sequence[ToolCallBlock]) -> None:
+        on_call = self.on_call
+        assert on_call is not None
+        for call in calls:
+            if call.id not in self.reported:
+                on_call(call)
+                self.reported.append(call.id)
+
+    def done_output(self, calls: Collection[str]) -> list[Any]:
+        """The items done so far, ``function_call`` items only those in ``calls`` (the output of
+        a stream that broke off after handing those calls over)."""
+        return [
+            item
+            for _, item in sorted(self._items.items())
+            if field(item, "type") not in _CALL_ITEMS or field(item, "call_id") in calls
+        ]
 
     @property
     def complete(self) -> bool:
@@ -268,7 +312,8 @@ class ResponsesModel:
         model: The model name.
         input: The input items so far.
         instructions: Optional system instructions.
-        stream: Stream the reply (read to the end, then closed).
+        stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
+            then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         strict: Passed to :func:`responses_tools`.
         options: Extra keyword arguments for every ``create`` call.
     """
@@ -293,40 +338,72 @@ class ResponsesModel:
             ProviderResponseError: The response failed (``status: "failed"``).
             ProviderStreamError: The stream reported an error, or ended before its final event.
         """
+        return await self._step(tools, None)
+
+    @property
+    def step_streaming(self) -> StepStreaming | None:
+        """With ``stream=True``: :meth:`step`, handing each call item to ``on_call`` when it is
+        done (see :class:`~trio_harness.turn.StreamingTurnModel`); else ``None``."""
+        return self._step if self.stream else None
+
+    async def _step(
+        self, tools: Sequence[dict[str, Any]], on_call: Callable[[ToolCallBlock], object] | None
+    ) -> ModelStep:
         request: dict[str, Any] = {"model": self.model, "input": self.input, **self.options}
         if self.instructions is not None:
             request["instructions"] = self.instructions
         if tools:
             request["tools"] = responses_tools(list(tools), strict=self.strict)
+        reported: list[str] | None = None
         if not self.stream:
             response = await self.client.responses.create(**request)
             output = list(field(response, "output", ()))
         else:
-            accumulator = ResponsesStreamAccumulator()
-            await feed_stream(
-                self.client.responses.with_streaming_response.create(**request, stream=True),
-                accumulator.add,
-            )
-            if not accumulator.complete:
-                raise ProviderStreamError(
-                    "the stream ended before its final event (response.completed, "
-                    "response.incomplete or response.failed)"
+            accumulator = ResponsesStreamAccumulator(on_call=on_call)
+            try:
+                await feed_stream(
+                    self.client.responses.with_streaming_response.create(**request, stream=True),
+                    accumulator.add,
                 )
+                if not accumulator.complete:
+                    raise ProviderStreamError(
+                        "the stream ended before its final event (response.completed, "
+                        "response.incomplete or response.failed)"
+                    )
+                finish = responses_finish(accumulator.response)
+            except BaseException:
+                if accumulator.reported:
+                    # Calls already run: the conversation keeps them (and the items done), so
+                    # their results answer a call item.
+                    self._store(accumulator.done_output(accumulator.reported))
+                raise
             response = accumulator.response
             output = accumulator.output()
+            if on_call is not None:
+                reported = accumulator.reported
         finish = responses_finish(response)
         text, refusal = _output_text(output)
         if self.stream and not text:
             text = accumulator.text
         calls = responses_tool_calls(output)
-        calls, cut = split_cut(finish, calls)
-        stored = [dump(item) for item in output]
-        if cut:
-            stored = [item for item in stored if item.get("type") not in _CALL_ITEMS]
-        self._custom = {
-            item["call_id"] for item in stored if item.get("type") == "custom_tool_call"
-        }
-        self.input.extend(stored)
+        if reported is not None:
+            # Streamed: the calls handed over ran, cut short or not; the rest never run.
+            cut = [call for call in calls if call.id not in reported]
+            calls = [call for call in calls if call.id in reported]
+            stored = self._store(
+                [
+                    item
+                    for item in output
+                    if field(item, "type") not in _CALL_ITEMS or field(item, "call_id") in reported
+                ]
+            )
+        else:
+            calls, cut = split_cut(finish, calls)
+            stored = self._store(
+                [item for item in output if field(item, "type") not in _CALL_ITEMS]
+                if cut
+                else output
+            )
         return ModelStep(
             text=text,
             tool_calls=tuple(calls),
@@ -338,6 +415,14 @@ class ResponsesModel:
             usage=responses_usage(field(response, "usage")),
             response_id=field(response, "id"),
         )
+
+    def _store(self, output: Sequence[Any]) -> list[dict[str, Any]]:
+        stored = [dump(item) for item in output]
+        self._custom = {
+            item["call_id"] for item in stored if item.get("type") == "custom_tool_call"
+        }
+        self.input.extend(stored)
+        return stored
 
     def add_tool_results(self, results: Sequence[StepResult]) -> None:
         """Append the step's results as ``function_call_output`` (or

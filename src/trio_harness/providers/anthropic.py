@@ -15,12 +15,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
 
-from .._apps import FinishReason, ModelStep, Usage
+from .._apps import FinishReason, ModelStep, StepStreaming, Usage
 from .._json import js_json, parse_arguments
 from .._pool import StepResult, ToolCallBlock
 from ._common import (
@@ -206,6 +207,17 @@ def messages_usage(usage: Any) -> Usage | None:
 class _Block:
     data: dict[str, Any]
     json: list[str] = attrs.field(factory=list)
+    stopped: bool = False
+    reported: bool = False
+
+
+def _complete_object(text: str) -> bool:
+    # Whether streamed input JSON is one whole object: no proper prefix of an object's text is
+    # (its closing brace comes last), so a block cut off mid-arguments never passes.
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 @attrs.define(eq=False)
@@ -215,12 +227,20 @@ class MessagesStreamAccumulator:
     ``tool_use`` blocks collect their ``input_json_delta`` fragments; the joined text is the
     call's argument text as the model streamed it (``"{}"`` when it streamed none).
 
+    With ``on_call``, each ``tool_use`` block is handed to it the moment it is complete: when
+    its ``content_block_stop`` arrives with a whole JSON object as its input, when a later block
+    starts, or when ``message_delta`` brings a stop reason that does not cut the reply (then
+    every call not handed over yet is). A block cut off by ``max_tokens`` (or a refusal) is
+    never handed over.
+
     Attributes:
         text: The streamed text so far.
         stop_reason: From the ``message_delta`` event.
         id: The message id (``message_start``).
         usage: The usage so far (``message_start``, updated by ``message_delta``), as a dict.
         complete: Whether ``message_stop`` arrived.
+        on_call: Called with each complete call (see above), or ``None``.
+        reported: How many ``tool_use`` blocks were handed to ``on_call`` (the first ones).
     """
 
     text: str = ""
@@ -228,7 +248,11 @@ class MessagesStreamAccumulator:
     id: str | None = None
     usage: dict[str, Any] | None = None
     complete: bool = False
+    on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
+    reported: int = attrs.field(default=0, init=False)
     _blocks: dict[int, _Block] = attrs.field(factory=dict)
+    # The tool_use blocks in stream order (block indices increase), and the reported ones.
+    _tools: list[_Block] = attrs.field(factory=list)
 
     def add(self, event: Any) -> None:
         """Merge one stream event.
@@ -242,7 +266,23 @@ class MessagesStreamAccumulator:
             self.id = field(message, "id", self.id)
             self._usage(field(message, "usage"))
         elif kind == "content_block_start":
-            self._blocks[field(event, "index", 0)] = _Block(dump(field(event, "content_block")))
+            if self.on_call is not None:
+                self._report(len(self._tools))  # a later block begins: the earlier are complete
+            started = _Block(dump(field(event, "content_block")))
+            self._blocks[field(event, "index", 0)] = started
+            if started.data.get("type") == "tool_use":
+                self._tools.append(started)
+        elif kind == "content_block_stop":
+            stopped = self._blocks.get(field(event, "index", 0))
+            if stopped is not None:
+                stopped.stopped = True
+                if (
+                    self.on_call is not None
+                    and self._tools
+                    and self._tools[-1] is stopped
+                    and _complete_object(self._arguments(stopped))
+                ):
+                    self._report(len(self._tools))
         elif kind == "content_block_delta":
             index = field(event, "index", 0)
             block = self._blocks.get(index)
@@ -257,6 +297,10 @@ class MessagesStreamAccumulator:
                 block.data["text"] = block.data.get("text", "") + piece
                 self.text += piece
             elif delta_kind == "input_json_delta":
+                if block.reported:
+                    raise ProviderStreamError(
+                        f"the stream continued content block {index} after it was complete"
+                    )
                 block.json.append(field(delta, "partial_json", ""))
             elif delta_kind == "thinking_delta":
                 block.data["thinking"] = block.data.get("thinking", "") + field(
@@ -267,8 +311,30 @@ class MessagesStreamAccumulator:
         elif kind == "message_delta":
             self.stop_reason = field(field(event, "delta"), "stop_reason", self.stop_reason)
             self._usage(field(event, "usage"))
+            if self.stop_reason is not None:
+                self.finish()
         elif kind == "message_stop":
             self.complete = True
+
+    def finish(self) -> None:
+        """The message ended: hand the calls not handed over yet to ``on_call``, unless the
+        reply was cut short (``max_tokens``, a refusal)."""
+        if self.on_call is None or messages_finish(self.stop_reason) in CUT:
+            return
+        self._report(len(self._tools))
+
+    def _report(self, count: int) -> None:
+        on_call = self.on_call
+        assert on_call is not None
+        while self.reported < count:
+            block = self._tools[self.reported]
+            block.reported = True
+            on_call(
+                ToolCallBlock(
+                    block.data.get("id", ""), block.data.get("name", ""), self._arguments(block)
+                )
+            )
+            self.reported += 1
 
     def _usage(self, usage: Any) -> None:
         if usage is None:
@@ -289,15 +355,31 @@ class MessagesStreamAccumulator:
             if block.data.get("type") == "tool_use"
         ]
 
-    def message(self, *, keep_calls: bool = True) -> dict[str, Any]:
+    def message(
+        self, *, keep_calls: bool = True, calls: int | None = None, partial: bool = False
+    ) -> dict[str, Any]:
         """The assistant message: ``tool_use`` inputs parsed from the streamed text (an input that
         is not a JSON object is stored as ``{}``, the only form the API takes back; the call's
-        argument text keeps what was streamed, so the tool reports it)."""
+        argument text keeps what was streamed, so the tool reports it).
+
+        Args:
+            keep_calls: ``False`` leaves the ``tool_use`` blocks out.
+            calls: Keep only the first ``calls`` ``tool_use`` blocks (e.g. :attr:`reported`).
+            partial: The stream broke off: keep text blocks (the text so far, when not empty)
+                and other blocks only once they stopped (a thinking block without its
+                signature is refused by the API).
+        """
         content = []
+        kept = {id(block) for block in (self._tools if calls is None else self._tools[:calls])}
         for _, block in sorted(self._blocks.items()):
             data = dict(block.data)
+            if partial and data.get("type") != "tool_use":
+                if data.get("type") == "text" and not data.get("text"):
+                    continue
+                if data.get("type") != "text" and not block.stopped:
+                    continue
             if data.get("type") == "tool_use":
-                if not keep_calls:
+                if not keep_calls or id(block) not in kept:
                     continue
                 parsed = parse_arguments(self._arguments(block))
                 data["input"] = parsed if isinstance(parsed, dict) else {}
@@ -315,7 +397,8 @@ class MessagesModel:
         messages: The conversation so far (Messages format).
         max_tokens: Sent on every request (the API requires it).
         system: Optional system prompt.
-        stream: Stream the reply (read to the end, then closed).
+        stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
+            then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         options: Extra keyword arguments for every ``create`` call.
     """
 
@@ -342,6 +425,18 @@ class MessagesModel:
             ProviderStreamError: The stream reported an error, ended before ``message_stop``,
                 or sent a delta for a block that never started.
         """
+        return await self._step(tools, None)
+
+    @property
+    def step_streaming(self) -> StepStreaming | None:
+        """With ``stream=True``: :meth:`step`, handing each ``tool_use`` block to ``on_call`` the
+        moment it is complete (see :class:`~trio_harness.turn.StreamingTurnModel`); a reply cut
+        short keeps the calls handed over before the cut; else ``None``."""
+        return self._step if self.stream else None
+
+    async def _step(
+        self, tools: Sequence[dict[str, Any]], on_call: Callable[[ToolCallBlock], object] | None
+    ) -> ModelStep:
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
@@ -361,20 +456,37 @@ class MessagesModel:
             usage = messages_usage(field(message, "usage"))
             response_id = field(message, "id")
         else:
-            accumulator = MessagesStreamAccumulator()
-            await feed_stream(
-                self.client.messages.with_streaming_response.create(**request, stream=True),
-                accumulator.add,
-            )
-            if not accumulator.complete:
-                raise ProviderStreamError("the stream ended before message_stop")
+            accumulator = MessagesStreamAccumulator(on_call=on_call)
+            try:
+                await feed_stream(
+                    self.client.messages.with_streaming_response.create(**request, stream=True),
+                    accumulator.add,
+                )
+                if not accumulator.complete:
+                    raise ProviderStreamError("the stream ended before message_stop")
+                accumulator.finish()
+            except BaseException:
+                if accumulator.reported:
+                    # Calls already run: the conversation keeps them (and the text so far), so
+                    # their results answer a call message.
+                    self.messages.append(
+                        accumulator.message(calls=accumulator.reported, partial=True)
+                    )
+                raise
             calls = accumulator.tool_calls()
             stop = accumulator.stop_reason
             finish = messages_finish(stop)
-            reply = accumulator.message(keep_calls=finish not in CUT)
+            if on_call is not None:
+                reply = accumulator.message(calls=accumulator.reported)
+            else:
+                reply = accumulator.message(keep_calls=finish not in CUT)
             usage = messages_usage(accumulator.usage)
             response_id = accumulator.id
-        calls, cut = split_cut(finish, calls)
+        if on_call is not None:
+            # Streamed: the calls handed over ran, cut short or not; the rest never run.
+            calls, cut = calls[: accumulator.reported], calls[accumulator.reported :]
+        else:
+            calls, cut = split_cut(finish, calls)
         if reply["content"]:
             self.messages.append(reply)
         text = "".join(

@@ -23,7 +23,9 @@ Responses API: :func:`responses_tools`, :func:`responses_tool_calls`,
 The ready turn-loop models :class:`ChatCompletionsModel` and :class:`ResponsesModel` drive an SDK
 client the application created (and closes: use ``async with openai.AsyncOpenAI(...)``). A reply
 cut short (``finish_reason: "length"``, an incomplete response) never runs its tool calls; they
-are reported in ``ModelStep.cut_calls`` and left out of the stored conversation.
+are reported in ``ModelStep.cut_calls`` and left out of the stored conversation. Streamed through
+``run_turn`` (``stream=True``), each call starts once it is complete, so the calls complete before
+a cut ran: they stay in ``tool_calls`` and in the stored message, with their results.
 """
 
 from __future__ import annotations
