@@ -103,6 +103,7 @@ ORDER: list[tuple[str, float]] = [
     ("_apps.typed", 7.30),
     ("_apps.boundary", 7.305),
     ("_apps.conversation", 7.307),
+    ("_apps.turn_model", 7.308),
     ("_apps.turn", 7.31),
     ("_apps.sigint", 7.32),
     ("_apps.agent", 7.33),

@@ -35,22 +35,24 @@ from .conversation import (
 )
 from .sigint import abort_on_sigint, run_app
 from .turn import (
-    FinishReason,
     ModelReplied,
     ModelRequested,
-    ModelStep,
     StepFinished,
     StepStarted,
-    StepStreaming,
-    StreamingTurnModel,
     ToolCommitted,
     ToolStarted,
     TurnEvent,
-    TurnModel,
     TurnResult,
-    Usage,
     plan_groups,
     run_turn,
+)
+from .turn_model import (
+    FinishReason,
+    ModelStep,
+    StepStreaming,
+    StreamingTurnModel,
+    TurnModel,
+    Usage,
 )
 from .typed import tool
 

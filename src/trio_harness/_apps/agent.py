@@ -37,7 +37,8 @@ from .conversation import (
     record_messages,
     settle_step,
 )
-from .turn import ModelStep, StepStreaming, TurnEvent, TurnModel, TurnResult, run_turn
+from .turn import TurnEvent, TurnResult, run_turn
+from .turn_model import ModelStep, StepStreaming, TurnModel
 
 __all__ = ["Agent", "open_agent"]
 
