@@ -86,6 +86,12 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.families", 7.138),
     ("_conformance.generate", 7.14),
     ("_conformance.runner", 7.15),
+    ("_conformance.value_knobs", 7.1501),
+    ("_conformance.json_leaves", 7.1502),
+    ("_conformance.solver", 7.1503),
+    ("_conformance.values", 7.1505),
+    ("_conformance.schema_strategies", 7.1506),
+    ("_conformance.raw_arguments", 7.1507),
     ("_conformance.strategies", 7.151),
     ("_conformance.fuzz_requests", 7.1515),
     ("_conformance.fuzz", 7.152),
@@ -109,6 +115,9 @@ ORDER: list[tuple[str, float]] = [
     ("providers.openai", 7.62),
     ("providers.anthropic", 7.63),
     ("providers", 7.69),
+    ("_testing.rules", 7.40),
+    ("_testing.monitor", 7.41),
+    ("_testing", 7.44),
     ("testing", 7.45),
     ("lowlevel", 7.5),
     ("agent", 7.505),
@@ -142,7 +151,8 @@ TRIO_ALLOWED = {
     "_apps.agent",
     "mcp",  # an MCP server's stderr is read by a Trio task
     "providers._common",
-    "testing",  # PoolMonitor reads Trio's clock
+    "_testing.rules",  # a body cut short by trio.Cancelled
+    "_testing.monitor",  # PoolMonitor reads Trio's clock and watches the driver task
     "__main__",
 }
 

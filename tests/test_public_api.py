@@ -588,6 +588,7 @@ TESTING = [
     "ArgumentText",
     "BodyRecord",
     "PoolMonitor",
+    "PoolViolation",
     "argument_texts",
     "check_session",
     "invalid_values",

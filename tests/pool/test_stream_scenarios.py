@@ -149,6 +149,7 @@ def _streamed(arrivals: Sequence[float], seen: dict[str, Any]) -> Iterator[None]
             seen["blocks"] = blocks
             seen["cap"] = options.get("max_parallel_tool_calls")
             seen["session"] = session
+            options["tracer"] = monitor  # the monitor watches every phase of the step
         try:
             return await execute_tool_calls(runtime, session, receive, **options)
         except BaseException:

@@ -137,7 +137,7 @@ async def test_an_exclusive_call_waits_for_every_earlier_commit_and_blocks_later
     start = trio.current_time()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_feed, send, script)
-        await execute_tool_calls(runtime, session, receive)
+        await execute_tool_calls(runtime, session, receive, tracer=monitor)
     # c2 (exclusive, arrived at 1.5) starts once c0 (3.5) and c1 committed; c3 and c4 (arrived
     # at 2.0 and 2.5) start when c2 is committed at 4.5.
     assert [(call_id, at - start) for _, call_id, at in log] == [

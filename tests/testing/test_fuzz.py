@@ -197,8 +197,11 @@ def test_fuzz_draws_tied_scenarios_and_skips_them() -> None:
 def test_fuzz_finds_a_port_that_reads_whitespace_as_empty(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # The search stops at the first disagreement; the budget is generous because how soon a
+    # seed reaches whitespace-only text moves with the literals of the library (hypothesis draws
+    # constants from local modules): 47 to 612 cases for seeds 1-3 when this was written.
     argv = ["--port", port("whitespace_is_empty"), "--area", "validation"]
-    status, out, _ = fuzz(capsys, *argv, "--examples", "300", "--seed", "1")
+    status, out, _ = fuzz(capsys, *argv, "--examples", "1000", "--seed", "1")
     assert status == 1
     vector = minimal_vector(out)
     assert vector["op"] == "parseArguments"

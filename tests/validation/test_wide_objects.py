@@ -21,6 +21,10 @@ from trio_harness import validate_json_schema_value
 from trio_harness._validation.compiled import _build, _generated_source
 
 PATHS = st.sampled_from(["value", "", "a.b"])
+#: Small property values: the width is the point here, and a step draws up to ten objects of
+#: 240 declared names (the default knobs, long strings and 24-item arrays, overflow hypothesis's
+#: entropy budget: ``data_too_large``).
+VALUES = json_values(max_leaves=4, max_size=4, max_string_size=12)
 
 
 class _Key(str):
@@ -80,7 +84,7 @@ def test_a_wide_object_answers_as_the_walker(data: st.DataObject, path: str) -> 
     schema = data.draw(wide_schemas())
     validator = _build(schema)  # no cache: the generated code itself, every time
     for _ in range(4):
-        value = data.draw(wide_values(schema, json_values()))
+        value = data.draw(wide_values(schema, VALUES))
         assert validator(value, path) == validate_json_schema_value(schema, value, path)
         odd = data.draw(wide_values(schema, any_values(max_leaves=4)))
         assert validator(odd, path) == validate_json_schema_value(schema, odd, path)
@@ -96,8 +100,8 @@ def test_a_wide_object_below_others_answers_as_the_walker(data: st.DataObject, p
     }
     validator = _build(schema)
     for _ in range(4):
-        inner = data.draw(wide_values(wide, json_values()))
-        value = {"": inner, "list": [inner, data.draw(wide_values(wide, json_values()))]}
+        inner = data.draw(wide_values(wide, VALUES))
+        value = {"": inner, "list": [inner, data.draw(wide_values(wide, VALUES))]}
         assert validator(value, path) == validate_json_schema_value(schema, value, path)
 
 

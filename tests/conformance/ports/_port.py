@@ -24,9 +24,12 @@ def serve(transform: Transform | None = None) -> None:
         if answered is None:
             continue
         if transform is not None:
-            answer = json.loads(answered)
-            if "expected" in answer:
-                answered = json.dumps(transform(json.loads(line), answer))
+            try:
+                answer = json.loads(answered)
+                if "expected" in answer:
+                    answered = json.dumps(transform(json.loads(line), answer))
+            except RecursionError:
+                pass  # nesting past the stdlib's limit: no planted bug concerns it; as answered
         sys.stdout.write(answered + "\n")
         sys.stdout.flush()
 
