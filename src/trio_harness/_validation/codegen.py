@@ -240,16 +240,16 @@ class _CollectGen:
     def root(self, node: dict[str, object]) -> str:
         """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
 
-        A bounded root runs check-only code first and calls the collector only when it fails
-        (returning from the check is cheaper than raising ``_Invalid`` for a small value).
+        A root that is not a union runs check-only code first (the whole tree inline, also an
+        unbounded one) and calls the collector only when it fails (returning from the check is
+        cheaper than raising ``_Invalid`` for a small value): a valid value pays only for the
+        check. An invalid one pays the check up to its first failure (cheap, bounded checks
+        come first, see ``_cost``) and then the collector, which walks unbounded nodes directly.
         """
         name = self.src.name("_collect")
         body: list[str] = []
-        bounded = "oneOf" not in node and id(node) not in self.src.unbounded
-        if bounded:
-            self.collect(node, "v", _PathCode("path", True), body, 2)
-        else:
-            self.emit(node, "v", _PathCode("path", True), body, 2)
+        bounded = "oneOf" not in node
+        self.collect(node, "v", _PathCode("path", True), body, 2)
         self.src.functions.append(
             [
                 f"def {name}(v, path):",

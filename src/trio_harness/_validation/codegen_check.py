@@ -226,14 +226,18 @@ class Source:
 # The bound as an int literal (a code constant): an int compares with an int faster than with a
 # float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
 _MAX_LITERAL: Final = repr(MAX_FINITE_JSON_INT)
+#: The largest one-digit CPython int, the fast path of the bound check.
+_SMALL: Final = repr(2**30 - 1)
 
 
 def _number_test(var: str, integer: bool) -> str:
     """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
     not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
     finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
+    # A one-digit int (below 2**30) is compared first: CPython specialises int comparisons
+    # only for such operands, and comparing with the 309-digit bound takes the generic path.
     return (
-        f"(_t is int and -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL}"
+        f"(_t is int and (-{_SMALL} <= {var} <= {_SMALL} or -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL})"
         f" or _t is float and {finite_float} and {not_negative_zero})"
     )
 

@@ -159,6 +159,9 @@ def _one(branches: tuple[Callable[[object], bool], ...], value: object) -> bool:
 def _lossless(value: object) -> bool:
     """``is_json_value`` for the generated code: same answer, faster on small containers.
 
+    Ints are compared with ``0x3FFFFFFF`` (the largest one-digit CPython int) first: CPython
+    specialises comparisons of one-digit ints, one with the 309-digit bound takes the generic path.
+
     A first pass checks the value's own items and the items of its list items in place, with
     no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper
     than that are left to :func:`_lossless_rest`. A ``False`` found on the way is final: a
@@ -178,7 +181,10 @@ def _lossless(value: object) -> bool:
     elif kind is str or kind is bool or value is None:
         return True
     elif kind is int:
-        return -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT  # type: ignore[operator]
+        return (
+            -0x3FFFFFFF <= value <= 0x3FFFFFFF
+            or -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT
+        )  # type: ignore[operator]
     elif kind is float:
         return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)  # type: ignore[operator]
     else:
@@ -189,7 +195,10 @@ def _lossless(value: object) -> bool:
         if kind is str or kind is bool or item is None:
             continue
         if kind is int:
-            if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:  # type: ignore[operator]
+            if (
+                -0x3FFFFFFF <= item <= 0x3FFFFFFF
+                or -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT
+            ):  # type: ignore[operator]
                 continue
             return False
         if kind is float:
@@ -202,7 +211,10 @@ def _lossless(value: object) -> bool:
                 if kind is str or kind is bool or sub is None:
                     continue
                 if kind is int:
-                    if -MAX_FINITE_JSON_INT <= sub <= MAX_FINITE_JSON_INT:
+                    if (
+                        -0x3FFFFFFF <= sub <= 0x3FFFFFFF
+                        or -MAX_FINITE_JSON_INT <= sub <= MAX_FINITE_JSON_INT
+                    ):
                         continue
                     return False
                 if kind is float:
@@ -252,7 +264,10 @@ def _lossless_rest(value: object, stack: list[object]) -> bool:
             if kind is str or kind is bool or item is None:
                 continue
             if kind is int:
-                if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:  # type: ignore[operator]
+                if (
+                    -0x3FFFFFFF <= item <= 0x3FFFFFFF
+                    or -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT
+                ):  # type: ignore[operator]
                     continue
                 return False
             if kind is float:
