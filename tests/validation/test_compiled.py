@@ -127,6 +127,26 @@ def test_arrays_of_objects_report_every_element_in_order() -> None:
     assert _build(BULK)({"table": "t", "records": records[:3]}, "") == []
 
 
+def test_an_unbounded_root_is_checked_first_and_collected_only_when_invalid() -> None:
+    # A root holding an array of objects runs the check-only pass first (a valid value pays
+    # for nothing else); a failure late in the array falls back to the collector, whose
+    # messages are the walker's, byte for byte.
+    validator = _build(BULK)
+    assert validator.__name__.startswith("_check")
+    records: list[object] = [{"id": i, "tags": ["a"], "meta": {"n": [i]}} for i in range(200)]
+    value = {"table": "t", "records": records}
+    assert validator(value, "") == [] == validate_json_schema_value(BULK, value, "")
+    records[199] = {"id": 2**31, "tags": ["a", 1], "x": None}
+    records[198] = {"id": -(2**31), "meta": 1.5}
+    expected = validate_json_schema_value(BULK, value, "")
+    assert expected == [
+        '"records[199].tags[1]" must be a string',
+        '"records[199].x" is not a declared property (additionalProperties: false)',
+    ]
+    assert validator(value, "") == expected
+    assert validator(value, "args") == validate_json_schema_value(BULK, value, "args")
+
+
 def test_generated_source_is_available_for_debugging() -> None:
     text = _generated_source(compile_validator(BULK))
     assert text.startswith("def _")

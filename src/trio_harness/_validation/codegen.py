@@ -38,7 +38,7 @@ from .codegen_check import (
 )
 from .walker import ONE_OF_MISMATCH
 
-__all__ = ["GeneratedSource", "generate"]
+__all__ = ["GeneratedSource", "generate", "generate_check"]
 
 #: A path with this many key/index segments is bound to a variable (collector code only), so a
 #: message expression never grows with the depth.
@@ -64,6 +64,19 @@ def generate(schema: dict[str, object]) -> GeneratedSource:
     """Generate the specialised checker source for an asserted ``schema``."""
     source = Source(schema)
     entry = _CollectGen(source, ValidGen(source)).root(schema)
+    return GeneratedSource(
+        "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
+        entry,
+        source.namespace,
+    )
+
+
+def generate_check(schema: dict[str, object]) -> GeneratedSource:
+    """Generate only the check-only ``(value) -> bool`` function of ``schema`` (raises only on
+    hostile keys): the fast path of the extended vocabulary, whose inline bounds it tests
+    (see :func:`~.codegen_check.bound_tests`); the caller collects violations its own way."""
+    source = Source(schema)
+    entry = ValidGen(source).function(schema)
     return GeneratedSource(
         "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
         entry,

@@ -16,6 +16,7 @@ from typing import Final
 from .._json import MAX_FINITE_JSON_INT
 
 __all__ = [
+    "BOUND_KEYWORDS",
     "INLINE_NODES",
     "INLINE_UNION",
     "MAX_BLOCK_DEPTH",
@@ -23,6 +24,7 @@ __all__ = [
     "TABLE_WIDTH",
     "Source",
     "ValidGen",
+    "bound_tests",
     "kind_of",
     "leaf_key",
     "literal_set",
@@ -51,6 +53,41 @@ SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
     "boolean": (bool,),
     "null": (type(None),),
 }
+
+
+#: The extended vocabulary's bounds that check-only code tests inline (see :func:`bound_tests`),
+#: by keyword: the comparison, and whether it is on the value's length.
+BOUND_KEYWORDS: Final[dict[str, tuple[str, bool]]] = {
+    "minimum": (">=", False),
+    "exclusiveMinimum": (">", False),
+    "maximum": ("<=", False),
+    "exclusiveMaximum": ("<", False),
+    "minLength": (">=", True),
+    "maxLength": ("<=", True),
+    "minItems": (">=", True),
+    "maxItems": ("<=", True),
+    "minProperties": (">=", True),
+    "maxProperties": ("<=", True),
+}
+
+
+def bound_tests(node: dict[str, object], var: str) -> list[str]:
+    """Expressions true iff ``var`` (of the node's type, already checked) is within the node's
+    extended-vocabulary bounds: the comparisons of :mod:`.extended`'s leaf checks, written as
+    exact literals (an asserted bound is a finite number; a count compares as an ``int``).
+
+    Strict schemas have none of these keywords, so their generated code never changes.
+    """
+    tests = []
+    for key, (operator, on_length) in BOUND_KEYWORDS.items():
+        if key not in node:
+            continue
+        bound = node[key]
+        if on_length:
+            tests.append(f"len({var}) {operator} {int(bound)!r}")  # type: ignore[call-overload]
+        else:
+            tests.append(f"{var} {operator} {bound!r}")
+    return tests
 
 
 def kind_of(type_name: str, value: object) -> bool:
@@ -163,6 +200,8 @@ def leaf_key(node: dict[str, object]) -> object:
         return ("any",)
     if type_name == "object" or type_name == "array":
         return None
+    if any(key in node for key in BOUND_KEYWORDS):
+        return ("bounded", id(node))  # extended-vocabulary bounds: never shared
     if "enum" not in node and "const" not in node:
         return type_name  # the common leaf: its type alone (no allocation)
     enum = node.get("enum")
@@ -342,6 +381,7 @@ class ValidGen:
             self._object(node, var, out, depth, fail, direct, calls)
         elif type_name == "array":
             out.append(f"{pad}if type({var}) is not list: {fail}")
+            out.extend(f"{pad}if not {test}: {fail}" for test in bound_tests(node, var))
             if untyped_items(node):
                 out.append(f"{pad}if not _lossless({var}): {fail}")
             else:
@@ -369,6 +409,7 @@ class ValidGen:
                 out.append(f"{pad}if {var} != {self.src.const(const)}: {fail}")
             else:
                 out.append(f"{pad}{fail}")
+        out.extend(f"{pad}if not {test}: {fail}" for test in bound_tests(node, var))
 
     def _table(
         self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
@@ -404,6 +445,7 @@ class ValidGen:
         pad = "    " * depth
         src = self.src
         out.append(f"{pad}if type({var}) is not dict: {fail}")
+        out.extend(f"{pad}if not {test}: {fail}" for test in bound_tests(node, var))
         required_list: list[str] = node.get("required") or []  # type: ignore[assignment]
         required = set(required_list)
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
