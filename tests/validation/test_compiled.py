@@ -249,16 +249,23 @@ _CLOSED_VALUES: list[object] = [
 ]
 
 
-@pytest.mark.parametrize("value", _CLOSED_VALUES, ids=repr)
+_OPEN = {key: item for key, item in _CLOSED.items() if key != "additionalProperties"}
+
+
+@pytest.mark.parametrize("value", [*_CLOSED_VALUES, {"id": 1, "x": math.nan}], ids=repr)
 @pytest.mark.parametrize("wrap", ["root", "array", "nested"])
-def test_closed_object_key_count_check_agrees_with_the_walker(value: object, wrap: str) -> None:
-    # The check-only code counts declared keys instead of testing each key against the names;
-    # a key that only looks like a declared name (str subclass, alias object) must still fail.
-    schema: dict[str, Any] = _CLOSED
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "open"])
+def test_closed_object_key_count_check_agrees_with_the_walker(
+    value: object, wrap: str, closed: bool
+) -> None:
+    # The check-only code counts declared keys instead of testing each key against the names
+    # (an open object tests undeclared values only when the counts differ); a key that only
+    # looks like a declared name (str subclass, alias object) must still fail.
+    schema: dict[str, Any] = _CLOSED if closed else _OPEN
     if wrap == "array":
-        schema, value = {"type": "array", "items": _CLOSED}, [{"id": 2}, value, {"id": 3}]
+        schema, value = {"type": "array", "items": schema}, [{"id": 2}, value, {"id": 3}]
     elif wrap == "nested":
-        schema = {"type": "object", "properties": {"r": _CLOSED}, "required": ["r"]}
+        schema = {"type": "object", "properties": {"r": schema}, "required": ["r"]}
         value = {"r": value}
     expected = validate_json_schema_value(schema, value, "value")
     assert _build(schema)(value, "value") == expected

@@ -456,11 +456,14 @@ class ValidGen:
             if not direct or name not in properties:
                 out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
         closed = node.get("additionalProperties") is False and bool(properties)
-        # A closed object counts the declared properties it holds; with every key an exact
-        # ``str`` (checked last), "no undeclared key" is "as many keys as declared ones found",
-        # which saves a set lookup per key. Required declared ones are known present.
+        # An object counts the declared properties it holds; with every key an exact ``str``
+        # (checked last), "no undeclared key" is "as many keys as declared ones found", which
+        # saves a set lookup per key (open: and the lossless test of undeclared values is only
+        # needed when the counts differ). Required declared ones are known present. An open
+        # object with one declared property is not counted: it would save one lookup at most.
+        counted = closed or len(properties) > 1
         count = src.name("c")
-        if closed:
+        if counted:
             out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
         for key in sorted(properties, key=lambda k: _cost(properties[k])):
             # Validity does not depend on the order of checks; a required property is read
@@ -472,7 +475,7 @@ class ValidGen:
                 self.child(properties[key], item, out, depth, fail, direct=direct, calls=calls)
             else:
                 out.append(f"{pad}if {name} in {var}:")
-                if closed:
+                if counted:
                     out.append(f"{pad}    {count} += 1")
                 out.append(f"{pad}    {item} = {var}[{name}]")
                 self.child(properties[key], item, out, depth + 1, fail, direct=direct, calls=calls)
@@ -492,8 +495,15 @@ class ValidGen:
             # Open object: undeclared values are covered by no node, so they need the lossless
             # check themselves (see the invariant in walker.py).
             undeclared = src.name("u")
-            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
+            inner = pad
+            if counted:
+                out.append(f"{pad}if len({var}) == {count}:")
+                out.append(f"{pad}    for {key} in {var}:")
+                out.append(f"{pad}        if type({key}) is not str: {fail}")
+                out.append(f"{pad}else:")
+                inner = pad + "    "
+            out.append(f"{inner}for {key}, {undeclared} in {var}.items():")
             out.append(
-                f"{pad}    if type({key}) is not str or "
+                f"{inner}    if type({key}) is not str or "
                 f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
             )
