@@ -71,15 +71,36 @@ def generate(schema: dict[str, object]) -> GeneratedSource:
     )
 
 
-def generate_check(schema: dict[str, object]) -> GeneratedSource:
-    """Generate only the check-only ``(value) -> bool`` function of ``schema`` (raises only on
-    hostile keys): the fast path of the extended vocabulary, whose inline bounds it tests
-    (see :func:`~.codegen_check.bound_tests`); the caller collects violations its own way."""
+def generate_check(schema: dict[str, object], *, entry: bool = False) -> GeneratedSource:
+    """Generate only check-only code for ``schema``: the fast path of the extended vocabulary,
+    whose inline bounds it tests (see :func:`~.codegen_check.bound_tests`); the caller collects
+    violations its own way.
+
+    The entry is a ``(value) -> bool`` function (raises only on hostile keys), or with
+    ``entry`` a ``(value, path='value') -> list[str]`` one: ``[]`` when the inline check passes,
+    else (or when it raises) what ``_walk(value, path)`` returns.
+    """
     source = Source(schema)
-    entry = ValidGen(source).function(schema)
+    valid = ValidGen(source)
+    if entry:
+        name = source.name("_check")
+        check: list[str] = []
+        valid.emit(schema, "v", check, 2, "return _walk(v, path)", direct=True)
+        source.functions.append(
+            [
+                f"def {name}(v, path='value'):",
+                "    try:",
+                *check,
+                "    except Exception:",
+                "        return _walk(v, path)",
+                "    return []",
+            ]
+        )
+    else:
+        name = valid.function(schema)
     return GeneratedSource(
         "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
-        entry,
+        name,
         source.namespace,
     )
 

@@ -36,7 +36,14 @@ from .walker import validate_json_schema_value
 
 _copysign: Final = math.copysign
 
-__all__ = ["MAX_COMPILED_DEPTH", "Invalid", "Validator", "build_check", "compile_validator"]
+__all__ = [
+    "MAX_COMPILED_DEPTH",
+    "Invalid",
+    "Validator",
+    "build_check",
+    "build_checked",
+    "compile_validator",
+]
 
 #: Schemas nested deeper than this are validated by the generic iterative walker.
 MAX_COMPILED_DEPTH: Final = 100
@@ -309,6 +316,14 @@ def build_check(schema: dict[str, object]) -> Callable[[object], bool]:
     hostile dict keys (the caller then asks its collector)."""
     check: Callable[[object], bool] = _load(generate_check(schema), None)  # type: ignore[assignment]
     return check
+
+
+def build_checked(schema: dict[str, object], collect: Validator) -> Validator:
+    """A ``(value, path="value") -> list[str]`` validator: the check-only code generated for
+    ``schema`` (as :func:`build_check`, inline), ``[]`` when it passes, else (or when it raises
+    on a hostile key) ``collect(value, path)``."""
+    validator: Validator = _load(generate_check(schema, entry=True), collect)  # type: ignore[assignment]
+    return validator
 
 
 def _load(generated: GeneratedSource, walk: object) -> object:

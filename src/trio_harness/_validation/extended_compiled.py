@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .._json import is_json_integer, is_json_number, is_json_value
-from .compiled import MAX_COMPILED_DEPTH, Validator, build_check, compile_validator
+from .compiled import MAX_COMPILED_DEPTH, Validator, build_checked, compile_validator
 from .extended import (
     STRICT_LOCAL,
     Formats,
@@ -338,22 +338,18 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
         return compile_validator(schema)
     check = _compile(schema, formats)  # type: ignore[arg-type]
     if _inline_bounds_only(schema, formats):  # type: ignore[arg-type]
-        generated = build_check(schema)  # type: ignore[arg-type]
 
-        def validate_generated(value: object, path: str = "value") -> list[str]:
+        def collect(value: object, path: str) -> list[str]:
+            # Run when the generated check fails (or raises on a hostile key: the collector
+            # then answers as the walker does).
             out: list[str] = []
             try:
-                try:
-                    if generated(value):
-                        return out
-                except Exception:  # a hostile key: the collector answers as the walker
-                    pass
                 check(value, path, out)
             except (TypeError, RecursionError):
                 return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
             return out
 
-        return validate_generated
+        return build_checked(schema, collect)  # type: ignore[arg-type]
     fast = _fast(schema, formats)  # type: ignore[arg-type]
 
     def validate(value: object, path: str = "value") -> list[str]:
