@@ -194,9 +194,11 @@ class _CollectGen:
 
     It also is the hot path: a bounded container node (see
     :func:`~.codegen_check._unbounded`) first runs inline check-only code in a ``try`` and only
-    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid parts cost what the check-only code costs and an invalid
-    part is walked at most twice; unbounded nodes (arrays of containers and their ancestors) are
-    walked by collector code directly, so a late failure never makes a large value walked twice.
+    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid
+    parts cost what the check-only code costs and an invalid part is walked at most twice;
+    below the root (which is checked whole first, see :meth:`root`), unbounded nodes (arrays of
+    containers and their ancestors) are walked by collector code directly, so an invalid value
+    is walked at most twice in all: the root's check up to its first failure, then the collector.
     """
 
     def __init__(self, source: Source, valid: ValidGen) -> None:
