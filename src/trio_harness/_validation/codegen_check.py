@@ -462,9 +462,13 @@ class ValidGen:
         # needed when the counts differ). Required declared ones are known present. An open
         # object with one declared property is not counted: it would save one lookup at most.
         counted = closed or len(properties) > 1
-        count = src.name("c")
-        if counted:
-            out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
+        present = len(required & properties.keys())
+        if present == len(properties):
+            count = repr(present)  # every declared property is required: a constant count
+        else:
+            count = src.name("c")
+            if counted:
+                out.append(f"{pad}{count} = {present}")
         for key in sorted(properties, key=lambda k: _cost(properties[k])):
             # Validity does not depend on the order of checks; a required property is read
             # directly (known present, or a KeyError that the enclosing handler treats as a
