@@ -316,3 +316,46 @@ def test_generated_code_has_a_unique_filename_and_linecache_source() -> None:
     generated = [frame for frame in frames if frame.filename == filename]
     assert generated
     assert all(frame.line for frame in generated)
+
+
+_UNIONS: list[dict[str, Any]] = [
+    {"oneOf": [{"type": "string"}, {"type": "null"}]},
+    {"oneOf": [{"type": "null"}, BULK["properties"]["records"]["items"]]},
+    {"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "boolean"}}]},
+    {"oneOf": [{"type": "number"}, {"type": "string", "enum": ["a"]}, {"type": "boolean"}]},
+    # Not disjoint by type: counted branch by branch, as before.
+    {"oneOf": [{"type": "number"}, {"type": "integer"}]},
+    {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["a"]}]},
+]
+_UNION_VALUES: list[object] = [
+    None,
+    "a",
+    "b",
+    1,
+    2.5,
+    True,
+    -0.0,
+    [True, 1],
+    [],
+    {"id": 1},
+    {"tags": []},
+    {"id": 1, 2: 3},
+    {_Name("id"): 1},
+]
+
+
+@pytest.mark.parametrize("union", _UNIONS, ids=repr)
+@pytest.mark.parametrize("value", _UNION_VALUES, ids=repr)
+def test_unions_disjoint_by_type_check_only_the_branch_of_the_value_type(
+    union: dict[str, Any], value: object
+) -> None:
+    # Check-only code tests a union whose branches have distinct types by the branch of the
+    # value's type alone; as a property, inside an array and at the root it equals the walker.
+    for schema, wrapped in (
+        (union, value),
+        ({"type": "object", "properties": {"u": union}, "required": ["u"]}, {"u": value}),
+        ({"type": "array", "items": union}, [value, None, value]),
+    ):
+        for path in ("", "value"):
+            expected = validate_json_schema_value(schema, wrapped, path)
+            assert _build(schema)(wrapped, path) == expected

@@ -291,6 +291,42 @@ def scalar_test(type_name: str, var: str) -> str:
     return _number_test(var, type_name == "integer")
 
 
+#: The exact Python types each schema type's values have (``number`` and ``integer`` overlap).
+_TYPE_GROUPS: Final = {
+    "string": "str",
+    "boolean": "bool",
+    "null": "None",
+    "object": "dict",
+    "array": "list",
+    "number": "num",
+    "integer": "num",
+}
+
+
+def _disjoint_type_tests(branches: list[dict[str, object]], var: str) -> list[str] | None:
+    """One test per union branch, true iff ``var`` has a type of that branch, when every branch
+    is typed (not itself a union) and no two share a type; else ``None``."""
+    if len(branches) > INLINE_UNION:
+        return None
+    groups = []
+    for branch in branches:
+        type_name = branch.get("type")
+        if "oneOf" in branch or type(type_name) is not str or type_name not in _TYPE_GROUPS:
+            return None
+        groups.append(_TYPE_GROUPS[type_name])
+    if len(set(groups)) != len(groups):
+        return None
+    tests = {
+        "str": f"type({var}) is str",
+        "bool": f"type({var}) is bool",
+        "None": f"{var} is None",
+        "dict": f"type({var}) is dict",
+        "list": f"type({var}) is list",
+        "num": f"(type({var}) is int or type({var}) is float)",
+    }
+    return [tests[group] for group in groups]
+
+
 def untyped_items(node: dict[str, object]) -> bool:
     """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
     items = node.get("items")
@@ -364,6 +400,15 @@ class ValidGen:
         that is not the one inline copy of the whole tree)."""
         pad = "    " * depth
         if "oneOf" in node:
+            tests = _disjoint_type_tests(node["oneOf"], var)  # type: ignore[arg-type]
+            if tests is not None:
+                # Branches of pairwise distinct types: "exactly one matches" is "the branch of
+                # the value's type matches" (a value of no branch's type matches none).
+                for index, (test, branch) in enumerate(zip(tests, node["oneOf"], strict=True)):  # type: ignore[call-overload]
+                    out.append(f"{pad}{'el' if index else ''}if {test}:")
+                    self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
+                out.append(f"{pad}else: {fail}")
+                return
             branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
             if len(branches) > INLINE_UNION:
                 out.append(f"{pad}if not _one({self.src.union(branches)}, {var}): {fail}")
