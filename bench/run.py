@@ -146,7 +146,7 @@ def _mcp(rows: list[Row], quick: bool, details: bool) -> None:
             # Issue 21's rows: the worst tool is named.
             worst = min(range(len(found)), key=found.__getitem__)
             baseline = f"{name} (geomean; worst: {mcp_rows[worst]['tool']})"
-            label = f"MCP {kind} calls vs jsonschema_rs"
+            label = f"MCP {kind} vs jsonschema_rs"
         rows.append((label, baseline, geo, min(found), f">= {target:g}x (geomean)", geo >= target))
 
 
