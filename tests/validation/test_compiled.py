@@ -323,6 +323,22 @@ _UNIONS: list[dict[str, Any]] = [
     {"oneOf": [{"type": "null"}, BULK["properties"]["records"]["items"]]},
     {"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "boolean"}}]},
     {"oneOf": [{"type": "number"}, {"type": "string", "enum": ["a"]}, {"type": "boolean"}]},
+    # Object branches told apart by a required string ``const``: only that branch is checked.
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "a"}, "x": {"type": "integer"}},
+                "required": ["k"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "b"}, "y": {}},
+                "required": ["k", "y"],
+            },
+        ]
+    },
     # Not disjoint by type: counted branch by branch, as before.
     {"oneOf": [{"type": "number"}, {"type": "integer"}]},
     {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["a"]}]},
@@ -341,6 +357,17 @@ _UNION_VALUES: list[object] = [
     {"tags": []},
     {"id": 1, 2: 3},
     {_Name("id"): 1},
+    {"k": "a", "x": 1},
+    {"k": "a", "x": 1.5},
+    {"k": "a", "y": 1},
+    {"k": "b", "y": None},
+    {"k": "b", "y": math.inf},
+    {"k": "b"},
+    {"k": "c", "y": 1},
+    {"k": 1},
+    {"k": _Name("a")},
+    {_Name("k"): "a"},
+    {"k": "b", "y": 1, 3: 4},
 ]
 
 
@@ -349,8 +376,9 @@ _UNION_VALUES: list[object] = [
 def test_unions_disjoint_by_type_check_only_the_branch_of_the_value_type(
     union: dict[str, Any], value: object
 ) -> None:
-    # Check-only code tests a union whose branches have distinct types by the branch of the
-    # value's type alone; as a property, inside an array and at the root it equals the walker.
+    # Check-only code tests a union whose branches have distinct types (or distinct string
+    # tags) by the branch of the value's type (or tag) alone; as a property, inside an array
+    # and at the root it equals the walker.
     for schema, wrapped in (
         (union, value),
         ({"type": "object", "properties": {"u": union}, "required": ["u"]}, {"u": value}),

@@ -327,6 +327,33 @@ def _disjoint_type_tests(branches: list[dict[str, object]], var: str) -> list[st
     return [tests[group] for group in groups]
 
 
+def _discriminator(branches: list[dict[str, object]]) -> tuple[str, list[str]] | None:
+    """``(name, constants)`` when every branch is an object requiring the property ``name``
+    whose schema is a string ``const`` (without ``enum``), one distinct constant per branch."""
+    if len(branches) > INLINE_UNION or any(branch.get("type") != "object" for branch in branches):
+        return None
+    first: dict[str, dict[str, object]] = branches[0].get("properties") or {}  # type: ignore[assignment]
+    for name in first:
+        constants: list[str] = []
+        for branch in branches:
+            required: list[str] = branch.get("required") or []  # type: ignore[assignment]
+            properties: dict[str, dict[str, object]] = branch.get("properties") or {}  # type: ignore[assignment]
+            child = properties.get(name)
+            if (
+                name not in required
+                or child is None
+                or child.get("type") != "string"
+                or "enum" in child
+                or type(child.get("const")) is not str
+            ):
+                break
+            constants.append(child["const"])  # type: ignore[arg-type]
+        else:
+            if len(set(constants)) == len(constants):
+                return name, constants
+    return None
+
+
 def untyped_items(node: dict[str, object]) -> bool:
     """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
     items = node.get("items")
@@ -400,12 +427,27 @@ class ValidGen:
         that is not the one inline copy of the whole tree)."""
         pad = "    " * depth
         if "oneOf" in node:
-            tests = _disjoint_type_tests(node["oneOf"], var)  # type: ignore[arg-type]
+            union: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
+            tests = _disjoint_type_tests(union, var)
             if tests is not None:
                 # Branches of pairwise distinct types: "exactly one matches" is "the branch of
                 # the value's type matches" (a value of no branch's type matches none).
-                for index, (test, branch) in enumerate(zip(tests, node["oneOf"], strict=True)):  # type: ignore[call-overload]
+                for index, (test, branch) in enumerate(zip(tests, union, strict=True)):
                     out.append(f"{pad}{'el' if index else ''}if {test}:")
+                    self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
+                out.append(f"{pad}else: {fail}")
+                return
+            tag = _discriminator(union)
+            if tag is not None:
+                # Object branches told apart by a required string ``const`` property: at most
+                # one branch can match, the one whose constant the value's tag equals.
+                name, constants = tag
+                value = self.src.name("g")
+                out.append(f"{pad}if type({var}) is not dict: {fail}")
+                out.append(f"{pad}{value} = {var}.get({name!r})")
+                out.append(f"{pad}if type({value}) is not str: {fail}")
+                for index, (constant, branch) in enumerate(zip(constants, union, strict=True)):
+                    out.append(f"{pad}{'el' if index else ''}if {value} == {constant!r}:")
                     self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
                 out.append(f"{pad}else: {fail}")
                 return
