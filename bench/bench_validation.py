@@ -131,7 +131,8 @@ def measure(argv: list[str], *, show: bool = True) -> dict[str, Any]:
     """Time every tool; print the per-tool table when ``show``; return the figures.
 
     Returns:
-        ``{"totals": {kind: {validator: [ns per tool]}}, "misses": [...], "rounds": r, "number": n}``.
+        ``{"totals": {kind: {validator: [ns per tool]}}, "misses": [...], "rounds": r,
+        "number": n, "tools": [tool names, in the order of the totals]}``.
     """
     quick = "--quick" in argv
     paths = [Path(arg) for arg in argv if not arg.startswith("--")]
@@ -162,7 +163,8 @@ def measure(argv: list[str], *, show: bool = True) -> dict[str, Any]:
             if show:
                 print(f"{tool['name']:<22}{kind:<8}" + "".join(f"{row[n]:>16.0f}" for n in NAMES))
             misses += _misses(tool["name"], kind, row)
-    return {"totals": totals, "misses": misses, "rounds": rounds, "number": number}
+    names = [tool["name"] for tool in corpus["tools"]]
+    return {"totals": totals, "misses": misses, "rounds": rounds, "number": number, "tools": names}
 
 
 def ratios(totals: dict[str, dict[str, list[float]]], kind: str, other: str) -> list[float]:

@@ -127,6 +127,26 @@ def test_arrays_of_objects_report_every_element_in_order() -> None:
     assert _build(BULK)({"table": "t", "records": records[:3]}, "") == []
 
 
+def test_an_unbounded_root_is_checked_first_and_collected_only_when_invalid() -> None:
+    # A root holding an array of objects runs the check-only pass first (a valid value pays
+    # for nothing else); a failure late in the array falls back to the collector, whose
+    # messages are the walker's, byte for byte.
+    validator = _build(BULK)
+    assert validator.__name__.startswith("_check")
+    records: list[object] = [{"id": i, "tags": ["a"], "meta": {"n": [i]}} for i in range(200)]
+    value = {"table": "t", "records": records}
+    assert validator(value, "") == [] == validate_json_schema_value(BULK, value, "")
+    records[199] = {"id": 2**31, "tags": ["a", 1], "x": None}
+    records[198] = {"id": -(2**31), "meta": 1.5}
+    expected = validate_json_schema_value(BULK, value, "")
+    assert expected == [
+        '"records[199].tags[1]" must be a string',
+        '"records[199].x" is not a declared property (additionalProperties: false)',
+    ]
+    assert validator(value, "") == expected
+    assert validator(value, "args") == validate_json_schema_value(BULK, value, "args")
+
+
 def test_generated_source_is_available_for_debugging() -> None:
     text = _generated_source(compile_validator(BULK))
     assert text.startswith("def _")
@@ -229,16 +249,23 @@ _CLOSED_VALUES: list[object] = [
 ]
 
 
-@pytest.mark.parametrize("value", _CLOSED_VALUES, ids=repr)
+_OPEN = {key: item for key, item in _CLOSED.items() if key != "additionalProperties"}
+
+
+@pytest.mark.parametrize("value", [*_CLOSED_VALUES, {"id": 1, "x": math.nan}], ids=repr)
 @pytest.mark.parametrize("wrap", ["root", "array", "nested"])
-def test_closed_object_key_count_check_agrees_with_the_walker(value: object, wrap: str) -> None:
-    # The check-only code counts declared keys instead of testing each key against the names;
-    # a key that only looks like a declared name (str subclass, alias object) must still fail.
-    schema: dict[str, Any] = _CLOSED
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "open"])
+def test_closed_object_key_count_check_agrees_with_the_walker(
+    value: object, wrap: str, closed: bool
+) -> None:
+    # The check-only code counts declared keys instead of testing each key against the names
+    # (an open object tests undeclared values only when the counts differ); a key that only
+    # looks like a declared name (str subclass, alias object) must still fail.
+    schema: dict[str, Any] = _CLOSED if closed else _OPEN
     if wrap == "array":
-        schema, value = {"type": "array", "items": _CLOSED}, [{"id": 2}, value, {"id": 3}]
+        schema, value = {"type": "array", "items": schema}, [{"id": 2}, value, {"id": 3}]
     elif wrap == "nested":
-        schema = {"type": "object", "properties": {"r": _CLOSED}, "required": ["r"]}
+        schema = {"type": "object", "properties": {"r": schema}, "required": ["r"]}
         value = {"r": value}
     expected = validate_json_schema_value(schema, value, "value")
     assert _build(schema)(value, "value") == expected
@@ -289,3 +316,74 @@ def test_generated_code_has_a_unique_filename_and_linecache_source() -> None:
     generated = [frame for frame in frames if frame.filename == filename]
     assert generated
     assert all(frame.line for frame in generated)
+
+
+_UNIONS: list[dict[str, Any]] = [
+    {"oneOf": [{"type": "string"}, {"type": "null"}]},
+    {"oneOf": [{"type": "null"}, BULK["properties"]["records"]["items"]]},
+    {"oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "boolean"}}]},
+    {"oneOf": [{"type": "number"}, {"type": "string", "enum": ["a"]}, {"type": "boolean"}]},
+    # Object branches told apart by a required string ``const``: only that branch is checked.
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "a"}, "x": {"type": "integer"}},
+                "required": ["k"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "b"}, "y": {}},
+                "required": ["k", "y"],
+            },
+        ]
+    },
+    # Not disjoint by type: counted branch by branch, as before.
+    {"oneOf": [{"type": "number"}, {"type": "integer"}]},
+    {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["a"]}]},
+]
+_UNION_VALUES: list[object] = [
+    None,
+    "a",
+    "b",
+    1,
+    2.5,
+    True,
+    -0.0,
+    [True, 1],
+    [],
+    {"id": 1},
+    {"tags": []},
+    {"id": 1, 2: 3},
+    {_Name("id"): 1},
+    {"k": "a", "x": 1},
+    {"k": "a", "x": 1.5},
+    {"k": "a", "y": 1},
+    {"k": "b", "y": None},
+    {"k": "b", "y": math.inf},
+    {"k": "b"},
+    {"k": "c", "y": 1},
+    {"k": 1},
+    {"k": _Name("a")},
+    {_Name("k"): "a"},
+    {"k": "b", "y": 1, 3: 4},
+]
+
+
+@pytest.mark.parametrize("union", _UNIONS, ids=repr)
+@pytest.mark.parametrize("value", _UNION_VALUES, ids=repr)
+def test_unions_disjoint_by_type_check_only_the_branch_of_the_value_type(
+    union: dict[str, Any], value: object
+) -> None:
+    # Check-only code tests a union whose branches have distinct types (or distinct string
+    # tags) by the branch of the value's type (or tag) alone; as a property, inside an array
+    # and at the root it equals the walker.
+    for schema, wrapped in (
+        (union, value),
+        ({"type": "object", "properties": {"u": union}, "required": ["u"]}, {"u": value}),
+        ({"type": "array", "items": union}, [value, None, value]),
+    ):
+        for path in ("", "value"):
+            expected = validate_json_schema_value(schema, wrapped, path)
+            assert _build(schema)(wrapped, path) == expected

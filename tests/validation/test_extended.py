@@ -15,6 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trio_harness as th
+from tests.support.strategies import any_values
+from trio_harness._validation.compiled import build_check
+from trio_harness._validation.extended_compiled import _inline_bounds_only
 from trio_harness.lowlevel import FORMAT_ASSERTIONS, compile_extended_validator
 
 
@@ -344,3 +347,81 @@ def test_cyclic_schemas_are_reported() -> None:
     with pytest.raises(th.JsonSchemaError) as caught:
         th.schema.assert_extended_json_schema(plain)
     assert caught.value.violations == ["schema.items is circular"]
+
+
+# -- the generated check-only pass (bounds tested inline) -------------------------------------
+
+_CLOSURE_ONLY = ("multipleOf", "pattern", "uniqueItems", "prefixItems")
+
+
+def _inline_only(schema: Any) -> Any:
+    """``schema`` without the keywords the generated check-only pass leaves to closures."""
+    if type(schema) is list:
+        return [_inline_only(item) for item in schema]
+    if type(schema) is not dict:
+        return schema
+    node = {key: _inline_only(item) for key, item in schema.items() if key not in _CLOSURE_ONLY}
+    if type(node.get("additionalProperties")) is dict:
+        node["additionalProperties"] = False
+    if node.get("type") == "array" and "items" not in node and "prefixItems" in schema:
+        node["items"] = _inline_only(schema["prefixItems"][0])
+    return node
+
+
+@given(any_schema(2).map(_inline_only), st.one_of(VALUES, any_values()), st.sampled_from(["", "v"]))
+def test_generated_check_of_bounds_equals_the_walker(
+    schema: dict[str, Any], value: Any, path: str
+) -> None:
+    # Valid input: the generated check alone says so; invalid input: it says no and the
+    # collector gives the walker's messages, byte for byte.
+    th.schema.assert_extended_json_schema(schema)
+    assert _inline_bounds_only(schema, "annotate")
+    walked = both(schema, value, path)
+    try:
+        passed = build_check(schema)(value)
+    except Exception:  # a hostile key: the validator asks the collector
+        return
+    assert passed is (walked == [])
+
+
+def test_generated_check_compares_bounds_exactly() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 1, "maximum": 2**40},
+            "x": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 2.5},
+            "s": {"type": "string", "minLength": 2, "maxLength": 3},
+            "a": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+        },
+        "maxProperties": 3,
+        "additionalProperties": False,
+    }
+    assert _inline_bounds_only(schema, "annotate")
+    check = build_check(schema)
+    valid = [{"n": 1}, {"n": 2**40}, {"n": 2.0, "x": 2.4999}, {"s": "ab", "a": ["x", "y"]}]
+    invalid = [
+        {"n": 0},
+        {"n": 2**40 + 1},
+        {"n": 2**40 + 0.5},
+        {"x": 0},
+        {"x": 2.5},
+        {"s": "a"},
+        {"s": "abcd"},
+        {"a": []},
+        {"a": ["x", "y", "z"]},
+        {"n": 1, "x": 1, "s": "ab", "a": ["x"]},
+    ]
+    for value in valid:
+        assert check(value) is True
+        assert both(schema, value) == []
+    for value in invalid:
+        assert check(value) is False
+        assert both(schema, value) != []
+    assert both(schema, {"n": 0, "s": "a"}) == [
+        '"n" must be >= 1',
+        '"s" must be at least 2 characters long',
+    ]
+    # Keywords the generated pass does not test keep the closures.
+    assert not _inline_bounds_only({"type": "string", "pattern": "^a"}, "annotate")
+    assert not _inline_bounds_only({"type": "string", "format": "email"}, "assert")
+    assert _inline_bounds_only({"type": "string", "format": "email"}, "annotate")

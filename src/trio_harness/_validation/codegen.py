@@ -38,7 +38,7 @@ from .codegen_check import (
 )
 from .walker import ONE_OF_MISMATCH
 
-__all__ = ["GeneratedSource", "generate"]
+__all__ = ["GeneratedSource", "generate", "generate_check"]
 
 #: A path with this many key/index segments is bound to a variable (collector code only), so a
 #: message expression never grows with the depth.
@@ -67,6 +67,40 @@ def generate(schema: dict[str, object]) -> GeneratedSource:
     return GeneratedSource(
         "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
         entry,
+        source.namespace,
+    )
+
+
+def generate_check(schema: dict[str, object], *, entry: bool = False) -> GeneratedSource:
+    """Generate only check-only code for ``schema``: the fast path of the extended vocabulary,
+    whose inline bounds it tests (see :func:`~.codegen_check.bound_tests`); the caller collects
+    violations its own way.
+
+    The entry is a ``(value) -> bool`` function (raises only on hostile keys), or with
+    ``entry`` a ``(value, path='value') -> list[str]`` one: ``[]`` when the inline check passes,
+    else (or when it raises) what ``_walk(value, path)`` returns.
+    """
+    source = Source(schema)
+    valid = ValidGen(source)
+    if entry:
+        name = source.name("_check")
+        check: list[str] = []
+        valid.emit(schema, "v", check, 2, "return _walk(v, path)", direct=True)
+        source.functions.append(
+            [
+                f"def {name}(v, path='value'):",
+                "    try:",
+                *check,
+                "    except Exception:",
+                "        return _walk(v, path)",
+                "    return []",
+            ]
+        )
+    else:
+        name = valid.function(schema)
+    return GeneratedSource(
+        "\n".join(["\n".join(fn) for fn in source.functions] + source.trailer),
+        name,
         source.namespace,
     )
 
@@ -160,9 +194,11 @@ class _CollectGen:
 
     It also is the hot path: a bounded container node (see
     :func:`~.codegen_check._unbounded`) first runs inline check-only code in a ``try`` and only
-    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid parts cost what the check-only code costs and an invalid
-    part is walked at most twice; unbounded nodes (arrays of containers and their ancestors) are
-    walked by collector code directly, so a late failure never makes a large value walked twice.
+    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid
+    parts cost what the check-only code costs and an invalid part is walked at most twice;
+    below the root (which is checked whole first, see :meth:`root`), unbounded nodes (arrays of
+    containers and their ancestors) are walked by collector code directly, so an invalid value
+    is walked at most twice in all: the root's check up to its first failure, then the collector.
     """
 
     def __init__(self, source: Source, valid: ValidGen) -> None:
@@ -240,16 +276,16 @@ class _CollectGen:
     def root(self, node: dict[str, object]) -> str:
         """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
 
-        A bounded root runs check-only code first and calls the collector only when it fails
-        (returning from the check is cheaper than raising ``_Invalid`` for a small value).
+        A root that is not a union runs check-only code first (the whole tree inline, also an
+        unbounded one) and calls the collector only when it fails (returning from the check is
+        cheaper than raising ``_Invalid`` for a small value): a valid value pays only for the
+        check. An invalid one pays the check up to its first failure (cheap, bounded checks
+        come first, see ``_cost``) and then the collector, which walks unbounded nodes directly.
         """
         name = self.src.name("_collect")
         body: list[str] = []
-        bounded = "oneOf" not in node and id(node) not in self.src.unbounded
-        if bounded:
-            self.collect(node, "v", _PathCode("path", True), body, 2)
-        else:
-            self.emit(node, "v", _PathCode("path", True), body, 2)
+        bounded = "oneOf" not in node
+        self.collect(node, "v", _PathCode("path", True), body, 2)
         self.src.functions.append(
             [
                 f"def {name}(v, path):",

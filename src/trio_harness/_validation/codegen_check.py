@@ -16,6 +16,7 @@ from typing import Final
 from .._json import MAX_FINITE_JSON_INT
 
 __all__ = [
+    "BOUND_KEYWORDS",
     "INLINE_NODES",
     "INLINE_UNION",
     "MAX_BLOCK_DEPTH",
@@ -23,6 +24,7 @@ __all__ = [
     "TABLE_WIDTH",
     "Source",
     "ValidGen",
+    "bound_tests",
     "kind_of",
     "leaf_key",
     "literal_set",
@@ -51,6 +53,41 @@ SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
     "boolean": (bool,),
     "null": (type(None),),
 }
+
+
+#: The extended vocabulary's bounds that check-only code tests inline (see :func:`bound_tests`),
+#: by keyword: the comparison, and whether it is on the value's length.
+BOUND_KEYWORDS: Final[dict[str, tuple[str, bool]]] = {
+    "minimum": (">=", False),
+    "exclusiveMinimum": (">", False),
+    "maximum": ("<=", False),
+    "exclusiveMaximum": ("<", False),
+    "minLength": (">=", True),
+    "maxLength": ("<=", True),
+    "minItems": (">=", True),
+    "maxItems": ("<=", True),
+    "minProperties": (">=", True),
+    "maxProperties": ("<=", True),
+}
+
+
+def bound_tests(node: dict[str, object], var: str) -> list[str]:
+    """Expressions true iff ``var`` (of the node's type, already checked) is within the node's
+    extended-vocabulary bounds: the comparisons of :mod:`.extended`'s leaf checks, written as
+    exact literals (an asserted bound is a finite number; a count compares as an ``int``).
+
+    Strict schemas have none of these keywords, so their generated code never changes.
+    """
+    tests = []
+    for key, (operator, on_length) in BOUND_KEYWORDS.items():
+        if key not in node:
+            continue
+        bound = node[key]
+        if on_length:
+            tests.append(f"len({var}) {operator} {int(bound)!r}")  # type: ignore[call-overload]
+        else:
+            tests.append(f"{var} {operator} {bound!r}")
+    return tests
 
 
 def kind_of(type_name: str, value: object) -> bool:
@@ -163,6 +200,8 @@ def leaf_key(node: dict[str, object]) -> object:
         return ("any",)
     if type_name == "object" or type_name == "array":
         return None
+    if any(key in node for key in BOUND_KEYWORDS):
+        return ("bounded", id(node))  # extended-vocabulary bounds: never shared
     if "enum" not in node and "const" not in node:
         return type_name  # the common leaf: its type alone (no allocation)
     enum = node.get("enum")
@@ -226,14 +265,18 @@ class Source:
 # The bound as an int literal (a code constant): an int compares with an int faster than with a
 # float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
 _MAX_LITERAL: Final = repr(MAX_FINITE_JSON_INT)
+#: The largest one-digit CPython int, the fast path of the bound check.
+_SMALL: Final = repr(2**30 - 1)
 
 
 def _number_test(var: str, integer: bool) -> str:
     """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
     not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
     finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
+    # A one-digit int (below 2**30) is compared first: CPython specialises int comparisons
+    # only for such operands, and comparing with the 309-digit bound takes the generic path.
     return (
-        f"(_t is int and -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL}"
+        f"(_t is int and (-{_SMALL} <= {var} <= {_SMALL} or -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL})"
         f" or _t is float and {finite_float} and {not_negative_zero})"
     )
 
@@ -246,6 +289,69 @@ def scalar_test(type_name: str, var: str) -> str:
     if type_name == "null":
         return f"{var} is None"
     return _number_test(var, type_name == "integer")
+
+
+#: The exact Python types each schema type's values have (``number`` and ``integer`` overlap).
+_TYPE_GROUPS: Final = {
+    "string": "str",
+    "boolean": "bool",
+    "null": "None",
+    "object": "dict",
+    "array": "list",
+    "number": "num",
+    "integer": "num",
+}
+
+
+def _disjoint_type_tests(branches: list[dict[str, object]], var: str) -> list[str] | None:
+    """One test per union branch, true iff ``var`` has a type of that branch, when every branch
+    is typed (not itself a union) and no two share a type; else ``None``."""
+    if len(branches) > INLINE_UNION:
+        return None
+    groups = []
+    for branch in branches:
+        type_name = branch.get("type")
+        if "oneOf" in branch or type(type_name) is not str or type_name not in _TYPE_GROUPS:
+            return None
+        groups.append(_TYPE_GROUPS[type_name])
+    if len(set(groups)) != len(groups):
+        return None
+    tests = {
+        "str": f"type({var}) is str",
+        "bool": f"type({var}) is bool",
+        "None": f"{var} is None",
+        "dict": f"type({var}) is dict",
+        "list": f"type({var}) is list",
+        "num": f"(type({var}) is int or type({var}) is float)",
+    }
+    return [tests[group] for group in groups]
+
+
+def _discriminator(branches: list[dict[str, object]]) -> tuple[str, list[str]] | None:
+    """``(name, constants)`` when every branch is an object requiring the property ``name``
+    whose schema is a string ``const`` (without ``enum``), one distinct constant per branch."""
+    if len(branches) > INLINE_UNION or any(branch.get("type") != "object" for branch in branches):
+        return None
+    first: dict[str, dict[str, object]] = branches[0].get("properties") or {}  # type: ignore[assignment]
+    for name in first:
+        constants: list[str] = []
+        for branch in branches:
+            required: list[str] = branch.get("required") or []  # type: ignore[assignment]
+            properties: dict[str, dict[str, object]] = branch.get("properties") or {}  # type: ignore[assignment]
+            child = properties.get(name)
+            if (
+                name not in required
+                or child is None
+                or child.get("type") != "string"
+                or "enum" in child
+                or type(child.get("const")) is not str
+            ):
+                break
+            constants.append(child["const"])  # type: ignore[arg-type]
+        else:
+            if len(set(constants)) == len(constants):
+                return name, constants
+    return None
 
 
 def untyped_items(node: dict[str, object]) -> bool:
@@ -321,6 +427,30 @@ class ValidGen:
         that is not the one inline copy of the whole tree)."""
         pad = "    " * depth
         if "oneOf" in node:
+            union: list[dict[str, object]] = node["oneOf"]  # type: ignore[assignment]
+            tests = _disjoint_type_tests(union, var)
+            if tests is not None:
+                # Branches of pairwise distinct types: "exactly one matches" is "the branch of
+                # the value's type matches" (a value of no branch's type matches none).
+                for index, (test, branch) in enumerate(zip(tests, union, strict=True)):
+                    out.append(f"{pad}{'el' if index else ''}if {test}:")
+                    self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
+                out.append(f"{pad}else: {fail}")
+                return
+            tag = _discriminator(union)
+            if tag is not None:
+                # Object branches told apart by a required string ``const`` property: at most
+                # one branch can match, the one whose constant the value's tag equals.
+                name, constants = tag
+                value = self.src.name("g")
+                out.append(f"{pad}if type({var}) is not dict: {fail}")
+                out.append(f"{pad}{value} = {var}.get({name!r})")
+                out.append(f"{pad}if type({value}) is not str: {fail}")
+                for index, (constant, branch) in enumerate(zip(constants, union, strict=True)):
+                    out.append(f"{pad}{'el' if index else ''}if {value} == {constant!r}:")
+                    self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
+                out.append(f"{pad}else: {fail}")
+                return
             branches = [self.function(branch) for branch in node["oneOf"]]  # type: ignore[attr-defined]
             if len(branches) > INLINE_UNION:
                 out.append(f"{pad}if not _one({self.src.union(branches)}, {var}): {fail}")
@@ -338,6 +468,7 @@ class ValidGen:
             self._object(node, var, out, depth, fail, direct, calls)
         elif type_name == "array":
             out.append(f"{pad}if type({var}) is not list: {fail}")
+            out.extend(f"{pad}if not {test}: {fail}" for test in bound_tests(node, var))
             if untyped_items(node):
                 out.append(f"{pad}if not _lossless({var}): {fail}")
             else:
@@ -365,6 +496,7 @@ class ValidGen:
                 out.append(f"{pad}if {var} != {self.src.const(const)}: {fail}")
             else:
                 out.append(f"{pad}{fail}")
+        out.extend(f"{pad}if not {test}: {fail}" for test in bound_tests(node, var))
 
     def _table(
         self, node: dict[str, object], var: str, out: list[str], pad: str, fail: str
@@ -400,6 +532,7 @@ class ValidGen:
         pad = "    " * depth
         src = self.src
         out.append(f"{pad}if type({var}) is not dict: {fail}")
+        out.extend(f"{pad}if not {test}: {fail}" for test in bound_tests(node, var))
         required_list: list[str] = node.get("required") or []  # type: ignore[assignment]
         required = set(required_list)
         properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
@@ -410,12 +543,19 @@ class ValidGen:
             if not direct or name not in properties:
                 out.append(f"{pad}if {src.const(name)} not in {var}: {fail}")
         closed = node.get("additionalProperties") is False and bool(properties)
-        # A closed object counts the declared properties it holds; with every key an exact
-        # ``str`` (checked last), "no undeclared key" is "as many keys as declared ones found",
-        # which saves a set lookup per key. Required declared ones are known present.
-        count = src.name("c")
-        if closed:
-            out.append(f"{pad}{count} = {len(set(required) & properties.keys())}")
+        # An object counts the declared properties it holds; with every key an exact ``str``
+        # (checked last), "no undeclared key" is "as many keys as declared ones found", which
+        # saves a set lookup per key (open: and the lossless test of undeclared values is only
+        # needed when the counts differ). Required declared ones are known present. An open
+        # object with one declared property is not counted: it would save one lookup at most.
+        counted = closed or len(properties) > 1
+        present = len(required & properties.keys())
+        if present == len(properties):
+            count = repr(present)  # every declared property is required: a constant count
+        else:
+            count = src.name("c")
+            if counted:
+                out.append(f"{pad}{count} = {present}")
         for key in sorted(properties, key=lambda k: _cost(properties[k])):
             # Validity does not depend on the order of checks; a required property is read
             # directly (known present, or a KeyError that the enclosing handler treats as a
@@ -426,7 +566,7 @@ class ValidGen:
                 self.child(properties[key], item, out, depth, fail, direct=direct, calls=calls)
             else:
                 out.append(f"{pad}if {name} in {var}:")
-                if closed:
+                if counted:
                     out.append(f"{pad}    {count} += 1")
                 out.append(f"{pad}    {item} = {var}[{name}]")
                 self.child(properties[key], item, out, depth + 1, fail, direct=direct, calls=calls)
@@ -446,8 +586,15 @@ class ValidGen:
             # Open object: undeclared values are covered by no node, so they need the lossless
             # check themselves (see the invariant in walker.py).
             undeclared = src.name("u")
-            out.append(f"{pad}for {key}, {undeclared} in {var}.items():")
+            inner = pad
+            if counted:
+                out.append(f"{pad}if len({var}) == {count}:")
+                out.append(f"{pad}    for {key} in {var}:")
+                out.append(f"{pad}        if type({key}) is not str: {fail}")
+                out.append(f"{pad}else:")
+                inner = pad + "    "
+            out.append(f"{inner}for {key}, {undeclared} in {var}.items():")
             out.append(
-                f"{pad}    if type({key}) is not str or "
+                f"{inner}    if type({key}) is not str or "
                 f"({key} not in {declared} and not _lossless({undeclared})): {fail}"
             )

@@ -30,13 +30,20 @@ from typing import Any, Final
 
 from .._errors import JsonSchemaError
 from .._json import MAX_FINITE_JSON_INT, is_json_value
-from .codegen import generate
+from .codegen import GeneratedSource, generate, generate_check
 from .subset import assert_supported_json_schema
 from .walker import validate_json_schema_value
 
 _copysign: Final = math.copysign
 
-__all__ = ["MAX_COMPILED_DEPTH", "Invalid", "Validator", "compile_validator"]
+__all__ = [
+    "MAX_COMPILED_DEPTH",
+    "Invalid",
+    "Validator",
+    "build_check",
+    "build_checked",
+    "compile_validator",
+]
 
 #: Schemas nested deeper than this are validated by the generic iterative walker.
 MAX_COMPILED_DEPTH: Final = 100
@@ -159,6 +166,9 @@ def _one(branches: tuple[Callable[[object], bool], ...], value: object) -> bool:
 def _lossless(value: object) -> bool:
     """``is_json_value`` for the generated code: same answer, faster on small containers.
 
+    Ints are compared with ``0x3FFFFFFF`` (the largest one-digit CPython int) first: CPython
+    specialises comparisons of one-digit ints, one with the 309-digit bound takes the generic path.
+
     A first pass checks the value's own items and the items of its list items in place, with
     no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper
     than that are left to :func:`_lossless_rest`. A ``False`` found on the way is final: a
@@ -178,7 +188,8 @@ def _lossless(value: object) -> bool:
     elif kind is str or kind is bool or value is None:
         return True
     elif kind is int:
-        return -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT  # type: ignore[operator]
+        small: bool = -0x3FFFFFFF <= value <= 0x3FFFFFFF  # type: ignore[operator]
+        return small or -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT  # type: ignore[operator]
     elif kind is float:
         return value - value == 0.0 and (value != 0.0 or _copysign(1.0, value) > 0.0)  # type: ignore[operator]
     else:
@@ -189,7 +200,10 @@ def _lossless(value: object) -> bool:
         if kind is str or kind is bool or item is None:
             continue
         if kind is int:
-            if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:  # type: ignore[operator]
+            if (
+                -0x3FFFFFFF <= item <= 0x3FFFFFFF  # type: ignore[operator]
+                or -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT  # type: ignore[operator]
+            ):
                 continue
             return False
         if kind is float:
@@ -202,7 +216,10 @@ def _lossless(value: object) -> bool:
                 if kind is str or kind is bool or sub is None:
                     continue
                 if kind is int:
-                    if -MAX_FINITE_JSON_INT <= sub <= MAX_FINITE_JSON_INT:
+                    if (
+                        -0x3FFFFFFF <= sub <= 0x3FFFFFFF
+                        or -MAX_FINITE_JSON_INT <= sub <= MAX_FINITE_JSON_INT
+                    ):
                         continue
                     return False
                 if kind is float:
@@ -252,7 +269,10 @@ def _lossless_rest(value: object, stack: list[object]) -> bool:
             if kind is str or kind is bool or item is None:
                 continue
             if kind is int:
-                if -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:  # type: ignore[operator]
+                if (
+                    -0x3FFFFFFF <= item <= 0x3FFFFFFF  # type: ignore[operator]
+                    or -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT  # type: ignore[operator]
+                ):
                     continue
                 return False
             if kind is float:
@@ -278,17 +298,40 @@ _serial = itertools.count(1)
 
 
 def _build(schema: dict[str, object]) -> Validator:
-    """Generate, compile and return the specialised ``(value, path) -> list[str]`` checker.
-
-    The source is compiled under a unique pseudo-filename registered in :mod:`linecache` (as
-    cattrs does), so a traceback or a debugger through a compiled validator shows its lines.
-    """
+    """Generate, compile and return the specialised ``(value, path) -> list[str]`` checker."""
     generated = generate(schema)
 
     def walk(value: object, path: str) -> list[str]:
         # Only a hostile dict key raises; the generic walker reports it upstream's way.
         return validate_json_schema_value(schema, value, path)
 
+    validator: Validator = _load(generated, walk)  # type: ignore[assignment]
+    return validator
+
+
+def build_check(schema: dict[str, object]) -> Callable[[object], bool]:
+    """The check-only ``(value) -> bool`` function generated for ``schema`` (see
+    :func:`~.codegen.generate_check`): true iff the value has no violation, for a schema
+    asserted by the caller, nested at most :data:`MAX_COMPILED_DEPTH` deep; it may raise on
+    hostile dict keys (the caller then asks its collector)."""
+    check: Callable[[object], bool] = _load(generate_check(schema), None)  # type: ignore[assignment]
+    return check
+
+
+def build_checked(schema: dict[str, object], collect: Validator) -> Validator:
+    """A ``(value, path="value") -> list[str]`` validator: the check-only code generated for
+    ``schema`` (as :func:`build_check`, inline), ``[]`` when it passes, else (or when it raises
+    on a hostile key) ``collect(value, path)``."""
+    validator: Validator = _load(generate_check(schema, entry=True), collect)  # type: ignore[assignment]
+    return validator
+
+
+def _load(generated: GeneratedSource, walk: object) -> object:
+    """Compile and run a generated module; its entry function.
+
+    The source is compiled under a unique pseudo-filename registered in :mod:`linecache` (as
+    cattrs does), so a traceback or a debugger through a compiled validator shows its lines.
+    """
     namespace: dict[str, object] = {
         **generated.constants,
         "_lossless": _lossless,
@@ -309,8 +352,7 @@ def _build(schema: dict[str, object]) -> Validator:
     )
     code = compile(generated.text, filename, "exec")
     exec(code, namespace)  # generated from a well-formed schema; data only as constants
-    validator: Validator = namespace[generated.entry]  # type: ignore[assignment]
-    return validator
+    return namespace[generated.entry]
 
 
 def _generated_source(validator: Validator) -> str:

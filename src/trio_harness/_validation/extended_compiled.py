@@ -14,10 +14,10 @@ code); the leaf checks are :mod:`.extended`'s.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from .._json import is_json_integer, is_json_number, is_json_value
-from .compiled import Validator, compile_validator
+from .compiled import MAX_COMPILED_DEPTH, Validator, build_checked, compile_validator
 from .extended import (
     STRICT_LOCAL,
     Formats,
@@ -337,6 +337,19 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
     if not has_extension(schema):
         return compile_validator(schema)
     check = _compile(schema, formats)  # type: ignore[arg-type]
+    if _inline_bounds_only(schema, formats):  # type: ignore[arg-type]
+
+        def collect(value: object, path: str) -> list[str]:
+            # Run when the generated check fails (or raises on a hostile key: the collector
+            # then answers as the walker does).
+            out: list[str] = []
+            try:
+                check(value, path, out)
+            except (TypeError, RecursionError):
+                return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
+            return out
+
+        return build_checked(schema, collect)  # type: ignore[arg-type]
     fast = _fast(schema, formats)  # type: ignore[arg-type]
 
     def validate(value: object, path: str = "value") -> list[str]:
@@ -350,3 +363,29 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
         return out
 
     return validate
+
+
+#: Extension keywords that generated check-only code does not test (they keep the closures).
+_CLOSURE_ONLY: Final = frozenset({"multipleOf", "pattern", "uniqueItems", "prefixItems"})
+
+
+def _inline_bounds_only(schema: dict[str, Any], formats: Formats) -> bool:
+    """Whether the check-only pass of ``schema`` can be generated code: its only extension
+    keywords are bounds (:data:`~.codegen_check.BOUND_KEYWORDS`), ``format`` when it only
+    annotates, and boolean ``additionalProperties``; nested at most ``MAX_COMPILED_DEPTH``."""
+    stack: list[tuple[dict[str, Any], int]] = [(schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_COMPILED_DEPTH or not _CLOSURE_ONLY.isdisjoint(node):
+            return False
+        if "format" in node and formats != "annotate":
+            return False
+        if type(node.get("additionalProperties", False)) is not bool:
+            return False
+        if "oneOf" in node:
+            stack.extend((branch, depth + 1) for branch in node["oneOf"])
+        elif node.get("type") == "object":
+            stack.extend((child, depth + 1) for child in node.get("properties", {}).values())
+        elif node.get("type") == "array" and "items" in node:
+            stack.append((node["items"], depth + 1))
+    return True

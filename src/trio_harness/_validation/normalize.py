@@ -46,17 +46,23 @@ import attrs
 from .._errors import JsonSchemaError
 from .._json import is_json_value
 from .extended import (
-    EXTENSION_BY_TYPE,
     EXTENSION_KEYWORDS,
     EqualityKeys,
     Vocabulary,
     extended_violations,
 )
 from .refs import InliningBudget, InliningTooLarge, resolve_pointer
+from .schema_types import (
+    ANY_TYPE_KEYWORDS,
+    KNOWN_TYPES,
+    TYPE_KEYWORDS,
+    json_type,
+    member_fits,
+    types_disjoint,
+)
 from .subset import (
     ANNOTATION_KEYWORDS,
     CONSTRAINT_KEYWORDS,
-    STRUCTURAL_BY_TYPE,
     assert_supported_json_schema,
 )
 
@@ -78,14 +84,6 @@ _DROPPED: Final = frozenset(
         "discriminator",
     )
 )
-_KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
-#: The keywords each type owns (the rest are annotations or belong to another type): the strict
-#: subset's structural keywords of the type plus the extension keywords of the type.
-_TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
-    name: STRUCTURAL_BY_TYPE[name] | frozenset(EXTENSION_BY_TYPE.get(name, ()))
-    for name in _KNOWN_TYPES
-}
-_ANY: Final = frozenset().union(*_TYPE_KEYWORDS.values())
 #: References inlined per schema at most: a schema whose definitions fan out (each referring to
 #: two others, twenty deep) would otherwise grow exponentially.
 MAX_INLINED_REFS: Final = 10_000
@@ -114,21 +112,6 @@ class NormalizedSchema:
         return not self.unkept and not self.violations
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    kind = type(value)
-    if kind is bool:
-        return "boolean"
-    if kind is int or (type(value) is float and value.is_integer()):
-        return "integer"
-    if kind is float:
-        return "number"
-    if kind is str:
-        return "string"
-    return "array" if kind is list else "object"
-
-
 def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
     """Whether adding ``key: value`` from another schema to ``target`` would change what a keyword
     already there (or the added one) sees: ``additionalProperties`` sees its own node's
@@ -142,11 +125,6 @@ def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
     if key == "prefixItems":
         return "items" in target
     return False
-
-
-def _member_fits(type_name: str, value: object) -> bool:
-    actual = _json_type(value)
-    return actual == type_name or (type_name == "number" and actual == "integer")
 
 
 class _Normalizer:
@@ -314,7 +292,7 @@ class _Normalizer:
         return node
 
     def split_types(self, node: dict[str, Any], path: str) -> dict[str, Any]:
-        types = [name for name in node.pop("type") if name in _KNOWN_TYPES]
+        types = [name for name in node.pop("type") if name in KNOWN_TYPES]
         if "number" in types and "integer" in types:
             types.remove("integer")
             self.change(f"{path}.type", "integer dropped beside number (included)")
@@ -323,17 +301,17 @@ class _Normalizer:
             node["type"] = types[0]
             self.change(f"{path}.type", "one-type array written as a string")
             return node
-        outer = {key: value for key, value in node.items() if key not in _ANY}
+        outer = {key: value for key, value in node.items() if key not in ANY_TYPE_KEYWORDS}
         branches = []
         for name in types:
             branch: dict[str, Any] = {"type": name}
-            owned = _TYPE_KEYWORDS[name]
+            owned = TYPE_KEYWORDS[name]
             branch.update((key, value) for key, value in node.items() if key in owned)
             if "enum" in branch:
-                branch["enum"] = [m for m in branch["enum"] if _member_fits(name, m)]
+                branch["enum"] = [m for m in branch["enum"] if member_fits(name, m)]
                 if not branch["enum"]:
                     continue
-            if "const" in branch and not _member_fits(name, branch["const"]):
+            if "const" in branch and not member_fits(name, branch["const"]):
                 continue
             branches.append(branch)
         self.change(f"{path}.type", f"type array {types} written as oneOf (disjoint by type)")
@@ -348,7 +326,7 @@ class _Normalizer:
             self.lose(f"{path}.{combinator}", "must be a non-empty array")
             return node
         if combinator != "allOf" and len(branches) > 1 and "oneOf" not in node:
-            shared = [key for key in node if key in _ANY or key == "type"]
+            shared = [key for key in node if key in ANY_TYPE_KEYWORDS or key == "type"]
             if shared:
                 branches = self.distribute(node, shared, branches, f"{path}.{combinator}")
         normalized = [
@@ -442,9 +420,9 @@ class _Normalizer:
                 if (
                     (
                         type(kind) is str
-                        and kind in _TYPE_KEYWORDS
+                        and kind in TYPE_KEYWORDS
                         and key != "type"
-                        and key not in _TYPE_KEYWORDS[kind]
+                        and key not in TYPE_KEYWORDS[kind]
                         and key not in ("items", "required", "properties", "additionalProperties")
                     )
                     or (
@@ -521,31 +499,6 @@ class _Normalizer:
             if key not in target:
                 target[key] = value
 
-    def branch_types(self, branch: object) -> set[str] | None:
-        if type(branch) is not dict:
-            return None
-        kind = branch.get("type")
-        if type(kind) is str:
-            return {"number", "integer"} if kind in ("number", "integer") else {kind}
-        if "oneOf" in branch:
-            found: set[str] = set()
-            for inner in branch["oneOf"]:
-                inner_types = self.branch_types(inner)
-                if inner_types is None:
-                    return None
-                found |= inner_types
-            return found
-        return None
-
-    def types_disjoint(self, branches: list[Any]) -> bool:
-        seen: set[str] = set()
-        for branch in branches:
-            types = self.branch_types(branch)
-            if types is None or types & seen:
-                return False
-            seen |= types
-        return True
-
     def disjoint(self, branches: list[Any], path: str, *, any_of: bool) -> tuple[list[Any], bool]:
         """Flatten nested disjoint unions and (for ``anyOf``) drop duplicate branches; tell
         whether the branches are disjoint by type. Under ``oneOf`` a duplicate branch is kept: it
@@ -556,7 +509,7 @@ class _Normalizer:
                 type(branch) is dict
                 and type(branch.get("oneOf")) is list
                 and all(key == "oneOf" or key in ANNOTATION_KEYWORDS for key in branch)
-                and self.types_disjoint(branch["oneOf"])
+                and types_disjoint(branch["oneOf"])
             ):
                 flat.extend(branch["oneOf"])
                 self.change(path, "nested union of disjoint branches flattened")
@@ -579,32 +532,32 @@ class _Normalizer:
                 seen.add(key)
                 unique.append(branch)
             flat = unique
-        return flat, self.types_disjoint(flat)
+        return flat, types_disjoint(flat)
 
     def infer_type(self, node: dict[str, Any], path: str) -> dict[str, Any]:
         members = node["enum"] if type(node.get("enum")) is list else None
         if "const" in node:
             members = [node["const"]]
         if members:
-            types = list(dict.fromkeys(_json_type(member) for member in members))
+            types = list(dict.fromkeys(json_type(member) for member in members))
             if "integer" in types and "number" in types:
                 types.remove("integer")
             node["type"] = types[0] if len(types) == 1 else types
             self.change(f"{path}.type", f"inferred from the enum/const members: {types}")
             return node
-        own = [key for key in node if key in _ANY]
-        kinds = {name for name, keys in _TYPE_KEYWORDS.items() for key in own if key in keys}
+        own = [key for key in node if key in ANY_TYPE_KEYWORDS]
+        kinds = {name for name, keys in TYPE_KEYWORDS.items() for key in own if key in keys}
         if own and self.tool_input and path == "schema" and kinds <= {"object"}:
             node["type"] = "object"
             self.change(path, 'type "object" added (tool arguments are always an object)')
         elif own:
             # Untyped keywords constrain only values of their type: one branch per JSON type,
             # each with the keywords of its type, is the same schema (integer is inside number).
-            outer = {key: value for key, value in node.items() if key not in _ANY}
+            outer = {key: value for key, value in node.items() if key not in ANY_TYPE_KEYWORDS}
             branches = []
             for name in ("object", "array", "string", "number", "boolean", "null"):
                 branch: dict[str, Any] = {"type": name}
-                branch.update((key, node[key]) for key in own if key in _TYPE_KEYWORDS[name])
+                branch.update((key, node[key]) for key in own if key in TYPE_KEYWORDS[name])
                 branches.append(branch)
             self.change(path, f"keywords {own} without a type written as one oneOf branch per type")
             outer["oneOf"] = branches
@@ -662,7 +615,7 @@ class _Normalizer:
             else:
                 self.lose(child_path, "not supported (removed)")
         if type(kind) is str and "enum" in out and type(out["enum"]) is list:
-            fitting = [member for member in out["enum"] if _member_fits(kind, member)]
+            fitting = [member for member in out["enum"] if member_fits(kind, member)]
             if len(fitting) != len(out["enum"]) and fitting:
                 out["enum"] = fitting
                 self.change(
