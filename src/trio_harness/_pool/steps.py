@@ -17,7 +17,13 @@ import trio
 from .._errors import SubCallDepthError
 from .._json import parse_arguments
 from .._log import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
-from .._runtime import ToolExecution, ToolExecutionInput, abort_type_error, refuse_awaitable
+from .._runtime import (
+    ToolExecution,
+    ToolExecutionInput,
+    abort_type_error,
+    fast_input,
+    refuse_awaitable,
+)
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
 from .driver import Driver, PoolRuntime, PoolTracer
 from .machine import validate_cap
@@ -262,17 +268,13 @@ async def execute_tool_calls(
             plain = _plain_call(len(blocks), block)
             blocks.append(plain)
             call_seqs.append(-1)
-            return ToolExecutionInput(
-                plain.id, plain.name, parse_arguments(plain.arguments), abort, agent=agent
-            )
+            return fast_input(plain.id, plain.name, parse_arguments(plain.arguments), abort, agent)
 
         driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
     else:
         blocks = _plain_blocks(tool_calls)
         inputs = [
-            ToolExecutionInput(
-                block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
-            )
+            fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
             for block in blocks
         ]
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))

@@ -30,6 +30,7 @@ from .execution import (
     ToolExecution,
     ToolExecutionInput,
     context_message,
+    fast_input,
 )
 from .hooks import (
     Accept,
@@ -86,6 +87,7 @@ __all__ = [
     "current_relay",
     "define_json_tool",
     "define_tool",
+    "fast_input",
     "json_schema_validator",
     "refuse_awaitable",
 ]

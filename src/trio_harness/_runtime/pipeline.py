@@ -45,6 +45,8 @@ from .execution import (
     Runtime,
     ToolExecution,
     ToolExecutionInput,
+    fast_outcome,
+    fast_preparation,
     normalize_context,
 )
 from .hooks import (
@@ -94,7 +96,7 @@ def _prepared(
 ) -> Preparation:
     # Results built here are fresh: ``finish`` may skip re-snapshotting them.
     exec._fresh_result = result
-    return Preparation(kind, exec, result)
+    return fast_preparation(kind, exec, result)
 
 
 class ToolScheduler:
@@ -273,7 +275,7 @@ class ToolScheduler:
         if not policy.pre_execute.items and not policy.guards.items:
             # No policy at all: the waterfall would allow, and nothing awaited since the abort
             # check above, so its answer stands.
-            return Preparation("dispatch", exec)
+            return fast_preparation("dispatch", exec, None)
         try:
             if self._abort_cancels_callbacks and caller is not None:
                 async with cancel_on_abort(caller) as scope:
@@ -297,7 +299,7 @@ class ToolScheduler:
             return _prepared("post-result", exec, denied_result(reason))
         if _aborted(caller):
             return _prepared("post-result", exec, aborted_before_dispatch_result())
-        return Preparation("dispatch", exec)
+        return fast_preparation("dispatch", exec, None)
 
     # -----------------------------------------------------------------------------------------
     # dispatch
@@ -368,20 +370,20 @@ class ToolScheduler:
                 result = await self._wrapped(exec)
         except Exception as error:
             exec._deferring_closed = True
-            return DispatchOutcome("final-result", error_result(error))
+            return fast_outcome("final-result", error_result(error))
         except trio.Cancelled as cancelled:
             failure = stale_cancellation(cancelled)
             if failure is None:
                 raise
             exec._deferring_closed = True
-            return DispatchOutcome("final-result", error_result(failure))
+            return fast_outcome("final-result", error_result(failure))
         exec._deferring_closed = True
         if exec._deferred:
             result = with_contexts(result, before=exec._deferred)
         caller = exec._caller_abort
         if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)
-        return DispatchOutcome("post-result", result)
+        return fast_outcome("post-result", result)
 
     # -----------------------------------------------------------------------------------------
     # finalize / finish

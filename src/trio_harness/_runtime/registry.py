@@ -15,6 +15,7 @@ import attrs
 from .._json import NOT_JSON, snapshot_json_value
 from .._validation import assert_supported_json_schema, compile_validator
 from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
+from .define import ExecutePlan, execute_plan
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -32,6 +33,9 @@ class RegisteredTool:
         render: ``output.render``.
         presentation_meta: ``output.presentation_meta`` or ``None``.
         timeout_s: The declared timeout in seconds, or ``None``.
+        plan: When ``definition.execute`` is the validating wrapper ``define_tool`` made, what
+            it does (``(check, execute, owner)``), so the body can run it without the wrapper's
+            coroutine; else ``None``.
     """
 
     definition: ToolDefinition
@@ -40,6 +44,7 @@ class RegisteredTool:
     render: Callable[[Any, Any], Any]
     presentation_meta: Callable[[Any, Any], Any] | None
     timeout_s: float | None
+    plan: ExecutePlan | None = None
 
 
 def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
@@ -66,6 +71,7 @@ def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
         render=render,
         presentation_meta=presentation_meta,
         timeout_s=None if timeout_ms is None else float(timeout_ms) / 1000,
+        plan=execute_plan(tool.execute),
     )
 
 

@@ -27,6 +27,7 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
+    fast_success_result,
     is_well_formed_error,
 )
 from .execution import ToolExecution
@@ -50,9 +51,11 @@ def _project(tool: RegisteredTool, label: str, project: Any, args: Any, value: A
         projected = project(args, value)
     except Exception as error:
         raise ToolOutputError(tool.name, [f"{label} failed: {error_message(error)}"]) from error
-    problems: list[str] = []
-    snapshot = snapshot_json_value(projected, problems)
+    snapshot = snapshot_json_value(projected)
     if snapshot is NOT_JSON:
+        # Again, for the reason (the same verdict: the walk is deterministic).
+        problems: list[str] = []
+        snapshot_json_value(projected, problems)
         reason = f"{label}: {problems[0]}" if problems else f"{label} returned non-lossless JSON"
         raise ToolOutputError(tool.name, [reason])
     return snapshot
@@ -69,9 +72,10 @@ def create_success_result(
             (``output.render failed: <m>``, ``output.render returned non-lossless JSON``, and the
             same for ``output.presentationMeta``).
     """
-    problems: list[str] = []
-    value = snapshot_json_value(candidate, problems)
+    value = snapshot_json_value(candidate)
     if value is NOT_JSON:
+        problems: list[str] = []
+        snapshot_json_value(candidate, problems)
         raise ToolOutputError(tool.name, problems or ["value is not lossless JSON"])
     violations = tool.check(value, "value")
     if violations:
@@ -85,13 +89,7 @@ def create_success_result(
     # Presentation metadata is for what a user sees: top-level calls only, never nested ones.
     if tool.presentation_meta is not None and exec.parent is None:
         meta = _project(tool, "output.presentationMeta", tool.presentation_meta, args, value)
-    return ToolExecutionResult(
-        is_error=False,
-        content=tuple(content),
-        value=value,
-        meta=meta,
-        concludes_turn=exec._concluded,
-    )
+    return fast_success_result(tuple(content), value, meta, exec._concluded)
 
 
 def success_result(exec: ToolExecution, tool: RegisteredTool, value: Any) -> ToolExecutionResult:
