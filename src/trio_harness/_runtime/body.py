@@ -46,7 +46,7 @@ from .abort import cancel_on_abort, current_relay
 from .define import ARGS_ROOT
 from .execution import ToolExecution
 from .registry import Registry, RegisteredTool
-from .results import success_result, timeout_result
+from .results import create_success_result, timeout_result
 
 __all__ = ["OVERRAN", "RAN", "STOPPED", "dispatch_body", "stale_cancellation"]
 
@@ -247,8 +247,12 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
             )
             result = aborted_result() if aborted else timeout_result(entry)
         else:
-            result = success_result(exec, entry, value)
-            if not result.is_error:
+            try:
+                result = create_success_result(exec, entry, value)
+            except Exception as error:
+                # A broken output contract is the call's failure.
+                result = error_result(error)
+            else:
                 # A body that returned after the abort (or past its deadline) lost the race.
                 if (caller is not None and caller.is_set()) or (
                     current is not None and current.is_set()

@@ -30,8 +30,10 @@ from .._values import ToolDefinition, ToolOutput, is_timeout_ms
 
 __all__ = [
     "ARGS_ROOT",
+    "ClassifierPlan",
     "ExecutePlan",
     "check_tool_options",
+    "classifier_plan",
     "define_tool",
     "execute_plan",
     "soft_classifier",
@@ -78,12 +80,16 @@ _Check = Callable[[object, str], list[str]]
 
 
 def soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``classify`` behind SOFT validation: invalid arguments classify as ``False``. Its plan
+    ``(check, classify)`` is recorded (:func:`classifier_plan`) for the registry to run inline."""
+
     @_wrapping(classify)
     def soft_classifier(args: Any) -> object:
         if check(args, ARGS_ROOT):
             return False
         return classify(args)
 
+    _CLASSIFIER_PLANS[soft_classifier] = (check, classify)
     return soft_classifier
 
 
@@ -162,6 +168,21 @@ ExecutePlan = tuple[_Check, Callable[[Any, Any], Any], str]
 _PLANS: Final[weakref.WeakKeyDictionary[Callable[..., Any], ExecutePlan]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+#: What a ``soft_classifier`` wrapper does, as data: ``(check, classify)``.
+ClassifierPlan = tuple[_Check, Callable[[Any], object]]
+_CLASSIFIER_PLANS: Final[weakref.WeakKeyDictionary[Callable[..., Any], ClassifierPlan]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def classifier_plan(classifier: object) -> ClassifierPlan | None:
+    """The plan of ``classifier`` when it is a wrapper made by :func:`soft_classifier`, else
+    ``None``."""
+    if type(classifier) is not types.FunctionType:
+        return None
+    return _CLASSIFIER_PLANS.get(classifier)
 
 
 def execute_plan(execute: object) -> ExecutePlan | None:
