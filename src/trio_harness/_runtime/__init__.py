@@ -21,6 +21,7 @@ This ``__init__`` is the package's interface: code outside the package imports f
 """
 
 from .abort import abort_relay, abort_type_error, cancel_on_abort, current_relay
+from .body import stale_cancellation
 from .define import define_tool
 from .execution import (
     DispatchOutcome,
@@ -90,4 +91,5 @@ __all__ = [
     "fast_input",
     "json_schema_validator",
     "refuse_awaitable",
+    "stale_cancellation",
 ]

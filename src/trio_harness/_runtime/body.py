@@ -45,7 +45,7 @@ from .._values import (
 from .abort import cancel_on_abort, current_relay
 from .define import ARGS_ROOT
 from .execution import ToolExecution
-from .registry import Registry, RegisteredTool
+from .registry import RegisteredTool, Registry
 from .results import create_success_result, timeout_result
 
 __all__ = ["OVERRAN", "RAN", "STOPPED", "dispatch_body", "stale_cancellation"]

@@ -88,7 +88,9 @@ def create_success_result(
     try:
         rendered = tool.render(args, value)
     except Exception as error:
-        raise ToolOutputError(tool.name, [f"output.render failed: {error_message(error)}"]) from error
+        raise ToolOutputError(
+            tool.name, [f"output.render failed: {error_message(error)}"]
+        ) from error
     content = snapshot_json_value(rendered)
     if content is NOT_JSON:
         _not_lossless(tool, "output.render", rendered)
