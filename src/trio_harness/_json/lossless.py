@@ -221,8 +221,25 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
     root: Any
     if kind is dict:
         if len(value) < limit:
-            flat = _flat_dict(value)
-            if flat is not _NESTED:
+            # ``_flat_dict``, written out (tool arguments: twice per call).
+            flat: dict[str, Any] = {}
+            for key, child in value.items():
+                if type(key) is not str:
+                    return NOT_JSON
+                ck = type(child)
+                if ck is str or ck is bool or child is None:
+                    flat[key] = child
+                elif ck is int:
+                    if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
+                        return NOT_JSON
+                    flat[key] = child
+                elif ck is float:
+                    if not _number_ok(child, ck):
+                        return NOT_JSON
+                    flat[key] = child
+                else:
+                    break  # a container: the walker
+            else:
                 return flat
         root = {}
     elif kind is list:

@@ -102,9 +102,9 @@ def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
     (``ToolArgsError``), the author's ``execute``, and the check that it gave an awaitable."""
     plan = entry.plan
     if plan is None:
-        return entry.definition.execute(exec.arguments, exec)
+        return entry.definition.execute(exec._arguments, exec)
     check, execute, owner = plan
-    args = exec.arguments
+    args = exec._arguments
     violations = check(args, ARGS_ROOT)
     if violations:
         raise ToolArgsError(violations)
@@ -175,8 +175,8 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
         current is not caller and current is not None and current.is_set()
     ):
         result = aborted_before_dispatch_result()
-    elif (entry := registry.lookup(exec.name)) is None:
-        result = error_result(ToolNotFoundError(exec.name))
+    elif (entry := registry.lookup(exec._name)) is None:
+        result = error_result(ToolNotFoundError(exec._name))
     else:
         exec._body_invoked = True
         timeout_s = entry.timeout_s

@@ -83,7 +83,7 @@ def create_success_result(
     violations = tool.check(value, "value")
     if violations:
         raise ToolOutputError(tool.name, violations)
-    args = exec.arguments
+    args = exec._arguments
     # ``_project`` for ``render``, written out (once per call).
     try:
         rendered = tool.render(args, value)
@@ -99,7 +99,7 @@ def create_success_result(
         raise ToolOutputError(tool.name, ["output.render must return a list of content blocks"])
     meta: Any = UNSET
     # Presentation metadata is for what a user sees: top-level calls only, never nested ones.
-    if tool.presentation_meta is not None and exec.parent is None:
+    if tool.presentation_meta is not None and exec._parent is None:
         meta = _project(tool, "output.presentationMeta", tool.presentation_meta, args, value)
     return fast_success_result(tuple(content), value, meta, exec._concluded)
 
