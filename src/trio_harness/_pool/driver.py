@@ -221,6 +221,12 @@ class Driver:
         self._idle: list[trio.lowlevel.Task] = []
         self._closing = False
 
+    @property
+    def runs_tool_scheduler(self) -> bool:
+        """Whether the step runs the runtime's own ``ToolScheduler`` (not a wrapper of it): its
+        ``finish`` then gives every committed result, materialized."""
+        return self._fast is not None
+
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
         source = self._source
