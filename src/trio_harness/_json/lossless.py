@@ -143,30 +143,6 @@ def _entries(container: Any) -> Iterator[tuple[Any, Any]]:
 _NESTED: Final = object()
 
 
-def _flat_dict(value: dict[Any, Any]) -> Any:
-    # Fast path for a dict of scalars (tool arguments, content blocks): no stack, no cycle set
-    # (a dict holding only scalars cannot be part of a cycle). Same verdicts as the walker. The
-    # scalar checks are ``_number_ok`` written out (this runs several times per tool call).
-    copy: dict[str, Any] = {}
-    for key, child in value.items():
-        if type(key) is not str:
-            return NOT_JSON
-        ck = type(child)
-        if ck is str or ck is bool or child is None:
-            copy[key] = child
-        elif ck is int:
-            if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
-                return NOT_JSON
-            copy[key] = child
-        elif ck is float:
-            if not _number_ok(child, ck):
-                return NOT_JSON
-            copy[key] = child
-        else:
-            return _NESTED
-    return copy
-
-
 def _flat_list(value: list[Any], limit: int) -> Any:
     # Fast path for a list of scalars and dicts of scalars (a list of content blocks). The
     # nodes are counted on the way (the list, its items, the dicts' entries): over ``limit``,
@@ -180,9 +156,26 @@ def _flat_list(value: list[Any], limit: int) -> Any:
             if size >= limit:
                 return _NESTED  # let the counting walker decide
             nodes += size
-            child = _flat_dict(child)
-            if child is _NESTED or child is NOT_JSON:
-                return child
+            # A dict of scalars (a content block), checked and copied in place: no stack, no
+            # cycle set (it cannot be part of a cycle). Same verdicts as the walker.
+            block: dict[str, Any] = {}
+            for key, item in child.items():
+                if type(key) is not str:
+                    return NOT_JSON
+                kind = type(item)
+                if kind is str or kind is bool or item is None:
+                    block[key] = item
+                elif kind is int:
+                    if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
+                        return NOT_JSON
+                    block[key] = item
+                elif kind is float:
+                    if not _number_ok(item, kind):
+                        return NOT_JSON
+                    block[key] = item
+                else:
+                    return _NESTED
+            child = block
         elif ck is str or ck is bool or child is None:
             pass
         elif ck is int or ck is float:
@@ -221,7 +214,7 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
     root: Any
     if kind is dict:
         if len(value) < limit:
-            # ``_flat_dict``, written out (tool arguments: twice per call).
+            # A dict of scalars (tool arguments: twice per call), as in ``_flat_list``.
             flat: dict[str, Any] = {}
             for key, child in value.items():
                 if type(key) is not str:
