@@ -221,7 +221,11 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
                 finally:
                     scopes.discard(scope)
                     exec._abort = current  # the body may have replaced it
-            ending = _ending(scope)
+            # ``_ending``, written out.
+            if scope.cancelled_caught:
+                ending = STOPPED
+            elif scope.cancel_called:
+                ending = OVERRAN
         else:
             try:
                 if current is caller or current is None or caller is None:
@@ -255,7 +259,7 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
             else:
                 # A body that returned after the abort (or past its deadline) lost the race.
                 if (caller is not None and caller.is_set()) or (
-                    current is not None and current.is_set()
+                    current is not caller and current is not None and current.is_set()
                 ):
                     result = aborted_result()
                 elif ending == OVERRAN:
