@@ -288,8 +288,14 @@ class ToolScheduler:
         if policy.pre_execute.items or policy.guards.items:
             return None
         exec, failure = self._create(input)
+        if failure is None:
+            # ``_early``'s common answer, in place.
+            caller = exec._caller_abort
+            if caller is None or not caller.is_set():
+                return ("dispatch", exec, None)
         result = self._early(exec, failure)
-        return ("dispatch", exec, None) if result is None else ("final-result", exec, result)
+        assert result is not None
+        return ("final-result", exec, result)
 
     async def prepare(self, input: ToolExecutionInput) -> Preparation:
         """Create the execution and run the policy phase (pre-execute, approval, guards).
