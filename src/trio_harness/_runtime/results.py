@@ -75,7 +75,8 @@ def create_success_result(
             (``output.render failed: <m>``, ``output.render returned non-lossless JSON``, and the
             same for ``output.presentationMeta``).
     """
-    value = snapshot_json_value(candidate)
+    # A string is its own snapshot (the commonest value, checked in place).
+    value = candidate if type(candidate) is str else snapshot_json_value(candidate)
     if value is NOT_JSON:
         problems: list[str] = []
         snapshot_json_value(candidate, problems)
