@@ -286,11 +286,16 @@ async def main(n: int, rounds: int) -> None:
             f"{name:24} {statistics.median(found) / n * 1e6:8.1f}  {stats['median']:6.3f}x"
             f"  {stats['q1']:5.3f}-{stats['q3']:5.3f}x  {stats['best']:8.3f}x"
         )
+    stats = ratio_stats(times, "... + abort event", "bare + abort event")
+    print(
+        f"{'... + abort event':24} {'':8}  {stats['median']:6.3f}x"
+        f"  {stats['q1']:5.3f}-{stats['q3']:5.3f}x  {stats['best']:8.3f}x  (to bare + abort event)"
+    )
 
 
 if __name__ == "__main__":
     trio.run(
         main,
         int(sys.argv[1]) if len(sys.argv) > 1 else 5000,
-        int(sys.argv[2]) if len(sys.argv) > 2 else 7,
+        int(sys.argv[2]) if len(sys.argv) > 2 else 41,
     )

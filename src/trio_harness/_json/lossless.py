@@ -143,43 +143,52 @@ def _entries(container: Any) -> Iterator[tuple[Any, Any]]:
 _NESTED: Final = object()
 
 
-def _flat_dict(value: dict[Any, Any]) -> Any:
-    # Fast path for a dict of scalars (tool arguments, content blocks): no stack, no cycle set
-    # (a dict holding only scalars cannot be part of a cycle). Same verdicts as the walker.
-    copy: dict[str, Any] = {}
-    for key, child in value.items():
-        if type(key) is not str:
-            return NOT_JSON
-        ck = type(child)
-        if ck is str or ck is bool or child is None:
-            copy[key] = child
-        elif ck is int or ck is float:
-            if not _number_ok(child, ck):
-                return NOT_JSON
-            copy[key] = child
-        else:
-            return _NESTED
-    return copy
-
-
-def _flat_list(value: list[Any]) -> Any:
-    # Fast path for a list of scalars and dicts of scalars (a list of content blocks).
+def _flat_list(value: list[Any], limit: int) -> Any:
+    # Fast path for a list of scalars and dicts of scalars (a list of content blocks). The
+    # nodes are counted on the way (the list, its items, the dicts' entries): over ``limit``,
+    # ``_OVER``.
     copy: list[Any] = []
+    nodes = 1 + len(value)
     for child in value:
         ck = type(child)
         if ck is dict:
-            if len(child) >= _node_limit:
+            size = len(child)
+            if size >= limit:
                 return _NESTED  # let the counting walker decide
-            child = _flat_dict(child)
-            if child is _NESTED or child is NOT_JSON:
-                return child
+            nodes += size
+            # A dict of scalars (a content block), checked and copied in place: no stack, no
+            # cycle set (it cannot be part of a cycle). Same verdicts as the walker.
+            block: dict[str, Any] = {}
+            for key, item in child.items():
+                if type(key) is not str:
+                    return NOT_JSON
+                kind = type(item)
+                if kind is str or kind is bool or item is None:
+                    block[key] = item
+                elif kind is int:
+                    if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
+                        return NOT_JSON
+                    block[key] = item
+                elif kind is float:
+                    if not _number_ok(item, kind):
+                        return NOT_JSON
+                    block[key] = item
+                else:
+                    return _NESTED
+            child = block
+        elif ck is str or ck is bool or child is None:
+            pass
         elif ck is int or ck is float:
             if not _number_ok(child, ck):
                 return NOT_JSON
-        elif ck is not str and ck is not bool and child is not None:
+        else:
             return _NESTED
         copy.append(child)
-    return copy
+    return copy if nodes <= limit else _OVER
+
+
+# Returned by ``_flat_list`` for a flat list of more nodes than the limit.
+_OVER: Final = object()
 
 
 def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
@@ -199,33 +208,45 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
         :data:`NOT_JSON` when ``value`` is not lossless JSON or is larger than the node limit.
     """
     kind = type(value)
-    if kind is str or kind is bool or value is None:
+    if kind is str:
         return value
-    if kind is int or kind is float:
-        return value if _number_ok(value, kind) else NOT_JSON
     limit = _node_limit
-    flat: Any = _NESTED
+    root: Any
     if kind is dict:
         if len(value) < limit:
-            flat = _flat_dict(value)
-        root: Any = {}
+            # A dict of scalars (tool arguments: twice per call), as in ``_flat_list``.
+            flat: dict[str, Any] = {}
+            for key, child in value.items():
+                if type(key) is not str:
+                    return NOT_JSON
+                ck = type(child)
+                if ck is str or ck is bool or child is None:
+                    flat[key] = child
+                elif ck is int:
+                    if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
+                        return NOT_JSON
+                    flat[key] = child
+                elif ck is float:
+                    if not _number_ok(child, ck):
+                        return NOT_JSON
+                    flat[key] = child
+                else:
+                    break  # a container: the walker
+            else:
+                return flat
+        root = {}
     elif kind is list:
         if len(value) < limit:
-            flat = _flat_list(value)
+            flat = _flat_list(value, limit)
+            if flat is not _NESTED:
+                return _over_limit(problems, limit) if flat is _OVER else flat
         root = []
+    elif kind is bool or value is None:
+        return value
+    elif kind is int or kind is float:
+        return value if _number_ok(value, kind) else NOT_JSON
     else:
         return NOT_JSON
-    if flat is not _NESTED:
-        if flat is NOT_JSON or kind is dict:
-            return flat
-        # A list of scalars and flat dicts: the dicts' entries count too.
-        nodes = 1 + len(flat)
-        for child in flat:
-            if type(child) is dict:
-                nodes += len(child)
-        if nodes <= limit:
-            return flat
-        return _over_limit(problems, limit)
     nodes = 1
     # Invariant: ``ancestors`` holds exactly the ids of the source containers on the current path;
     # the sources stay referenced by ``value`` for the whole walk, so their ids are stable.

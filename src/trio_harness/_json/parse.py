@@ -188,10 +188,16 @@ def parse_arguments(raw: str) -> object:
             raise TypeError(f"parse_arguments() expects a str, got {type(raw).__name__}")
     if raw == "":
         return {}
-    int_hook = _has_negative_zero(raw)
-    key_order = _needs_key_order(raw)
+    # ``_has_negative_zero`` and ``_needs_key_order``, and ``_scan``, written out (this runs once
+    # per tool call).
+    int_hook = "-0" in raw and _NEGATIVE_ZERO.search(raw) is not None
+    key_order = (
+        _MAYBE_DIGIT_KEY.search(raw) is not None and _MAYBE_INDEX_KEY.search(raw) is not None
+    )
     try:
-        return _scan(raw, int_hook, key_order)
+        return _decode(raw, _parse_int if int_hook else None, _js_object if key_order else None)
+    except _Invalid:
+        return raw
     except RecursionError:
         pass
     except ValueError:

@@ -47,7 +47,7 @@ from .replay import (
     present_log,
     repair_replay,
 )
-from .session import Session
+from .session import Session, append_built
 
 __all__ = [
     "FSYNC_POLICIES",
@@ -69,6 +69,7 @@ __all__ = [
     "ToolResultData",
     "ToolResultMessage",
     "UnansweredCall",
+    "append_built",
     "check_replay",
     "fast_call_data",
     "format_presented",

@@ -45,12 +45,13 @@ from trio.lowlevel import enable_ki_protection
 
 from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, unreachable
 from .._runtime import (
-    Preparation,
     Scheduler,
     ToolExecution,
     ToolExecutionInput,
+    ToolScheduler,
     abort_relay,
     current_relay,
+    stale_cancellation,
 )
 from .._values import ExecutionMode, ToolExecutionResult
 from .machine import (
@@ -143,6 +144,7 @@ class Driver:
         "_arrivals",
         "_closing",
         "_core",
+        "_fast",
         "_idle",
         "_inbox",
         "_inputs",
@@ -179,6 +181,12 @@ class Driver:
             tracer.begin(inputs, cap)
             self._trace = tracer.phase
         self._scheduler = runtime.scheduler
+        # The runtime's own scheduler (not a wrapper of it): the driver then takes its fast
+        # paths (``prepare_now``, ``dispatch_now``), which give exactly what ``prepare`` and
+        # ``dispatch`` would, without their coroutines and phase objects.
+        self._fast: ToolScheduler | None = (
+            self._scheduler if type(self._scheduler) is ToolScheduler else None
+        )
         self._inputs = inputs
         self._abort = abort
         self._recorder = recorder
@@ -212,6 +220,12 @@ class Driver:
         # the driver hands it the next one or the group closes (``_closing``).
         self._idle: list[trio.lowlevel.Task] = []
         self._closing = False
+
+    @property
+    def runs_tool_scheduler(self) -> bool:
+        """Whether the step runs the runtime's own ``ToolScheduler`` (not a wrapper of it): its
+        ``finish`` then gives every committed result, materialized."""
+        return self._fast is not None
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
@@ -366,6 +380,7 @@ class Driver:
         core = self._core
         abort = self._abort
         scheduler = self._scheduler
+        fast = self._fast
         slots = self._slots
         trace = self._trace
         inbox = self._inbox
@@ -380,16 +395,22 @@ class Driver:
                 if trace is not None:
                     trace("started", index, None)
                 try:
-                    preparation = await scheduler.prepare(self._inputs[index])
-                    kind = preparation.kind
-                    if kind != "dispatch" and kind != "post-result" and kind != "final-result":
-                        unreachable("ScheduledToolPreparation", kind)
+                    now = None if fast is None else fast.prepare_now(self._inputs[index])
+                    if now is None:
+                        preparation = await scheduler.prepare(self._inputs[index])
+                        kind = preparation.kind
+                        if kind != "dispatch" and kind != "post-result" and kind != "final-result":
+                            unreachable("ScheduledToolPreparation", kind)
+                        exec = preparation.exec
+                        prepared = preparation.result
+                    else:
+                        kind, exec, prepared = now
                 except Exception as exc:
                     self._fail(exc)
                     continue
                 if trace is not None:
                     trace("prepared", index, kind)
-                self._prepared(index, kind, preparation, nursery)
+                self._prepared(index, kind, exec, prepared, nursery)
             elif op is OP_COMMIT:
                 slot = slots[index]
                 assert type(slot) is tuple
@@ -493,13 +514,18 @@ class Driver:
         self._core.classified(index, mode.kind == "parallel")
 
     def _prepared(
-        self, index: int, kind: str, preparation: Preparation, nursery: trio.Nursery
+        self,
+        index: int,
+        kind: str,
+        exec: ToolExecution,
+        result: ToolExecutionResult | None,
+        nursery: trio.Nursery,
     ) -> None:
         if self._inbox:
             self._drain()
         if kind == "dispatch":
             if self._core.prepared(index, dispatch=True):
-                self._pending.append((index, preparation.exec, contextvars.copy_context()))
+                self._pending.append((index, exec, contextvars.copy_context()))
                 idle = self._idle
                 if idle:
                     trio.lowlevel.reschedule(idle.pop())
@@ -507,8 +533,7 @@ class Driver:
                     nursery.start_soon(self._worker)
         else:
             # A result-carrying preparation; a scheduler that breaks that fails at the commit.
-            result = cast(ToolExecutionResult, preparation.result)
-            self._slots[index] = (preparation.exec, result, kind == "post-result")
+            self._slots[index] = (exec, cast(ToolExecutionResult, result), kind == "post-result")
             self._core.prepared(index, dispatch=False)
 
     async def _worker(self) -> None:
@@ -538,8 +563,23 @@ class Driver:
         if self._trace is not None:
             self._trace("body-started", index, None)
         try:
-            outcome = await self._scheduler.dispatch(exec)
-            slot = (exec, outcome.result, outcome.kind == "post-result")
+            fast = self._fast
+            if fast is None or (body := fast.dispatch_now(exec)) is None:
+                outcome = await self._scheduler.dispatch(exec)
+                slot = (exec, outcome.result, outcome.kind == "post-result")
+            else:
+                # ``ToolScheduler.dispatch`` with no execute wrapper, written out.
+                try:
+                    result = await body
+                except Exception as error:
+                    slot = (exec, fast.dispatch_failed(exec, error), False)
+                except trio.Cancelled as cancelled:
+                    failure = stale_cancellation(cancelled)
+                    if failure is None:
+                        raise
+                    slot = (exec, fast.dispatch_failed(exec, failure), False)
+                else:
+                    slot = (exec, fast.dispatched(exec, result), True)
         except Exception as exc:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).

@@ -16,8 +16,14 @@ import trio
 
 from .._errors import SubCallDepthError
 from .._json import parse_arguments
-from .._log import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, fast_call_data
-from .._runtime import ToolExecution, ToolExecutionInput, abort_type_error, refuse_awaitable
+from .._log import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, append_built, fast_call_data
+from .._runtime import (
+    ToolExecution,
+    ToolExecutionInput,
+    abort_type_error,
+    fast_input,
+    refuse_awaitable,
+)
 from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
 from .driver import Driver, PoolRuntime, PoolTracer
 from .machine import validate_cap
@@ -124,15 +130,31 @@ class _SessionRecorder:
     concluded: bool = False
     # Committed results in commit order, which is model order (index i answers block i).
     results: list[ToolExecutionResult] = attrs.field(factory=list)
+    # The results come from the runtime's own ``ToolScheduler.finish`` (set once the driver
+    # knows). A success from it is valid ``tool/result`` data by construction (content and meta
+    # are fresh lossless snapshots, no error), as every ``tool/call`` data is (plain blocks,
+    # plain ints): a plain ``Session`` takes both unchecked. A failure is checked (its message
+    # and error info come from the exception).
+    checked_results: bool = False
+    _plain: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._plain = type(self._session) is Session
 
     def started(self, index: int) -> None:
         block = self._blocks[index]
         data = fast_call_data(self._turn, self._step, block.id, block.name, block.arguments)
-        self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
+        if self._plain:
+            self._call_seqs[index] = append_built(self._session, TOOL_CALL, data, None).seq
+        else:
+            self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
 
     def committed(self, index: int, result: ToolExecutionResult) -> None:
         data = ToolResultData.from_result(self._turn, self._step, self._blocks[index].id, result)
-        self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
+        if self._plain and self.checked_results and not result.is_error:
+            append_built(self._session, TOOL_RESULT, data, self._call_seqs[index])
+        else:
+            self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
         self.results.append(result)
         if result.concludes_turn:
             self.concluded = True
@@ -262,21 +284,18 @@ async def execute_tool_calls(
             plain = _plain_call(len(blocks), block)
             blocks.append(plain)
             call_seqs.append(-1)
-            return ToolExecutionInput(
-                plain.id, plain.name, parse_arguments(plain.arguments), abort, agent=agent
-            )
+            return fast_input(plain.id, plain.name, parse_arguments(plain.arguments), abort, agent)
 
         driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
     else:
         blocks = _plain_blocks(tool_calls)
         inputs = [
-            ToolExecutionInput(
-                block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
-            )
+            fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
             for block in blocks
         ]
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
         driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
+    recorder.checked_results = driver.runs_tool_scheduler
     aborted = await driver.run()
     return StepOutcome(
         concluded=recorder.concluded,

@@ -21,6 +21,7 @@ This ``__init__`` is the package's interface: code outside the package imports f
 """
 
 from .abort import abort_relay, abort_type_error, cancel_on_abort, current_relay
+from .body import stale_cancellation
 from .define import define_tool
 from .execution import (
     DispatchOutcome,
@@ -30,6 +31,7 @@ from .execution import (
     ToolExecution,
     ToolExecutionInput,
     context_message,
+    fast_input,
 )
 from .hooks import (
     Accept,
@@ -86,6 +88,8 @@ __all__ = [
     "current_relay",
     "define_json_tool",
     "define_tool",
+    "fast_input",
     "json_schema_validator",
     "refuse_awaitable",
+    "stale_cancellation",
 ]

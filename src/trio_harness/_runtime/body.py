@@ -24,15 +24,17 @@ when it returns.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
+import types
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import trio
 
-from .._errors import HarnessError, ToolNotFoundError, error_message
+from .._errors import HarnessError, ToolArgsError, ToolNotFoundError, error_message
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -41,9 +43,10 @@ from .._values import (
     error_result,
 )
 from .abort import cancel_on_abort, current_relay
+from .define import ARGS_ROOT
 from .execution import ToolExecution
-from .registry import Registry
-from .results import success_result, timeout_result
+from .registry import RegisteredTool, Registry
+from .results import create_success_result, timeout_result
 
 __all__ = ["OVERRAN", "RAN", "STOPPED", "dispatch_body", "stale_cancellation"]
 
@@ -93,6 +96,29 @@ async def _fused(first: trio.Event, second: trio.Event) -> AsyncIterator[trio.Ev
         watch_scope.cancel()
 
 
+def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
+    """Call the body: what awaiting it runs. With a plan (``define_tool``'s validating wrapper),
+    the wrapper's steps are run here instead of in its own coroutine: the argument check
+    (``ToolArgsError``), the author's ``execute``, and the check that it gave an awaitable."""
+    plan = entry.plan
+    if plan is None:
+        return entry.definition.execute(exec._arguments, exec)
+    check, execute, owner = plan
+    args = exec._arguments
+    violations = check(args, ARGS_ROOT)
+    if violations:
+        raise ToolArgsError(violations)
+    pending = execute(args, exec)
+    if type(pending) is not _COROUTINE and not inspect.isawaitable(pending):
+        raise TypeError(
+            f"{owner}: execute must be an async function (it returned {type(pending).__name__})"
+        )
+    return pending
+
+
+_COROUTINE: Final = types.CoroutineType
+
+
 def _ending(scope: trio.CancelScope) -> int:
     if scope.cancelled_caught:
         return STOPPED
@@ -100,7 +126,7 @@ def _ending(scope: trio.CancelScope) -> int:
 
 
 async def _guarded(
-    exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, execute: Any
+    exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, entry: RegisteredTool
 ) -> tuple[Any, BaseException | None, int]:
     """The general way: a cancel scope cancelled by ``abort`` (through a relay when there is one,
     else a private watcher) and by the deadline."""
@@ -110,7 +136,7 @@ async def _guarded(
         if timeout_s is not None:
             scope.deadline = trio.current_time() + timeout_s
         try:
-            value = await execute(exec.arguments, exec)
+            value = await _begin(entry, exec)
         except Exception as error:
             failure = error
         except trio.Cancelled as cancelled:
@@ -149,11 +175,10 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
         current is not caller and current is not None and current.is_set()
     ):
         result = aborted_before_dispatch_result()
-    elif (entry := registry.lookup(exec.name)) is None:
-        result = error_result(ToolNotFoundError(exec.name))
+    elif (entry := registry.lookup(exec._name)) is None:
+        result = error_result(ToolNotFoundError(exec._name))
     else:
         exec._body_invoked = True
-        execute = entry.definition.execute
         timeout_s = entry.timeout_s
         # Run: the body's value, or its failure, and its ending.
         value: Any = UNSET
@@ -167,7 +192,7 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
         if caller is None and current is None and timeout_s is None:
             # The hot path: no cancel scope, and no abort to re-check afterwards.
             try:
-                value = await execute(exec.arguments, exec)
+                value = await _begin(entry, exec)
             except Exception as error:
                 failure = error
             except trio.Cancelled as cancelled:
@@ -186,7 +211,7 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
                 scopes = relay.scopes
                 scopes.add(scope)
                 try:
-                    value = await execute(exec.arguments, exec)
+                    value = await _begin(entry, exec)
                 except Exception as error:
                     failure = error
                 except trio.Cancelled as cancelled:
@@ -196,18 +221,22 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
                 finally:
                     scopes.discard(scope)
                     exec._abort = current  # the body may have replaced it
-            ending = _ending(scope)
+            # ``_ending``, written out.
+            if scope.cancelled_caught:
+                ending = STOPPED
+            elif scope.cancel_called:
+                ending = OVERRAN
         else:
             try:
                 if current is caller or current is None or caller is None:
                     # One event (or none): the body sees it unchanged.
                     exec._abort = caller if current is None else current
-                    value, failure, ending = await _guarded(exec, exec._abort, timeout_s, execute)
+                    value, failure, ending = await _guarded(exec, exec._abort, timeout_s, entry)
                 else:
                     # A wrapper replaced the event: the body sees a third event set by either.
                     async with _fused(caller, current) as fused:
                         exec._abort = fused
-                        value, failure, ending = await _guarded(exec, fused, timeout_s, execute)
+                        value, failure, ending = await _guarded(exec, fused, timeout_s, entry)
             finally:
                 exec._abort = current
         # Map the ending, once.
@@ -222,11 +251,15 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
             )
             result = aborted_result() if aborted else timeout_result(entry)
         else:
-            result = success_result(exec, entry, value)
-            if not result.is_error:
+            try:
+                result = create_success_result(exec, entry, value)
+            except Exception as error:
+                # A broken output contract is the call's failure.
+                result = error_result(error)
+            else:
                 # A body that returned after the abort (or past its deadline) lost the race.
                 if (caller is not None and caller.is_set()) or (
-                    current is not None and current.is_set()
+                    current is not caller and current is not None and current.is_set()
                 ):
                     result = aborted_result()
                 elif ending == OVERRAN:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
@@ -26,7 +28,17 @@ from .._validation import (
 )
 from .._values import ToolDefinition, ToolOutput, is_timeout_ms
 
-__all__ = ["ARGS_ROOT", "check_tool_options", "define_tool", "soft_classifier", "validated_execute"]
+__all__ = [
+    "ARGS_ROOT",
+    "ClassifierPlan",
+    "ExecutePlan",
+    "check_tool_options",
+    "classifier_plan",
+    "define_tool",
+    "execute_plan",
+    "soft_classifier",
+    "validated_execute",
+]
 
 #: Root path of argument validation: rendered as ``arguments``, properties without a leading dot.
 ARGS_ROOT: Final = ""
@@ -68,12 +80,16 @@ _Check = Callable[[object, str], list[str]]
 
 
 def soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callable[[Any], object]:
+    """``classify`` behind SOFT validation: invalid arguments classify as ``False``. Its plan
+    ``(check, classify)`` is recorded (:func:`classifier_plan`) for the registry to run inline."""
+
     @_wrapping(classify)
     def soft_classifier(args: Any) -> object:
         if check(args, ARGS_ROOT):
             return False
         return classify(args)
 
+    _CLASSIFIER_PLANS[soft_classifier] = (check, classify)
     return soft_classifier
 
 
@@ -143,11 +159,48 @@ def check_tool_options(
         raise ValueError(f"{owner}: timeoutMs must be a positive finite number")
 
 
+#: What a ``validated_execute`` wrapper does, as data: ``(check, execute, owner)``.
+ExecutePlan = tuple[_Check, Callable[[Any, Any], Any], str]
+
+# The plan of every wrapper ``validated_execute`` made, so that the registry can run the check
+# and the author's ``execute`` itself (one coroutine less per call) when a definition's
+# ``execute`` is exactly such a wrapper. Weak: a plan lives as long as its wrapper.
+_PLANS: Final[weakref.WeakKeyDictionary[Callable[..., Any], ExecutePlan]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+#: What a ``soft_classifier`` wrapper does, as data: ``(check, classify)``.
+ClassifierPlan = tuple[_Check, Callable[[Any], object]]
+_CLASSIFIER_PLANS: Final[weakref.WeakKeyDictionary[Callable[..., Any], ClassifierPlan]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def classifier_plan(classifier: object) -> ClassifierPlan | None:
+    """The plan of ``classifier`` when it is a wrapper made by :func:`soft_classifier`, else
+    ``None``."""
+    if type(classifier) is not types.FunctionType:
+        return None
+    return _CLASSIFIER_PLANS.get(classifier)
+
+
+def execute_plan(execute: object) -> ExecutePlan | None:
+    """The plan of ``execute`` when it is a wrapper made by :func:`validated_execute` (running
+    the plan is exactly what awaiting the wrapper does), else ``None``."""
+    if type(execute) is not types.FunctionType:
+        return None
+    return _PLANS.get(execute)
+
+
 def validated_execute(
     check: _Check, execute: Callable[[Any, Any], Awaitable[Any]], owner: str
 ) -> Callable[[Any, Any], Awaitable[Any]]:
     """``execute`` behind HARD validation: ``ToolArgsError`` with every violation before the
-    body runs, and a ``TypeError`` naming ``owner`` when ``execute`` returns no awaitable."""
+    body runs, and a ``TypeError`` naming ``owner`` when ``execute`` returns no awaitable.
+
+    The wrapper's plan is recorded (:func:`execute_plan`); ``_runtime.body`` runs it inline, so
+    the two must stay the same steps."""
 
     @_wrapping(execute)
     async def validated_execute(args: Any, ctx: Any) -> Any:
@@ -161,6 +214,7 @@ def validated_execute(
             )
         return await pending
 
+    _PLANS[validated_execute] = (check, execute, owner)
     return validated_execute
 
 

@@ -16,6 +16,7 @@ result.
 from __future__ import annotations
 
 import logging
+from collections.abc import Coroutine
 from typing import Any, Final, Literal
 
 import attrs
@@ -45,6 +46,8 @@ from .execution import (
     Runtime,
     ToolExecution,
     ToolExecutionInput,
+    fast_outcome,
+    fast_preparation,
     normalize_context,
 )
 from .hooks import (
@@ -68,7 +71,7 @@ from .results import (
     with_contexts,
 )
 
-__all__ = ["ToolScheduler"]
+__all__ = ["PreparedNow", "ToolScheduler"]
 
 #: Where contained observer failures are reported.
 logger: Final = logging.getLogger("trio_harness.runtime")
@@ -89,12 +92,18 @@ def _contexts(given: object) -> tuple[dict[str, Any], ...]:
     return tuple(normalize_context(context) for context in given)  # type: ignore[attr-defined]
 
 
+#: What :meth:`ToolScheduler.prepare_now` gives: the fields of a ``Preparation``.
+PreparedNow = tuple[
+    Literal["dispatch", "post-result", "final-result"], ToolExecution, ToolExecutionResult | None
+]
+
+
 def _prepared(
     kind: Literal["post-result", "final-result"], exec: ToolExecution, result: ToolExecutionResult
 ) -> Preparation:
     # Results built here are fresh: ``finish`` may skip re-snapshotting them.
     exec._fresh_result = result
-    return Preparation(kind, exec, result)
+    return fast_preparation(kind, exec, result)
 
 
 class ToolScheduler:
@@ -254,6 +263,40 @@ class ToolScheduler:
             raise TypeError(f"a denial reason must be a str, got {type(reason).__name__}")
         return reason
 
+    def _early(
+        self, exec: ToolExecution, failure: BaseException | None
+    ) -> ToolExecutionResult | None:
+        # What ``prepare`` answers before the policy phase (a final result): an argument failure
+        # (it wins even over an already-aborted caller), then an abort already set.
+        if failure is not None:
+            result = error_result(failure)
+        else:
+            caller = exec._caller_abort
+            if caller is None or not caller.is_set():
+                return None
+            result = aborted_before_dispatch_result()
+        # Built here from fresh values: ``finish`` may skip re-snapshotting it.
+        exec._fresh_result = result
+        return result
+
+    def prepare_now(self, input: ToolExecutionInput) -> PreparedNow | None:
+        """:meth:`prepare` without its coroutine nor its ``Preparation``, when it would await
+        nothing (no pre-execute hook and no guard: the waterfall would allow); else ``None``
+        (await :meth:`prepare`). The pool's fast path: ``(kind, exec, result)``, the fields of the
+        preparation ``prepare`` gives."""
+        policy = self._policy
+        if policy.pre_execute.items or policy.guards.items:
+            return None
+        exec, failure = self._create(input)
+        if failure is None:
+            # ``_early``'s common answer, in place.
+            caller = exec._caller_abort
+            if caller is None or not caller.is_set():
+                return ("dispatch", exec, None)
+        result = self._early(exec, failure)
+        assert result is not None
+        return ("final-result", exec, result)
+
     async def prepare(self, input: ToolExecutionInput) -> Preparation:
         """Create the execution and run the policy phase (pre-execute, approval, guards).
 
@@ -262,18 +305,14 @@ class ToolScheduler:
             still goes through post-execute) or ``final-result`` (bypasses post-execute: argument
             failures, pre-aborted calls, policy exceptions).
         """
+        now = self.prepare_now(input)
+        if now is not None:
+            return fast_preparation(*now)
         exec, failure = self._create(input)
-        if failure is not None:
-            # Argument failures win even over an already-aborted caller.
-            return _prepared("final-result", exec, error_result(failure))
+        early = self._early(exec, failure)
+        if early is not None:
+            return fast_preparation("final-result", exec, early)
         caller = exec._caller_abort
-        if caller is not None and caller.is_set():
-            return _prepared("final-result", exec, aborted_before_dispatch_result())
-        policy = self._policy
-        if not policy.pre_execute.items and not policy.guards.items:
-            # No policy at all: the waterfall would allow, and nothing awaited since the abort
-            # check above, so its answer stands.
-            return Preparation("dispatch", exec)
         try:
             if self._abort_cancels_callbacks and caller is not None:
                 async with cancel_on_abort(caller) as scope:
@@ -297,7 +336,7 @@ class ToolScheduler:
             return _prepared("post-result", exec, denied_result(reason))
         if _aborted(caller):
             return _prepared("post-result", exec, aborted_before_dispatch_result())
-        return Preparation("dispatch", exec)
+        return fast_preparation("dispatch", exec, None)
 
     # -----------------------------------------------------------------------------------------
     # dispatch
@@ -350,6 +389,31 @@ class ToolScheduler:
 
         return self._normalize_wrapped(exec, await step(0))
 
+    def dispatch_now(self, exec: ToolExecution) -> Coroutine[Any, Any, ToolExecutionResult] | None:
+        """The pool's fast path of :meth:`dispatch` when no execute wrapper is registered: the
+        body's coroutine, whose result (or failure) the caller hands to :meth:`dispatched` (or
+        :meth:`dispatch_failed`) exactly as ``dispatch`` would; else ``None`` (await
+        :meth:`dispatch`)."""
+        if self._policy.execute_wrappers.items:
+            return None
+        return dispatch_body(self._registry, exec)
+
+    def dispatched(self, exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        """The ``post-result`` of a dispatch whose wrappers and body gave ``result``."""
+        exec._deferring_closed = True
+        if exec._deferred:
+            result = with_contexts(result, before=exec._deferred)
+        caller = exec._caller_abort
+        if caller is not None and not result.is_error and caller.is_set():
+            result = cancellation_result(exec, result)
+        return result
+
+    def dispatch_failed(self, exec: ToolExecution, failure: BaseException) -> ToolExecutionResult:
+        """The ``final-result`` of a dispatch whose wrappers or body raised ``failure`` (an
+        ``Exception``, or the failure :func:`stale_cancellation` made of a ``Cancelled``)."""
+        exec._deferring_closed = True
+        return error_result(failure)
+
     async def dispatch(self, exec: ToolExecution) -> DispatchOutcome:
         """Run the execute wrappers around the body; returns a ``post-result`` (or a
         ``final-result`` when a wrapper or the normalization of its answer raised)."""
@@ -367,21 +431,13 @@ class ToolScheduler:
             else:
                 result = await self._wrapped(exec)
         except Exception as error:
-            exec._deferring_closed = True
-            return DispatchOutcome("final-result", error_result(error))
+            return fast_outcome("final-result", self.dispatch_failed(exec, error))
         except trio.Cancelled as cancelled:
             failure = stale_cancellation(cancelled)
             if failure is None:
                 raise
-            exec._deferring_closed = True
-            return DispatchOutcome("final-result", error_result(failure))
-        exec._deferring_closed = True
-        if exec._deferred:
-            result = with_contexts(result, before=exec._deferred)
-        caller = exec._caller_abort
-        if caller is not None and not result.is_error and caller.is_set():
-            result = cancellation_result(exec, result)
-        return DispatchOutcome("post-result", result)
+            return fast_outcome("final-result", self.dispatch_failed(exec, failure))
+        return fast_outcome("post-result", self.dispatched(exec, result))
 
     # -----------------------------------------------------------------------------------------
     # finalize / finish

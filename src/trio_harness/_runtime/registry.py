@@ -15,6 +15,7 @@ import attrs
 from .._json import NOT_JSON, snapshot_json_value
 from .._validation import assert_supported_json_schema, compile_validator
 from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
+from .define import ARGS_ROOT, ClassifierPlan, ExecutePlan, classifier_plan, execute_plan
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -32,6 +33,11 @@ class RegisteredTool:
         render: ``output.render``.
         presentation_meta: ``output.presentation_meta`` or ``None``.
         timeout_s: The declared timeout in seconds, or ``None``.
+        plan: When ``definition.execute`` is the validating wrapper ``define_tool`` made, what
+            it does (``(check, execute, owner)``), so the body can run it without the wrapper's
+            coroutine; else ``None``.
+        classify: ``is_concurrency_safe``'s plan when it is ``define_tool``'s soft wrapper
+            (``(check, classify)``), else ``None``.
     """
 
     definition: ToolDefinition
@@ -40,6 +46,8 @@ class RegisteredTool:
     render: Callable[[Any, Any], Any]
     presentation_meta: Callable[[Any, Any], Any] | None
     timeout_s: float | None
+    plan: ExecutePlan | None = None
+    classify: ClassifierPlan | None = None
 
 
 def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
@@ -66,16 +74,21 @@ def _prepare_entry(tool: ToolDefinition) -> RegisteredTool:
         render=render,
         presentation_meta=presentation_meta,
         timeout_s=None if timeout_ms is None else float(timeout_ms) / 1000,
+        plan=execute_plan(tool.execute),
+        classify=classifier_plan(getattr(tool, "is_concurrency_safe", None)),
     )
 
 
 class Registry:
     """Name → :class:`RegisteredTool`, in registration order."""
 
-    __slots__ = ("_tools",)
+    __slots__ = ("_tools", "lookup")
 
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
+        #: ``lookup(name)``: the registered entry for ``name``, if any (the dict's own ``get``,
+        #: bound once: a call looks a tool up three times).
+        self.lookup: Callable[[str], RegisteredTool | None] = self._tools.get
 
     def register(self, tool: ToolDefinition) -> Callable[[], None]:
         """Check and add ``tool``; returns a disposer that unregisters exactly this registration.
@@ -106,10 +119,6 @@ class Registry:
     def unregister(self, name: str) -> bool:
         """Remove the tool called ``name``; returns whether there was one."""
         return self._tools.pop(name, None) is not None
-
-    def lookup(self, name: str) -> RegisteredTool | None:
-        """The registered entry for ``name``, if any."""
-        return self._tools.get(name)
 
     def schemas(self) -> list[dict[str, Any]]:
         """Model-facing projections ``{"name", "description", "parameters"}``, detached copies.
@@ -149,7 +158,14 @@ class Registry:
             # mutates what it is given must not change what the call then validates and runs with
             # (the log keeps the text the model wrote).
             copy = snapshot_json_value(arguments)
-            verdict = classifier(arguments if copy is NOT_JSON else copy)
+            given = arguments if copy is NOT_JSON else copy
+            plan = entry.classify
+            if plan is None:
+                verdict = classifier(given)
+            else:
+                # ``define_tool``'s soft wrapper, run inline: invalid arguments are a "no".
+                check, classify = plan
+                verdict = False if check(given, ARGS_ROOT) else classify(given)
         except Exception:
             # A raising classifier is a classification "no", never a crash of the step.
             return EXCLUSIVE

@@ -14,7 +14,7 @@ container with tool or hook code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import attrs
 
@@ -27,6 +27,7 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
+    fast_success_result,
     is_well_formed_error,
 )
 from .execution import ToolExecution
@@ -36,7 +37,6 @@ __all__ = [
     "cancellation_result",
     "create_success_result",
     "materialize",
-    "success_result",
     "timeout_result",
     "with_contexts",
 ]
@@ -50,12 +50,18 @@ def _project(tool: RegisteredTool, label: str, project: Any, args: Any, value: A
         projected = project(args, value)
     except Exception as error:
         raise ToolOutputError(tool.name, [f"{label} failed: {error_message(error)}"]) from error
-    problems: list[str] = []
-    snapshot = snapshot_json_value(projected, problems)
+    snapshot = snapshot_json_value(projected)
     if snapshot is NOT_JSON:
-        reason = f"{label}: {problems[0]}" if problems else f"{label} returned non-lossless JSON"
-        raise ToolOutputError(tool.name, [reason])
+        _not_lossless(tool, label, projected)
     return snapshot
+
+
+def _not_lossless(tool: RegisteredTool, label: str, projected: object) -> NoReturn:
+    # The snapshot again, for its reason (the same verdict: the walk is deterministic).
+    problems: list[str] = []
+    snapshot_json_value(projected, problems)
+    reason = f"{label}: {problems[0]}" if problems else f"{label} returned non-lossless JSON"
+    raise ToolOutputError(tool.name, [reason])
 
 
 def create_success_result(
@@ -69,38 +75,34 @@ def create_success_result(
             (``output.render failed: <m>``, ``output.render returned non-lossless JSON``, and the
             same for ``output.presentationMeta``).
     """
-    problems: list[str] = []
-    value = snapshot_json_value(candidate, problems)
+    # A string is its own snapshot (the commonest value, checked in place).
+    value = candidate if type(candidate) is str else snapshot_json_value(candidate)
     if value is NOT_JSON:
+        problems: list[str] = []
+        snapshot_json_value(candidate, problems)
         raise ToolOutputError(tool.name, problems or ["value is not lossless JSON"])
     violations = tool.check(value, "value")
     if violations:
         raise ToolOutputError(tool.name, violations)
-    args = exec.arguments
-    content = _project(tool, "output.render", tool.render, args, value)
+    args = exec._arguments
+    # ``_project`` for ``render``, written out (once per call).
+    try:
+        rendered = tool.render(args, value)
+    except Exception as error:
+        raise ToolOutputError(
+            tool.name, [f"output.render failed: {error_message(error)}"]
+        ) from error
+    content = snapshot_json_value(rendered)
+    if content is NOT_JSON:
+        _not_lossless(tool, "output.render", rendered)
     if type(content) is not list:
         # Upstream's type system guarantees an array; a Python render can return any JSON.
         raise ToolOutputError(tool.name, ["output.render must return a list of content blocks"])
     meta: Any = UNSET
     # Presentation metadata is for what a user sees: top-level calls only, never nested ones.
-    if tool.presentation_meta is not None and exec.parent is None:
+    if tool.presentation_meta is not None and exec._parent is None:
         meta = _project(tool, "output.presentationMeta", tool.presentation_meta, args, value)
-    return ToolExecutionResult(
-        is_error=False,
-        content=tuple(content),
-        value=value,
-        meta=meta,
-        concludes_turn=exec._concluded,
-    )
-
-
-def success_result(exec: ToolExecution, tool: RegisteredTool, value: Any) -> ToolExecutionResult:
-    """:func:`create_success_result` for a body's value; a broken output contract becomes its
-    error result (so ``result.is_error`` afterwards tells whether the value was accepted)."""
-    try:
-        return create_success_result(exec, tool, value)
-    except Exception as error:
-        return error_result(error)
+    return fast_success_result(tuple(content), value, meta, exec._concluded)
 
 
 def timeout_result(tool: RegisteredTool) -> ToolExecutionResult:

@@ -1,0 +1,420 @@
+"""Pins for the per-call shortcuts of issue 21: each must give exactly what the general path gives.
+
+* ``define_tool``'s validating wrapper and soft classifier are recorded as plans; the registry
+  runs a plan inline (no wrapper coroutine), with the same results as awaiting the wrapper.
+* The pool drives the runtime's own ``ToolScheduler`` through ``prepare_now`` / ``dispatch_now``
+  (no phase coroutines, no phase objects) and appends its call data and the runtime's successes
+  to a plain ``Session`` unchecked; with any other scheduler (here a pass-through wrapper) it
+  takes the general path. Both give the same session log, event for event, and the same results.
+* Results, inputs, preparations and dispatch outcomes built slot by slot equal the attrs-built
+  ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+import trio
+
+import trio_harness as th
+from trio_harness import (
+    UNSET,
+    Accept,
+    Allow,
+    Session,
+    ToolCallBlock,
+    ToolExecutionInput,
+    ToolExecutionResult,
+    ToolOutput,
+    ToolRuntime,
+    define_tool,
+    execute_tool_calls,
+)
+from trio_harness._runtime.define import classifier_plan, execute_plan
+from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
+from trio_harness._values import fast_success_result
+from trio_harness.lowlevel import DispatchOutcome, Preparation
+
+
+class Passthrough:
+    """A scheduler wrapper that changes nothing: the pool then takes its general path."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def prepare(self, input: Any) -> Any:
+        return await self.inner.prepare(input)
+
+    async def dispatch(self, exec: Any) -> Any:
+        return await self.inner.dispatch(exec)
+
+    async def finalize(self, exec: Any, result: Any) -> Any:
+        return await self.inner.finalize(exec, result)
+
+    def finish(self, exec: Any, result: Any) -> Any:
+        return self.inner.finish(exec, result)
+
+
+def _text(value: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": str(value)}]
+
+
+def _tools(abort_by_body: trio.Event | None) -> list[th.ToolDefinition]:
+    async def ok(args: Any, ctx: Any) -> Any:
+        await trio.lowlevel.checkpoint()
+        return f"ok {args['x']}"
+
+    async def wrong_output(args: Any, ctx: Any) -> Any:
+        return 5  # the output schema wants a string
+
+    async def raises(args: Any, ctx: Any) -> Any:
+        raise ValueError("the body failed")
+
+    async def sets_abort(args: Any, ctx: Any) -> Any:
+        if abort_by_body is not None:
+            abort_by_body.set()
+        await trio.sleep(1)
+        return "late"
+
+    async def defers(args: Any, ctx: Any) -> Any:
+        ctx.defer_context(f"note {args['x']}")
+        return "deferred"
+
+    def not_lossless(args: Any, value: Any) -> Any:
+        return [{"type": "text", "text": float("nan")}]
+
+    params = {"x": {"type": "integer"}}
+    string = {"type": "string"}
+    return [
+        define_tool(
+            name="ok",
+            description="ok",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=ok,
+            is_concurrency_safe=lambda a: True,
+        ),
+        define_tool(
+            name="exclusive",
+            description="ok, never parallel",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=ok,
+        ),
+        define_tool(
+            name="wrong_output",
+            description="breaks its output contract",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=wrong_output,
+            is_concurrency_safe=lambda a: True,
+        ),
+        define_tool(
+            name="raises",
+            description="raises",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=raises,
+            is_concurrency_safe=lambda a: True,
+        ),
+        define_tool(
+            name="sync",
+            description="returns no awaitable",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=lambda a, c: "not awaitable",  # type: ignore[arg-type,return-value]
+            is_concurrency_safe=lambda a: True,
+        ),
+        define_tool(
+            name="nan_render",
+            description="renders a NaN",
+            parameters=params,
+            output=ToolOutput(schema=string, render=not_lossless),
+            execute=ok,
+            is_concurrency_safe=lambda a: True,
+        ),
+        define_tool(
+            name="sets_abort",
+            description="sets the step's abort, then sleeps",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=sets_abort,
+            is_concurrency_safe=lambda a: True,
+        ),
+        define_tool(
+            name="defers",
+            description="defers a context",
+            parameters=params,
+            output=ToolOutput(schema=string, render=lambda a, v: _text(v)),
+            execute=defers,
+            is_concurrency_safe=lambda a: True,
+        ),
+        th.ToolDefinition(
+            name="raw",
+            description="a raw definition: no plan",
+            parameters={"type": "object"},
+            output=ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v)),
+            execute=ok,
+            is_concurrency_safe=lambda a: True,
+        ),
+    ]
+
+
+CALLS = [
+    ToolCallBlock("c1", "ok", '{"x":1}'),
+    ToolCallBlock("c2", "ok", '{"x":"not an int"}'),
+    ToolCallBlock("c3", "ok", "{not json"),
+    ToolCallBlock("c4", "exclusive", '{"x":4}'),
+    ToolCallBlock("c5", "wrong_output", '{"x":5}'),
+    ToolCallBlock("c6", "raises", '{"x":6}'),
+    ToolCallBlock("c7", "sync", '{"x":7}'),
+    ToolCallBlock("c8", "nan_render", '{"x":8}'),
+    ToolCallBlock("c9", "missing", '{"x":9}'),
+    ToolCallBlock("c10", "ok", '{"x":1e999}'),
+    ToolCallBlock("c11", "raw", '{"x":11}'),
+    ToolCallBlock("c12", "ok", '{"x":12}'),
+    ToolCallBlock("c13", "defers", '{"x":13}'),
+]
+ABORTING = [*CALLS[:2], ToolCallBlock("a1", "sets_abort", '{"x":0}'), *CALLS[2:]]
+
+
+def _runtime(abort: trio.Event | None, policy: str) -> ToolRuntime:
+    runtime = ToolRuntime()
+    for tool in _tools(abort):
+        runtime.register(tool)
+    if policy == "pre-execute":
+
+        async def allow(exec: Any, next: Any) -> Any:
+            decision = await next()
+            assert isinstance(decision, Allow)
+            return decision
+
+        runtime.add_pre_execute(allow)
+    elif policy == "wrapper":
+
+        async def around(exec: Any, next: Any) -> Any:
+            return await next()
+
+        runtime.add_execute_wrapper(around)
+    elif policy == "post-execute":
+
+        async def accept(exec: Any, result: Any, next: Any) -> Any:
+            decision = await next()
+            assert isinstance(decision, Accept)
+            return decision
+
+        runtime.add_post_execute(accept)
+    return runtime
+
+
+async def _step(
+    calls: list[ToolCallBlock], abort: trio.Event | None, policy: str, wrap: bool
+) -> tuple[str, th.StepOutcome]:
+    runtime = _runtime(abort, policy)
+    if wrap:
+        runtime.scheduler = Passthrough(runtime.scheduler)
+    session = Session()
+    outcome = await execute_tool_calls(runtime, session, calls, abort=abort)
+    return session.to_jsonl(), outcome
+
+
+def _comparable(outcome: th.StepOutcome) -> list[Any]:
+    # The results with the fresh ids of their context messages left out.
+    return [
+        (
+            attrs.evolve(step.result, additional_contexts=()),
+            [{**context, "id": None} for context in step.result.additional_contexts],
+        )
+        for step in outcome.results
+    ]
+
+
+@pytest.mark.parametrize("policy", ["none", "pre-execute", "wrapper", "post-execute"])
+@pytest.mark.parametrize("abort", ["no event", "event never set", "set by a body", "set before"])
+async def test_the_fast_path_logs_what_the_general_path_logs(
+    policy: str, abort: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    logs = []
+    for wrap in (False, True):
+        event = None if abort == "no event" else trio.Event()
+        if abort == "set before":
+            assert event is not None
+            event.set()
+        calls = ABORTING if abort == "set by a body" else CALLS
+        logs.append(await _step(calls, event, policy, wrap))
+    (fast_log, fast_outcome_), (general_log, general_outcome) = logs
+    assert fast_log == general_log
+    assert fast_outcome_ == general_outcome
+    assert _comparable(fast_outcome_) == _comparable(general_outcome)
+    # The scenario reaches the failures it is meant to (not a vacuous comparison).
+    if abort == "no event":
+        texts = [r.result.content[0]["text"] for r in fast_outcome_.results]
+        assert texts[0] == "ok 1"
+        assert "ToolArgsError" not in texts[1]
+        assert texts[1].startswith("Error: ")
+        assert "execute must be an async function (it returned str)" in texts[6]
+        deferred = fast_outcome_.results[-1].result.additional_contexts
+        assert [context["content"] for context in deferred] == [_text("note 13")]
+
+
+async def test_a_plan_runs_what_awaiting_the_wrapper_runs() -> None:
+    # The same definitions with ``execute`` / ``is_concurrency_safe`` hidden behind a lambda (no
+    # plan: the registry then awaits define_tool's wrapper itself) give the same results.
+    def hidden(tool: th.ToolDefinition) -> th.ToolDefinition:
+        if execute_plan(tool.execute) is None:
+            return tool
+        wrapped = tool.execute
+        classify = tool.is_concurrency_safe
+        return attrs.evolve(
+            tool,
+            execute=lambda args, ctx: wrapped(args, ctx),
+            is_concurrency_safe=None if classify is None else (lambda args: classify(args)),
+        )
+
+    planned, unplanned = ToolRuntime(), ToolRuntime()
+    for tool in _tools(None):
+        planned.register(tool)
+        unplanned.register(hidden(tool))
+    assert planned._registry.lookup("ok").plan is not None  # type: ignore[union-attr]
+    assert unplanned._registry.lookup("ok").plan is None  # type: ignore[union-attr]
+    for args in ({"x": 1}, {"x": "s"}, {}, [1], "text", {"x": 1, "y": [1, 2]}):
+        for name in ("ok", "exclusive", "wrong_output", "raises", "sync", "nan_render", "raw"):
+            given = ToolExecutionInput("c", name, args)
+            assert planned.execution_mode(given) == unplanned.execution_mode(given)
+            one = await planned.execute(given)
+            other = await unplanned.execute(given)
+            assert (one, type(one.exception)) == (other, type(other.exception)), (name, args)
+
+
+def test_plans_are_recorded_for_define_tool_wrappers_only() -> None:
+    async def body(args: Any, ctx: Any) -> Any:
+        return "x"
+
+    tool = define_tool(
+        name="t",
+        description="t",
+        parameters={"x": {"type": "integer"}},
+        output=ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v)),
+        execute=body,
+        is_concurrency_safe=lambda a: True,
+    )
+    plan = execute_plan(tool.execute)
+    assert plan is not None
+    check, execute, owner = plan
+    assert execute is body
+    assert owner == "defineTool(t)"
+    assert check({"x": "s"}, "")
+    assert not check({"x": 1}, "")
+    assert classifier_plan(tool.is_concurrency_safe) is not None
+    assert execute_plan(body) is None
+    assert execute_plan(lambda a, c: None) is None
+    assert execute_plan(object()) is None
+    assert classifier_plan(None) is None
+
+
+def test_slot_built_values_equal_the_attrs_built_ones() -> None:
+    content = ({"type": "text", "text": "ok"},)
+    result = fast_success_result(content, {"v": 1}, {"m": True}, True)
+    assert type(result) is ToolExecutionResult
+    assert attrs.asdict(result, recurse=False) == attrs.asdict(
+        ToolExecutionResult(
+            is_error=False, content=content, value={"v": 1}, meta={"m": True}, concludes_turn=True
+        ),
+        recurse=False,
+    )
+    plain = fast_success_result(content, "ok", UNSET, False)
+    assert plain == ToolExecutionResult(is_error=False, content=content, value="ok")
+    assert plain.exception is None
+    assert plain.error is None
+    assert plain.additional_contexts == ()
+    abort = trio.Event()
+    made = fast_input("c", "n", {"a": 1}, abort, "agent")
+    assert attrs.asdict(made, recurse=False) == attrs.asdict(
+        ToolExecutionInput("c", "n", {"a": 1}, abort, agent="agent"), recurse=False
+    )
+    exec: Any = object()
+    assert fast_preparation("dispatch", exec, None) == Preparation("dispatch", exec)
+    assert fast_outcome("post-result", plain) == DispatchOutcome("post-result", plain)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        plain.value = "changed"  # type: ignore[misc]
+
+
+async def test_prepare_now_gives_the_fields_of_prepare() -> None:
+    runtime = _runtime(None, "none")
+    scheduler: Any = runtime.scheduler
+    for input in (
+        ToolExecutionInput("c", "ok", {"x": 1}),
+        ToolExecutionInput("c", "ok", {"x": float("nan")}),
+        ToolExecutionInput("c", "missing", {}),
+        ToolExecutionInput("c", "ok", {"x": 1}, _set_event()),
+    ):
+        now = scheduler.prepare_now(input)
+        preparation = await scheduler.prepare(input)
+        assert now[0] == preparation.kind
+        assert now[2] == preparation.result
+        assert now[1].arguments == preparation.exec.arguments
+    with_hook = _runtime(None, "pre-execute")
+    assert with_hook.scheduler.prepare_now(ToolExecutionInput("c", "ok", {"x": 1})) is None  # type: ignore[attr-defined]
+    with_wrapper = _runtime(None, "wrapper")
+    exec = (await with_wrapper.scheduler.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
+    assert with_wrapper.scheduler.dispatch_now(exec) is None  # type: ignore[attr-defined]
+
+
+def _set_event() -> trio.Event:
+    event = trio.Event()
+    event.set()
+    return event
+
+
+class _Recording(Session):
+    """A ``Session`` subclass: the pool must go through its ``append``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appended: list[str] = []
+
+    def append(self, type: str, data: Any, **kwargs: Any) -> Any:
+        self.appended.append(type)
+        return super().append(type, data, **kwargs)
+
+
+async def test_a_session_subclass_gets_every_event_through_its_append() -> None:
+    session = _Recording()
+    calls = [CALLS[0], CALLS[11]]
+    await execute_tool_calls(_runtime(None, "none"), session, calls)
+    assert session.appended == [event.type for event in session.events]
+    assert len(session.appended) == 4
+    plain = Session()
+    await execute_tool_calls(_runtime(None, "none"), plain, calls)
+    assert plain.to_jsonl() == session.to_jsonl()
+
+
+class _BadName(th.HarnessError):
+    name = 5  # type: ignore[assignment]  # not a str: the log cannot keep it
+
+
+async def test_a_failure_is_still_checked_when_the_pool_logs_unchecked_successes() -> None:
+    async def raises(args: Any, ctx: Any) -> Any:
+        raise _BadName("odd", "ODD")
+
+    errors = []
+    for wrap in (False, True):
+        runtime = ToolRuntime()
+        runtime.register(
+            define_tool(
+                name="odd",
+                description="raises an error whose name is not a str",
+                parameters={},
+                output=ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v)),
+                execute=raises,
+            )
+        )
+        if wrap:
+            runtime.scheduler = Passthrough(runtime.scheduler)
+        session = Session()
+        with pytest.raises(TypeError) as caught:
+            await execute_tool_calls(runtime, session, [ToolCallBlock("c", "odd", "{}")])
+        errors.append((str(caught.value), session.to_jsonl()))
+    assert errors[0] == errors[1]
