@@ -21,6 +21,7 @@ __all__ = [
     "INLINE_UNION",
     "MAX_BLOCK_DEPTH",
     "SCALAR_KINDS",
+    "SIZED_KEYS",
     "TABLE_WIDTH",
     "Source",
     "ValidGen",
@@ -360,6 +361,26 @@ def untyped_items(node: dict[str, object]) -> bool:
     return items is None or (type(items) is dict and "oneOf" not in items and "type" not in items)
 
 
+#: Objects with at least this many declared properties test the size of the dict before
+#: looping over its keys (see :func:`_exact_keys`); below it the loop is cheaper.
+SIZED_KEYS: Final = 3
+
+
+def _exact_keys(var: str, key: str, out: list[str], pad: str, fail: str, declared: int) -> None:
+    """Code running ``fail`` unless every key of the dict ``var`` is an exact ``str``.
+
+    For an object with :data:`SIZED_KEYS` or more declared properties, the ``type(key) is str``
+    loop (about 35 ns a key) is skipped when the dict's ``__sizeof__()`` is one that only
+    exact-``str``-keyed dicts have (``_str_keyed``, measured at import, see
+    :func:`~.compiled._str_keyed_sizes`); a dict decoded by ``json`` always has one.
+    """
+    if declared >= SIZED_KEYS:
+        out.append(f"{pad}if {var}.__sizeof__() not in _str_keyed:")
+        pad += "    "
+    out.append(f"{pad}for {key} in {var}:")
+    out.append(f"{pad}    if type({key}) is not str: {fail}")
+
+
 class ValidGen:
     """Emits check-only code: no messages, no paths; a failing check runs ``fail``.
 
@@ -577,8 +598,7 @@ class ValidGen:
             out.append(f"{pad}if {var}: {fail}")
         elif closed:
             out.append(f"{pad}if len({var}) != {count}: {fail}")
-            out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str: {fail}")
+            _exact_keys(var, key, out, pad, fail, len(properties))
         elif not properties:
             # Open object with nothing declared: every key and value is covered by no node.
             out.append(f"{pad}if not _lossless({var}): {fail}")
@@ -589,8 +609,7 @@ class ValidGen:
             inner = pad
             if counted:
                 out.append(f"{pad}if len({var}) == {count}:")
-                out.append(f"{pad}    for {key} in {var}:")
-                out.append(f"{pad}        if type({key}) is not str: {fail}")
+                _exact_keys(var, key, out, pad + "    ", fail, len(properties))
                 out.append(f"{pad}else:")
                 inner = pad + "    "
             out.append(f"{inner}for {key}, {undeclared} in {var}.items():")
