@@ -304,6 +304,10 @@ _TYPE_GROUPS: Final = {
 }
 
 
+#: Plain leaves (no enum, const or bound) whose whole check is their branch's type test.
+_TYPE_ONLY: Final = ("string", "boolean", "null")
+
+
 def _disjoint_type_tests(branches: list[dict[str, object]], var: str) -> list[str] | None:
     """One test per union branch, true iff ``var`` has a type of that branch, when every branch
     is typed (not itself a union) and no two share a type; else ``None``."""
@@ -455,6 +459,9 @@ class ValidGen:
                 # the value's type matches" (a value of no branch's type matches none).
                 for index, (test, branch) in enumerate(zip(tests, union, strict=True)):
                     out.append(f"{pad}{'el' if index else ''}if {test}:")
+                    if leaf_key(branch) in _TYPE_ONLY:
+                        out.append(f"{pad}    pass")  # the test above is the branch's check
+                        continue
                     self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
                 out.append(f"{pad}else: {fail}")
                 return

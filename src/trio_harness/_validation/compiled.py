@@ -221,9 +221,10 @@ def _lossless(value: object) -> bool:
     kind = type(value)
     items: Iterable[object]
     if kind is dict:
-        for key in value:  # type: ignore[attr-defined]
-            if type(key) is not str:
-                return False
+        if value.__sizeof__() not in STR_KEYED_SIZES:
+            for key in value:  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    return False
         items = value.values()  # type: ignore[attr-defined]
     elif kind is list:
         items = value  # type: ignore[assignment]
@@ -300,9 +301,10 @@ def _lossless_rest(value: object, stack: list[object]) -> bool:
         container = stack.pop()
         items: Iterable[object]
         if type(container) is dict:
-            for key in container:
-                if type(key) is not str:
-                    return False
+            if container.__sizeof__() not in STR_KEYED_SIZES:
+                for key in container:
+                    if type(key) is not str:
+                        return False
             items = container.values()
         else:
             items = container  # type: ignore[assignment]
