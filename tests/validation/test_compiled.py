@@ -301,8 +301,9 @@ def _key_tables() -> list[dict[object, object]]:
 
 
 def test_str_keyed_sizes_only_admit_dicts_of_exact_str_keys() -> None:
-    # The generated code skips the per-key ``type(key) is str`` loop of an object with three or
-    # more declared properties when the dict's ``__sizeof__()`` is in ``STR_KEYED_SIZES``.
+    # The generated code skips the per-key ``type(key) is str`` loop of an object with declared
+    # properties (the lossless test: of any dict) when the dict's ``__sizeof__()`` is in
+    # ``STR_KEYED_SIZES``.
     assert STR_KEYED_SIZES  # measured on this interpreter (CPython lays dicts out this way)
     for table in _key_tables():
         if table.__sizeof__() in STR_KEYED_SIZES:
