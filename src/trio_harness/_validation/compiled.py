@@ -38,6 +38,7 @@ _copysign: Final = math.copysign
 
 __all__ = [
     "MAX_COMPILED_DEPTH",
+    "STR_KEYED_SIZES",
     "Invalid",
     "Validator",
     "build_check",
@@ -215,7 +216,8 @@ def _lossless(value: object) -> bool:
     no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper
     than that are left to :func:`_lossless_rest`. A ``False`` found on the way is final: a
     value holding a non-lossless part is not lossless, whatever else it holds. Runs no user
-    code (dict keys are only type-checked), so never raises.
+    code (dict keys are only type-checked, and not even that for a dict whose size is in
+    :data:`STR_KEYED_SIZES`), so never raises.
     """
     # Containers first: the generated code calls this on untyped values, mostly containers.
     kind = type(value)
