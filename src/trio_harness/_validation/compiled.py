@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
@@ -162,8 +163,11 @@ def _str_keyed_sizes() -> frozenset[int]:
     alike (so with the same table), the sizes of exact-``str``-keyed dicts and of dicts with one
     ``int`` key. The set is those of the first kind, and only when no size of the second kind
     is among them and a larger table of either kind is larger than every size in the set
-    (checked on the measured tables); else it is empty and the loop always runs.
+    (checked on the measured tables); else (and on an interpreter other than CPython) it is
+    empty and the loop always runs.
     """
+    if sys.implementation.name != "cpython":
+        return frozenset()  # another layout, if any: always the loop
     text: dict[object, None] = {}
     mixed: dict[object, None] = {0: None}
     plain: set[int] = set()
