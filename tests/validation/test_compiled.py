@@ -7,6 +7,7 @@ These pin the performance machinery of ``_validator_compiled`` against the gener
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from typing import Any
 
@@ -18,6 +19,7 @@ from trio_harness import is_json_value, validate_json_schema_value
 from trio_harness._json.lossless import MAX_FINITE_JSON_INT
 from trio_harness._validation.compiled import (
     _LOSSLESS_BUDGET,
+    STR_KEYED_SIZES,
     _build,
     _generated_source,
     _lossless,
@@ -233,6 +235,15 @@ _CLOSED = {
     "additionalProperties": False,
 }
 
+
+def _general_table(**items: object) -> dict[object, object]:
+    """A dict of exact ``str`` keys whose table was converted by a key of another type (removed
+    again): its size is not one of ``STR_KEYED_SIZES``, so the key loop decides."""
+    value: dict[object, object] = {0: None, **items}
+    del value[0]
+    return value
+
+
 _CLOSED_VALUES: list[object] = [
     {"id": 1},
     {"id": 1, "tag": "t", "meta": [1, {"a": None}]},
@@ -246,6 +257,8 @@ _CLOSED_VALUES: list[object] = [
     {"id": 1, None: 3},
     {"id": 1, "tag": "t", "meta": {1: 2}},
     {"tag": "t"},
+    _general_table(id=1, tag="t", meta=None),
+    _general_table(id=1, tag="t", other=None),
 ]
 
 
@@ -270,6 +283,61 @@ def test_closed_object_key_count_check_agrees_with_the_walker(
     expected = validate_json_schema_value(schema, value, "value")
     assert _build(schema)(value, "value") == expected
     assert compile_validator(schema)(value, "") == validate_json_schema_value(schema, value, "")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": "x"},
+        {"a": "x", "b": 1},
+        {"a": 1},
+        {},
+        {"b": math.nan},
+        {"a": "x", "b": -0.0},
+        {_Name("a"): "x"},
+        {"a": "x", _Name("b"): 1},
+        {_Alias("a"): "x"},
+        {1: 2},
+        _general_table(a="x"),
+        _general_table(a="x", b=[1]),
+    ],
+    ids=repr,
+)
+def test_open_object_with_one_declared_property_agrees_with_the_walker(value: object) -> None:
+    # Not counted (one pass over its items tests the keys and the undeclared values), with and
+    # without the dict-size shortcut of the lossless test.
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    for wrapped, item in ((schema, value), ({"type": "array", "items": schema}, [value])):
+        assert _build(wrapped)(item, "value") == validate_json_schema_value(wrapped, item, "value")
+
+
+def _key_tables() -> list[dict[object, object]]:
+    tables: list[dict[object, object]] = []
+    for size in range(0, 400, 7):
+        text = {f"k{i}": i for i in range(size)}
+        tables += [text, dict.fromkeys(text), text.copy(), {**text}]
+        tables += [{_Name(key): 1 for key in text}, {i: i for i in range(size)}]
+        tables += [{**text, _Name("x"): 1}, {**text, 1.5: 1}, {_Alias("a"): 1, **text}]
+        tables.append(_general_table(**text))
+        shrunk = {f"k{i}": i for i in range(size * 3)}
+        for i in range(size, size * 3):
+            del shrunk[f"k{i}"]
+        tables.append(shrunk)
+    return tables
+
+
+def test_str_keyed_sizes_only_admit_dicts_of_exact_str_keys() -> None:
+    # The generated code skips the per-key ``type(key) is str`` loop of an object with declared
+    # properties (the lossless test: of any dict) when the dict's ``__sizeof__()`` is in
+    # ``STR_KEYED_SIZES``.
+    assert STR_KEYED_SIZES  # measured on this interpreter (CPython lays dicts out this way)
+    for table in _key_tables():
+        if table.__sizeof__() in STR_KEYED_SIZES:
+            assert all(type(key) is str for key in table), table
+    # The dicts ``json`` decodes (the common case) take the shortcut.
+    for size in range(1, 100):
+        decoded = json.loads(json.dumps({f"k{i}": i for i in range(size)}))
+        assert decoded.__sizeof__() in STR_KEYED_SIZES
 
 
 def test_fast_lossless_test_walks_below_its_first_two_levels() -> None:

@@ -21,6 +21,7 @@ __all__ = [
     "INLINE_UNION",
     "MAX_BLOCK_DEPTH",
     "SCALAR_KINDS",
+    "SIZED_KEYS",
     "TABLE_WIDTH",
     "Source",
     "ValidGen",
@@ -303,6 +304,10 @@ _TYPE_GROUPS: Final = {
 }
 
 
+#: Plain leaves (no enum, const or bound) whose whole check is their branch's type test.
+_TYPE_ONLY: Final = ("string", "boolean", "null")
+
+
 def _disjoint_type_tests(branches: list[dict[str, object]], var: str) -> list[str] | None:
     """One test per union branch, true iff ``var`` has a type of that branch, when every branch
     is typed (not itself a union) and no two share a type; else ``None``."""
@@ -358,6 +363,27 @@ def untyped_items(node: dict[str, object]) -> bool:
     """An array whose elements only need the lossless check (no ``items`` or an untyped one)."""
     items = node.get("items")
     return items is None or (type(items) is dict and "oneOf" not in items and "type" not in items)
+
+
+#: Objects with at least this many declared properties test the size of the dict before
+#: looping over its keys (see :func:`_exact_keys`): already one key costs more to loop over
+#: (the loop sets up an iterator) than the size test (measured: 160 ns against 105 ns a call).
+SIZED_KEYS: Final = 1
+
+
+def _exact_keys(var: str, key: str, out: list[str], pad: str, fail: str, declared: int) -> None:
+    """Code running ``fail`` unless every key of the dict ``var`` is an exact ``str``.
+
+    For an object with :data:`SIZED_KEYS` or more declared properties, the ``type(key) is str``
+    loop is skipped when the dict's ``__sizeof__()`` is one that only
+    exact-``str``-keyed dicts have (``_str_keyed``, measured at import, see
+    :func:`~.compiled._str_keyed_sizes`); a dict decoded by ``json`` always has one.
+    """
+    if declared >= SIZED_KEYS:
+        out.append(f"{pad}if {var}.__sizeof__() not in _str_keyed:")
+        pad += "    "
+    out.append(f"{pad}for {key} in {var}:")
+    out.append(f"{pad}    if type({key}) is not str: {fail}")
 
 
 class ValidGen:
@@ -434,6 +460,9 @@ class ValidGen:
                 # the value's type matches" (a value of no branch's type matches none).
                 for index, (test, branch) in enumerate(zip(tests, union, strict=True)):
                     out.append(f"{pad}{'el' if index else ''}if {test}:")
+                    if leaf_key(branch) in _TYPE_ONLY:
+                        out.append(f"{pad}    pass")  # the test above is the branch's check
+                        continue
                     self.child(branch, var, out, depth + 1, fail, direct=direct, calls=calls)
                 out.append(f"{pad}else: {fail}")
                 return
@@ -577,8 +606,7 @@ class ValidGen:
             out.append(f"{pad}if {var}: {fail}")
         elif closed:
             out.append(f"{pad}if len({var}) != {count}: {fail}")
-            out.append(f"{pad}for {key} in {var}:")
-            out.append(f"{pad}    if type({key}) is not str: {fail}")
+            _exact_keys(var, key, out, pad, fail, len(properties))
         elif not properties:
             # Open object with nothing declared: every key and value is covered by no node.
             out.append(f"{pad}if not _lossless({var}): {fail}")
@@ -589,8 +617,7 @@ class ValidGen:
             inner = pad
             if counted:
                 out.append(f"{pad}if len({var}) == {count}:")
-                out.append(f"{pad}    for {key} in {var}:")
-                out.append(f"{pad}        if type({key}) is not str: {fail}")
+                _exact_keys(var, key, out, pad + "    ", fail, len(properties))
                 out.append(f"{pad}else:")
                 inner = pad + "    "
             out.append(f"{inner}for {key}, {undeclared} in {var}.items():")

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
@@ -38,6 +39,7 @@ _copysign: Final = math.copysign
 
 __all__ = [
     "MAX_COMPILED_DEPTH",
+    "STR_KEYED_SIZES",
     "Invalid",
     "Validator",
     "build_check",
@@ -143,6 +145,51 @@ def _has_odd_keys(value: object) -> bool:
     return False
 
 
+#: Dicts with at most this many keys are measured by :func:`_str_keyed_sizes`.
+_CALIBRATED_KEYS: Final = 120
+
+
+def _str_keyed_sizes() -> frozenset[int]:
+    """The ``dict.__sizeof__()`` values that only a dict whose keys are all exact ``str`` has.
+
+    CPython stores the keys of such a dict in a table of smaller entries (no per-entry hash;
+    the first key of another type, a ``str`` subclass included, converts the table for good),
+    and ``__sizeof__`` (plain C, no user code) counts the table. So the generated code can skip
+    the per-key ``type(key) is str`` loop of an object when its size is in this set; any other
+    size (another layout, a table converted back and forth, a larger table than measured, an
+    interpreter laid out differently) takes the loop, which decides.
+
+    Measured, not assumed: for every table size up to :data:`_CALIBRATED_KEYS` keys, built
+    alike (so with the same table), the sizes of exact-``str``-keyed dicts and of dicts with one
+    ``int`` key. The set is those of the first kind, and only when no size of the second kind
+    is among them and a larger table of either kind is larger than every size in the set
+    (checked on the measured tables); else (and on an interpreter other than CPython) it is
+    empty and the loop always runs.
+    """
+    if sys.implementation.name != "cpython":
+        return frozenset()  # another layout, if any: always the loop
+    text: dict[object, None] = {}
+    mixed: dict[object, None] = {0: None}
+    plain: set[int] = set()
+    other: set[int] = set()
+    for index in range(_CALIBRATED_KEYS):
+        text[f"k{index}"] = None
+        mixed[f"k{index}"] = None
+        # Grown key by key, and presized from a dict (``fromkeys`` sizes the table for the
+        # source's length): between them every table size up to the largest one is built.
+        for kind, sizes in ((text, plain), (mixed, other)):
+            sizes.add(kind.__sizeof__())
+            sizes.add(dict.fromkeys(kind).__sizeof__())
+            sizes.add(kind.copy().__sizeof__())
+    if plain & other or max(other) < max(plain):
+        return frozenset()
+    return frozenset(plain)
+
+
+#: See :func:`_str_keyed_sizes`; generated code reads it as ``_str_keyed``.
+STR_KEYED_SIZES: Final = _str_keyed_sizes()
+
+
 def _count(branches: tuple[Callable[[object], bool], ...], value: object) -> int:
     """How many of a wide union's check-only branch functions accept ``value``."""
     matched = 0
@@ -173,15 +220,17 @@ def _lossless(value: object) -> bool:
     no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper
     than that are left to :func:`_lossless_rest`. A ``False`` found on the way is final: a
     value holding a non-lossless part is not lossless, whatever else it holds. Runs no user
-    code (dict keys are only type-checked), so never raises.
+    code (dict keys are only type-checked, and not even that for a dict whose size is in
+    :data:`STR_KEYED_SIZES`), so never raises.
     """
     # Containers first: the generated code calls this on untyped values, mostly containers.
     kind = type(value)
     items: Iterable[object]
     if kind is dict:
-        for key in value:  # type: ignore[attr-defined]
-            if type(key) is not str:
-                return False
+        if value.__sizeof__() not in STR_KEYED_SIZES:
+            for key in value:  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    return False
         items = value.values()  # type: ignore[attr-defined]
     elif kind is list:
         items = value  # type: ignore[assignment]
@@ -258,9 +307,10 @@ def _lossless_rest(value: object, stack: list[object]) -> bool:
         container = stack.pop()
         items: Iterable[object]
         if type(container) is dict:
-            for key in container:
-                if type(key) is not str:
-                    return False
+            if container.__sizeof__() not in STR_KEYED_SIZES:
+                for key in container:
+                    if type(key) is not str:
+                        return False
             items = container.values()
         else:
             items = container  # type: ignore[assignment]
@@ -338,6 +388,7 @@ def _load(generated: GeneratedSource, walk: object) -> object:
         "_odd_keys": _has_odd_keys,
         "_count": _count,
         "_one": _one,
+        "_str_keyed": STR_KEYED_SIZES,
         "_copysign": math.copysign,
         "_Invalid": Invalid,
         "_walk": walk,
