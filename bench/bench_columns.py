@@ -199,6 +199,10 @@ def main(argv: list[str]) -> None:
             "  exact ints: all(map(is_, map(type, col)))",
             lambda: all(map(is_, map(type, ids), repeat(int))),
         ),
+        (
+            "  (unsafe, not usable) set(map(type, col)) <= {int}",
+            lambda: set(map(type, ids)) <= {int},
+        ),
         ("  int bounds: min() and max()", lambda: min(ids) >= -_BOUND and max(ids) <= _BOUND),
         ("  finite floats: sum()", lambda: sum(scores)),
         ("  no zero (-0.0): 0.0 in col", lambda: 0.0 in scores),
