@@ -51,6 +51,7 @@ from .._runtime import (
     ToolScheduler,
     abort_relay,
     current_relay,
+    direct_classifier,
     stale_cancellation,
 )
 from .._values import ExecutionMode, ToolExecutionResult
@@ -142,6 +143,7 @@ class Driver:
         "_abort",
         "_admit",
         "_arrivals",
+        "_classifier",
         "_closing",
         "_core",
         "_fast",
@@ -175,6 +177,8 @@ class Driver:
         """``source``/``admit``: a streaming step. ``inputs`` are the calls known at the start
         (they grow); ``admit`` turns each item of ``source`` into its input (and may raise)."""
         self._runtime = runtime
+        # ``ToolRuntime.execution_mode`` without its frame (``None``: call the runtime's).
+        self._classifier = direct_classifier(runtime)
         # The optional tracer's phase callback; ``None`` costs one test per phase.
         self._trace: Callable[[str, int, object], None] | None = None
         if tracer is not None:
@@ -418,7 +422,10 @@ class Driver:
                 exec, result, needs_post = slot
                 try:
                     if needs_post:
-                        result = await scheduler.finalize(exec, result)
+                        if fast is None or (done := fast.finalize_now(exec, result)) is None:
+                            result = await scheduler.finalize(exec, result)
+                        else:
+                            result = done
                     else:
                         result = scheduler.finish(exec, result)
                 except Exception as exc:
@@ -504,8 +511,12 @@ class Driver:
 
     def _classify(self, index: int) -> None:
         input = self._inputs[index]
+        classifier = self._classifier
         try:
-            mode = self._runtime.execution_mode(input)
+            if classifier is None:
+                mode = self._runtime.execution_mode(input)
+            else:
+                mode = classifier(input.name, input.arguments)
         except Exception as exc:
             self._fail(exc)
             return
@@ -579,7 +590,7 @@ class Driver:
                         raise
                     slot = (exec, fast.dispatch_failed(exec, failure), False)
                 else:
-                    slot = (exec, fast.dispatched(exec, result), True)
+                    slot = (exec, fast.body_dispatched(exec, result), True)
         except Exception as exc:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).

@@ -408,6 +408,18 @@ class ToolScheduler:
             result = cancellation_result(exec, result)
         return result
 
+    def body_dispatched(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> ToolExecutionResult:
+        """:meth:`dispatched` for the result of :meth:`dispatch_now`'s coroutine, awaited
+        directly: ``dispatch_body`` checked the caller's abort after the body, with no code in
+        between, so a success it gives is known not to have lost that race (a failure is never
+        turned into ``ABORTED``)."""
+        exec._deferring_closed = True
+        if exec._deferred:
+            result = with_contexts(result, before=exec._deferred)
+        return result
+
     def dispatch_failed(self, exec: ToolExecution, failure: BaseException) -> ToolExecutionResult:
         """The ``final-result`` of a dispatch whose wrappers or body raised ``failure`` (an
         ``Exception``, or the failure :func:`stale_cancellation` made of a ``Cancelled``)."""
@@ -503,6 +515,18 @@ class ToolScheduler:
                 if failure is None:
                     raise
                 result = error_result(failure)
+        caller = exec._caller_abort
+        if caller is not None and not result.is_error and caller.is_set():
+            result = cancellation_result(exec, result)
+        return self.finish(exec, result)
+
+    def finalize_now(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> ToolExecutionResult | None:
+        """:meth:`finalize` without its coroutine when it would await nothing (no post-execute
+        hook); else ``None`` (await :meth:`finalize`). The pool's fast path."""
+        if self._policy.post_execute.items:
+            return None
         caller = exec._caller_abort
         if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)
