@@ -307,7 +307,17 @@ async def execute_tool_calls(
             call_seqs.append(-1)
             return fast_input(plain.id, plain.name, parse_arguments(plain.arguments), abort, agent)
 
-        driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
+        driver = Driver(
+            runtime,
+            [],
+            cap,
+            abort,
+            recorder,
+            tracer,
+            source=tool_calls,
+            admit=admit,
+            own_arguments=True,
+        )
     else:
         blocks = _plain_blocks(tool_calls)
         inputs = [
@@ -315,7 +325,7 @@ async def execute_tool_calls(
             for block in blocks
         ]
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
+        driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
     recorder.checked_results = driver.runs_tool_scheduler
     aborted = await driver.run()
     return StepOutcome(
