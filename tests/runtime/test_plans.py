@@ -32,9 +32,9 @@ from trio_harness import (
     define_tool,
     execute_tool_calls,
 )
-from trio_harness._runtime.define import classifier_plan, execute_plan
 from trio_harness._pool.steps import StepResult, fast_step_result
 from trio_harness._runtime import direct_classifier
+from trio_harness._runtime.define import classifier_plan, execute_plan
 from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
 from trio_harness._values import fast_success_result
 from trio_harness.lowlevel import DispatchOutcome, Preparation
