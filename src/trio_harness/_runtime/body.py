@@ -35,6 +35,7 @@ from typing import Any, Final
 import trio
 
 from .._errors import HarnessError, ToolArgsError, ToolNotFoundError, error_message
+from .._json import json_node_limit
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -96,18 +97,21 @@ async def _fused(first: trio.Event, second: trio.Event) -> AsyncIterator[trio.Ev
         watch_scope.cancel()
 
 
-def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
+def _begin(entry: RegisteredTool, exec: ToolExecution, passed: object) -> Any:
     """Call the body: what awaiting it runs. With a plan (``define_tool``'s validating wrapper),
     the wrapper's steps are run here instead of in its own coroutine: the argument check
-    (``ToolArgsError``), the author's ``execute``, and the check that it gave an awaitable."""
+    (``ToolArgsError``), the author's ``execute``, and the check that it gave an awaitable.
+    ``passed``: the check the arguments are known to pass unchanged (``exec._args_passed``,
+    under ``exec._args_limit``); it is not run again."""
     plan = entry.plan
     if plan is None:
         return entry.definition.execute(exec._arguments, exec)
     check, execute, owner = plan
     args = exec._arguments
-    violations = check(args, ARGS_ROOT)
-    if violations:
-        raise ToolArgsError(violations)
+    if passed is not check or exec._args_limit != json_node_limit():
+        violations = check(args, ARGS_ROOT)
+        if violations:
+            raise ToolArgsError(violations)
     pending = execute(args, exec)
     if type(pending) is not _COROUTINE and not inspect.isawaitable(pending):
         raise TypeError(
@@ -126,7 +130,11 @@ def _ending(scope: trio.CancelScope) -> int:
 
 
 async def _guarded(
-    exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, entry: RegisteredTool
+    exec: ToolExecution,
+    abort: trio.Event | None,
+    timeout_s: float | None,
+    entry: RegisteredTool,
+    passed: object,
 ) -> tuple[Any, BaseException | None, int]:
     """The general way: a cancel scope cancelled by ``abort`` (through a relay when there is one,
     else a private watcher) and by the deadline."""
@@ -136,7 +144,7 @@ async def _guarded(
         if timeout_s is not None:
             scope.deadline = trio.current_time() + timeout_s
         try:
-            value = await _begin(entry, exec)
+            value = await _begin(entry, exec, passed)
         except Exception as error:
             failure = error
         except trio.Cancelled as cancelled:
@@ -160,10 +168,13 @@ def _log_failure(exec: ToolExecution, error: BaseException) -> None:
         )
 
 
-async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutionResult:
+async def dispatch_body(
+    registry: Registry, exec: ToolExecution, passed: object = None
+) -> ToolExecutionResult:
     """Run the body of ``exec``'s tool and make its ending a result (stored on ``exec``).
 
-    The innermost ``next()`` of the execute wrappers. A call whose event is already set gets
+    The innermost ``next()`` of the execute wrappers. ``passed``: from
+    ``ToolScheduler.dispatch_now`` only (no wrapper ran), ``exec``'s ``_args_passed``. A call whose event is already set gets
     ``ABORTED_BEFORE_DISPATCH`` and an unregistered tool ``TOOL_NOT_FOUND``, without a body.
 
     Raises:
@@ -192,7 +203,7 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
         if caller is None and current is None and timeout_s is None:
             # The hot path: no cancel scope, and no abort to re-check afterwards.
             try:
-                value = await _begin(entry, exec)
+                value = await _begin(entry, exec, passed)
             except Exception as error:
                 failure = error
             except trio.Cancelled as cancelled:
@@ -211,7 +222,7 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
                 scopes = relay.scopes
                 scopes.add(scope)
                 try:
-                    value = await _begin(entry, exec)
+                    value = await _begin(entry, exec, passed)
                 except Exception as error:
                     failure = error
                 except trio.Cancelled as cancelled:
@@ -231,12 +242,16 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
                 if current is caller or current is None or caller is None:
                     # One event (or none): the body sees it unchanged.
                     exec._abort = caller if current is None else current
-                    value, failure, ending = await _guarded(exec, exec._abort, timeout_s, entry)
+                    value, failure, ending = await _guarded(
+                        exec, exec._abort, timeout_s, entry, passed
+                    )
                 else:
                     # A wrapper replaced the event: the body sees a third event set by either.
                     async with _fused(caller, current) as fused:
                         exec._abort = fused
-                        value, failure, ending = await _guarded(exec, fused, timeout_s, entry)
+                        value, failure, ending = await _guarded(
+                            exec, fused, timeout_s, entry, passed
+                        )
             finally:
                 exec._abort = current
         # Map the ending, once.
