@@ -34,12 +34,7 @@ from trio_harness import (
 )
 from trio_harness._pool.steps import StepResult, fast_step_result
 from trio_harness._runtime import direct_classifier
-from trio_harness._runtime.define import (
-    classifier_plan,
-    execute_plan,
-    soft_classifier,
-    validated_execute,
-)
+from trio_harness._runtime.define import classifier_plan, execute_plan
 from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
 from trio_harness._values import fast_success_result
 from trio_harness.lowlevel import DispatchOutcome, Preparation
@@ -457,17 +452,10 @@ def test_only_an_exact_tool_runtime_is_classified_without_its_execution_mode(
     for name in ("ok", "exclusive", "missing", "raw"):
         input = ToolExecutionInput("c", name, arguments)
         assert classify(name, arguments)[0] == runtime.execution_mode(input)
-    # Found lossless under the current limit, by a snapshot (only that reached the classifier),
-    # and passing define_tool's argument check: the one its body would run.
-    ok = runtime._registry.lookup("ok")
-    assert ok is not None
-    assert ok.plan is not None
-    limit = th.lowlevel.json_node_limit()
-    assert classify("ok", arguments) == (th.PARALLEL, limit, ok.plan[0])
-    assert classify("ok", {"x": "not an int"}) == (th.EXCLUSIVE, limit, None)
-    assert classify("ok", {"x": float("nan")})[1:] == (0, None)
-    assert classify("raw", arguments) == (th.PARALLEL, limit, None)  # no plan: no check
-    assert classify("exclusive", arguments)[1:] == (0, None)  # no classifier: no snapshot
+    # Found lossless under the current limit, by a snapshot: only that reached the classifier.
+    assert classify("ok", arguments) == (th.PARALLEL, th.lowlevel.json_node_limit())
+    assert classify("ok", {"x": float("nan")})[1] == 0
+    assert classify("exclusive", arguments)[1] == 0  # no classifier: no snapshot taken
 
     class Sub(ToolRuntime):
         pass
@@ -485,10 +473,6 @@ async def test_prepare_now_takes_checked_arguments_only_under_the_same_node_limi
     limit = th.lowlevel.json_node_limit()
     assert scheduler.prepare_now(input)[1].arguments is not arguments
     assert scheduler.prepare_now(input, limit)[1].arguments is arguments
-    assert scheduler.prepare_now(input, limit)[1]._args_passed is None
-    passed = object()
-    assert scheduler.prepare_now(input, limit, passed)[1]._args_passed is passed
-    assert scheduler.prepare_now(input, 0, passed)[1]._args_passed is None
     # Checked under another limit: snapshotted (and judged) afresh, as without a check.
     previous = th.lowlevel.set_json_node_limit(3)
     try:
@@ -499,87 +483,6 @@ async def test_prepare_now_takes_checked_arguments_only_under_the_same_node_limi
         assert result.is_error
     finally:
         th.lowlevel.set_json_node_limit(previous)
-
-
-def _counting_tool(counts: list[Any]) -> th.ToolDefinition:
-    # ``ok`` of ``_tools`` whose argument check counts the arguments it was run on.
-    tool = define_tool(
-        name="counted",
-        description="ok",
-        parameters={"x": {"type": "integer"}},
-        output=ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v)),
-        execute=_tools(None)[0].execute,
-        is_concurrency_safe=lambda a: True,
-    )
-    plan = execute_plan(tool.execute)
-    assert plan is not None
-    check = plan[0]
-
-    def counting(value: Any, path: Any) -> Any:
-        counts.append(dict(value) if isinstance(value, dict) else value)
-        return check(value, path)
-
-    # The same check object for the classifier and the body, as define_tool makes them.
-    return attrs.evolve(
-        tool,
-        execute=validated_execute(counting, plan[1], plan[2]),
-        is_concurrency_safe=soft_classifier(counting, lambda a: True),
-    )
-
-
-@pytest.mark.parametrize("case", ["fast", "wrapper", "tracer", "wrapped scheduler"])
-async def test_the_body_reruns_the_argument_check_unless_classification_vouched_for_it(
-    case: str,
-) -> None:
-    counts: list[Any] = []
-    runtime = ToolRuntime()
-    runtime.register(_counting_tool(counts))
-    tracer = _KeepsInputs() if case == "tracer" else None
-    if case == "wrapper":
-
-        async def around(exec: Any, next: Any) -> Any:
-            exec.arguments["x"] = "changed by a wrapper"
-            return await next()
-
-        runtime.add_execute_wrapper(around)
-    elif case == "wrapped scheduler":
-        runtime.scheduler = Passthrough(runtime.scheduler)
-    session = Session()
-    outcome = await execute_tool_calls(
-        runtime, session, [ToolCallBlock("c", "counted", '{"x":1}')], tracer=tracer
-    )
-    text = outcome.results[0].result.content[0]["text"]
-    if case == "fast":
-        assert counts == [{"x": 1}]
-        assert text == "ok 1"
-    elif case == "wrapper":
-        assert counts == [{"x": 1}, {"x": "changed by a wrapper"}]
-        assert text.startswith("Error: ")
-    else:
-        assert counts == [{"x": 1}, {"x": 1}]
-        assert text == "ok 1"
-
-
-async def test_a_vouched_for_check_runs_again_once_the_node_limit_changed() -> None:
-    counts: list[Any] = []
-    runtime = ToolRuntime()
-    runtime.register(_counting_tool(counts))
-    scheduler: Any = runtime.scheduler
-    limit = th.lowlevel.json_node_limit()
-    check = runtime._registry.classify("counted", {"x": 1})[2]
-    assert check is not None
-    assert counts == [{"x": 1}]
-    input = ToolExecutionInput("c", "counted", {"x": 1})
-    _, exec, _ = scheduler.prepare_now(input, limit, check)
-    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok 1"
-    assert counts == [{"x": 1}]  # not run again
-    _, exec, _ = scheduler.prepare_now(input, limit, check)
-    previous = th.lowlevel.set_json_node_limit(limit - 1)
-    try:
-        assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok 1"
-    finally:
-        th.lowlevel.set_json_node_limit(previous)
-    assert counts == [{"x": 1}, {"x": 1}]  # run again: the limit it was vouched under is gone
 
 
 class _KeepsInputs:

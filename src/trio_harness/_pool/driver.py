@@ -37,7 +37,7 @@ import contextvars
 import types
 from collections import deque
 from collections.abc import AsyncIterable, Callable, Sequence
-from typing import Any, Final, Protocol, cast
+from typing import Any, Protocol, cast
 
 import attrs
 import trio
@@ -130,9 +130,6 @@ class _Failed:
     error: Exception
 
 
-# A call whose arguments no classification has vouched for (``Driver._checked``).
-_UNCHECKED: Final = (0, None)
-
 # What the pump posts to the driver's inbox besides settled slot indices (which are >= 0).
 _ARRIVED = -1
 _ENDED = -2
@@ -190,8 +187,8 @@ class Driver:
         # lossless (``Registry.classify``), when only this driver holds them: no tracer (its
         # ``begin`` sees the inputs) and the runtime's own classification (which hands the
         # classifier a snapshot, never the arguments). ``None``: never trusted.
-        self._checked: list[tuple[int, object]] | None = (
-            [_UNCHECKED] * len(inputs)
+        self._checked: list[int] | None = (
+            [0] * len(inputs)
             if own_arguments and tracer is None and self._classifier is not None
             else None
         )
@@ -416,12 +413,13 @@ class Driver:
                 if trace is not None:
                     trace("started", index, None)
                 try:
-                    if fast is None:
-                        now = None
-                    elif checked is None:
-                        now = fast.prepare_now(self._inputs[index])
-                    else:
-                        now = fast.prepare_now(self._inputs[index], *checked[index])
+                    now = (
+                        None
+                        if fast is None
+                        else fast.prepare_now(
+                            self._inputs[index], 0 if checked is None else checked[index]
+                        )
+                    )
                     if now is None:
                         preparation = await scheduler.prepare(self._inputs[index])
                         kind = preparation.kind
@@ -523,7 +521,7 @@ class Driver:
         self._inputs.append(input)
         self._slots.append(None)
         if self._checked is not None:
-            self._checked.append(_UNCHECKED)
+            self._checked.append(0)
         index = self._core.arrived()
         if self._trace is not None:
             self._trace("arrived", index, (input.call_id, input.name))
@@ -540,9 +538,9 @@ class Driver:
             if classifier is None:
                 mode = self._runtime.execution_mode(input)
             else:
-                mode, limit, passed = classifier(input.name, input.arguments)
+                mode, checked = classifier(input.name, input.arguments)
                 if self._checked is not None:
-                    self._checked[index] = (limit, passed)
+                    self._checked[index] = checked
         except Exception as exc:
             self._fail(exc)
             return

@@ -35,7 +35,6 @@ from typing import Any, Final
 import trio
 
 from .._errors import HarnessError, ToolArgsError, ToolNotFoundError, error_message
-from .._json import json_node_limit
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -97,21 +96,18 @@ async def _fused(first: trio.Event, second: trio.Event) -> AsyncIterator[trio.Ev
         watch_scope.cancel()
 
 
-def _begin(entry: RegisteredTool, exec: ToolExecution, passed: object) -> Any:
+def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
     """Call the body: what awaiting it runs. With a plan (``define_tool``'s validating wrapper),
     the wrapper's steps are run here instead of in its own coroutine: the argument check
-    (``ToolArgsError``), the author's ``execute``, and the check that it gave an awaitable.
-    ``passed``: the check the arguments are known to pass unchanged (``exec._args_passed``,
-    under ``exec._args_limit``); it is not run again."""
+    (``ToolArgsError``), the author's ``execute``, and the check that it gave an awaitable."""
     plan = entry.plan
     if plan is None:
         return entry.definition.execute(exec._arguments, exec)
     check, execute, owner = plan
     args = exec._arguments
-    if passed is not check or exec._args_limit != json_node_limit():
-        violations = check(args, ARGS_ROOT)
-        if violations:
-            raise ToolArgsError(violations)
+    violations = check(args, ARGS_ROOT)
+    if violations:
+        raise ToolArgsError(violations)
     pending = execute(args, exec)
     if type(pending) is not _COROUTINE and not inspect.isawaitable(pending):
         raise TypeError(
@@ -130,11 +126,7 @@ def _ending(scope: trio.CancelScope) -> int:
 
 
 async def _guarded(
-    exec: ToolExecution,
-    abort: trio.Event | None,
-    timeout_s: float | None,
-    entry: RegisteredTool,
-    passed: object,
+    exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, entry: RegisteredTool
 ) -> tuple[Any, BaseException | None, int]:
     """The general way: a cancel scope cancelled by ``abort`` (through a relay when there is one,
     else a private watcher) and by the deadline."""
@@ -144,7 +136,7 @@ async def _guarded(
         if timeout_s is not None:
             scope.deadline = trio.current_time() + timeout_s
         try:
-            value = await _begin(entry, exec, passed)
+            value = await _begin(entry, exec)
         except Exception as error:
             failure = error
         except trio.Cancelled as cancelled:
@@ -168,13 +160,10 @@ def _log_failure(exec: ToolExecution, error: BaseException) -> None:
         )
 
 
-async def dispatch_body(
-    registry: Registry, exec: ToolExecution, passed: object = None
-) -> ToolExecutionResult:
+async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutionResult:
     """Run the body of ``exec``'s tool and make its ending a result (stored on ``exec``).
 
-    The innermost ``next()`` of the execute wrappers. ``passed``: from
-    ``ToolScheduler.dispatch_now`` only (no wrapper ran), ``exec``'s ``_args_passed``. A call whose event is already set gets
+    The innermost ``next()`` of the execute wrappers. A call whose event is already set gets
     ``ABORTED_BEFORE_DISPATCH`` and an unregistered tool ``TOOL_NOT_FOUND``, without a body.
 
     Raises:
@@ -203,7 +192,7 @@ async def dispatch_body(
         if caller is None and current is None and timeout_s is None:
             # The hot path: no cancel scope, and no abort to re-check afterwards.
             try:
-                value = await _begin(entry, exec, passed)
+                value = await _begin(entry, exec)
             except Exception as error:
                 failure = error
             except trio.Cancelled as cancelled:
@@ -222,7 +211,7 @@ async def dispatch_body(
                 scopes = relay.scopes
                 scopes.add(scope)
                 try:
-                    value = await _begin(entry, exec, passed)
+                    value = await _begin(entry, exec)
                 except Exception as error:
                     failure = error
                 except trio.Cancelled as cancelled:
@@ -242,16 +231,12 @@ async def dispatch_body(
                 if current is caller or current is None or caller is None:
                     # One event (or none): the body sees it unchanged.
                     exec._abort = caller if current is None else current
-                    value, failure, ending = await _guarded(
-                        exec, exec._abort, timeout_s, entry, passed
-                    )
+                    value, failure, ending = await _guarded(exec, exec._abort, timeout_s, entry)
                 else:
                     # A wrapper replaced the event: the body sees a third event set by either.
                     async with _fused(caller, current) as fused:
                         exec._abort = fused
-                        value, failure, ending = await _guarded(
-                            exec, fused, timeout_s, entry, passed
-                        )
+                        value, failure, ending = await _guarded(exec, fused, timeout_s, entry)
             finally:
                 exec._abort = current
         # Map the ending, once.

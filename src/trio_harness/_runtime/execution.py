@@ -127,11 +127,6 @@ class ToolExecution:
     _body_result: ToolExecutionResult | None = None
     # A result the pipeline built itself from fresh snapshots: ``finish`` need not copy it again.
     _fresh_result: ToolExecutionResult | None = None
-    # The argument check (of ``define_tool``'s plan) that these very arguments, unchanged and
-    # seen by nobody else, passed under the JSON node limit ``_args_limit`` (see
-    # ``ToolScheduler.prepare_now``), or ``None``.
-    _args_passed: object = attrs.field(default=None, init=False)
-    _args_limit: int = attrs.field(default=0, init=False)
 
     @property
     def token(self) -> object:

@@ -140,7 +140,7 @@ class ToolScheduler:
     # -----------------------------------------------------------------------------------------
 
     def _create(
-        self, input: ToolExecutionInput, checked: int = 0, passed: object = None
+        self, input: ToolExecutionInput, checked: int = 0
     ) -> tuple[ToolExecution, BaseException | None]:
         runtime = self._runtime
         # Each input field is read exactly once; the arguments last, so that the definition's
@@ -155,7 +155,6 @@ class ToolScheduler:
         finalize_content = entry.definition.finalize_content if entry is not None else None
         failure: BaseException | None = None
         arguments: Any = UNSET
-        trusted = False
         if abort is not None:
             # Checked before anything reads it (``is_set``); the call fails, nothing else does.
             failure = abort_type_error(abort)
@@ -170,7 +169,6 @@ class ToolScheduler:
                 # The caller alone holds ``raw``, found lossless under this very limit (see
                 # ``prepare_now``): the snapshot would be an equal tree nobody else can reach.
                 arguments = raw
-                trusted = True
             else:
                 arguments = snapshot_json_value(raw)
             if arguments is NOT_JSON:
@@ -189,10 +187,6 @@ class ToolScheduler:
             abort,
             finalize_content,
         )
-        if trusted and passed is not None:
-            # Only the body's own dispatch (``dispatch_now``) may skip re-running this check.
-            exec._args_passed = passed
-            exec._args_limit = checked
         return exec, failure
 
     async def _pre_execute(self, exec: ToolExecution) -> PreToolDecision:
@@ -292,9 +286,7 @@ class ToolScheduler:
         exec._fresh_result = result
         return result
 
-    def prepare_now(
-        self, input: ToolExecutionInput, checked: int = 0, passed: object = None
-    ) -> PreparedNow | None:
+    def prepare_now(self, input: ToolExecutionInput, checked: int = 0) -> PreparedNow | None:
         """:meth:`prepare` without its coroutine nor its ``Preparation``, when it would await
         nothing (no pre-execute hook and no guard: the waterfall would allow); else ``None``
         (await :meth:`prepare`). The pool's fast path: ``(kind, exec, result)``, the fields of the
@@ -303,14 +295,11 @@ class ToolScheduler:
         ``checked``: nonzero only from a caller that alone holds ``input.arguments`` (nobody
         else has seen them, so nobody can have changed them) and found them lossless JSON under
         that JSON node limit (``Registry.classify``); while the limit is still that, the
-        execution takes them as they are instead of a snapshot equal to them. ``passed``: the
-        argument check they passed then; a body dispatched through :meth:`dispatch_now` (no
-        wrapper can have changed them) skips running the same check again while the limit
-        stands."""
+        execution takes them as they are instead of a snapshot equal to them."""
         policy = self._policy
         if policy.pre_execute.items or policy.guards.items:
             return None
-        exec, failure = self._create(input, checked, passed)
+        exec, failure = self._create(input, checked)
         if failure is None:
             # ``_early``'s common answer, in place.
             caller = exec._caller_abort
@@ -419,7 +408,7 @@ class ToolScheduler:
         :meth:`dispatch`)."""
         if self._policy.execute_wrappers.items:
             return None
-        return dispatch_body(self._registry, exec, exec._args_passed)
+        return dispatch_body(self._registry, exec)
 
     def dispatched(self, exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
         """The ``post-result`` of a dispatch whose wrappers and body gave ``result``."""

@@ -148,21 +148,18 @@ class Registry:
         """Fail-closed classification: parallel only when the classifier returns exactly ``True``."""
         return self.classify(name, arguments)[0]
 
-    def classify(self, name: str, arguments: object) -> tuple[ExecutionMode, int, object]:
-        """:meth:`execution_mode`, the JSON node limit under which the classification's snapshot
-        found ``arguments`` lossless JSON (``0``: no snapshot was taken, or it failed), and the
-        argument check of ``define_tool``'s soft classifier when it ran on that snapshot and
-        found nothing (else ``None``). Only the snapshot reaches the classifier, never
-        ``arguments`` itself: a caller that alone holds ``arguments`` knows them unchanged, so
-        lossless while that limit stands, and passing that (pure) check under it."""
+    def classify(self, name: str, arguments: object) -> tuple[ExecutionMode, int]:
+        """:meth:`execution_mode`, and the JSON node limit under which the classification's
+        snapshot found ``arguments`` lossless JSON (``0``: no snapshot was taken, or it failed).
+        Only the snapshot reaches the classifier, never ``arguments`` itself: a caller that alone
+        holds ``arguments`` knows them unchanged and lossless while that limit stands."""
         entry = self._tools.get(name)
         if entry is None:
-            return EXCLUSIVE, 0, None
+            return EXCLUSIVE, 0
         classifier = entry.definition.is_concurrency_safe
         if classifier is None:
-            return EXCLUSIVE, 0, None
+            return EXCLUSIVE, 0
         checked = 0
-        passed: object = None
         try:
             # The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
             # arguments), but a detached copy of them when they are lossless JSON: one that
@@ -181,13 +178,8 @@ class Registry:
             else:
                 # ``define_tool``'s soft wrapper, run inline: invalid arguments are a "no".
                 check, classify = plan
-                if check(given, ARGS_ROOT):
-                    verdict = False
-                else:
-                    if checked:
-                        passed = check
-                    verdict = classify(given)
+                verdict = False if check(given, ARGS_ROOT) else classify(given)
         except Exception:
             # A raising classifier is a classification "no", never a crash of the step.
-            return EXCLUSIVE, checked, passed
-        return (PARALLEL if verdict is True else EXCLUSIVE), checked, passed
+            return EXCLUSIVE, checked
+        return (PARALLEL if verdict is True else EXCLUSIVE), checked
