@@ -545,3 +545,24 @@ async def test_a_body_that_mutates_its_arguments_changes_nothing_the_step_shows(
     if tracer is not None:
         # A tracer holds the inputs: the executions got copies, its inputs are untouched.
         assert [input.arguments for input in tracer.inputs] == [{"x": 1}, {"x": 2}]
+
+
+async def test_finalize_now_gives_what_finalize_gives() -> None:
+    for abort in (None, trio.Event(), _set_event()):
+        runtime = _runtime(None, "none")
+        scheduler: Any = runtime.scheduler
+        input = ToolExecutionInput("c", "ok", {"x": 1}, abort)
+        results = []
+        for now in (False, True):
+            exec = (await scheduler.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
+            exec._caller_abort = input.abort  # the same phase, with the caller's event
+            ok = ToolExecutionResult(is_error=False, content=({"type": "text", "text": "ok"},))
+            if now:
+                results.append(scheduler.finalize_now(exec, ok))
+            else:
+                results.append(await scheduler.finalize(exec, ok))
+        assert results[0] == results[1]
+        assert results[0].is_error is (abort is not None and abort.is_set())
+    hooked: Any = _runtime(None, "post-execute").scheduler
+    exec = (await hooked.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
+    assert hooked.finalize_now(exec, ToolExecutionResult(is_error=False, content=())) is None
