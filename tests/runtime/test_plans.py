@@ -32,6 +32,8 @@ from trio_harness import (
     define_tool,
     execute_tool_calls,
 )
+from trio_harness._pool.steps import StepResult, fast_step_result
+from trio_harness._runtime import direct_classifier
 from trio_harness._runtime.define import classifier_plan, execute_plan
 from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
 from trio_harness._values import fast_success_result
@@ -209,11 +211,25 @@ def _runtime(abort: trio.Event | None, policy: str) -> ToolRuntime:
     return runtime
 
 
+class RuntimeFacade:
+    """A runtime that is not a ``ToolRuntime`` (it only delegates): the pool then classifies
+    through its ``execution_mode`` and snapshots every call's arguments for its execution."""
+
+    def __init__(self, inner: ToolRuntime) -> None:
+        self.inner = inner
+        self.scheduler = inner.scheduler
+
+    def execution_mode(self, input: Any) -> Any:
+        return self.inner.execution_mode(input)
+
+
 async def _step(
-    calls: list[ToolCallBlock], abort: trio.Event | None, policy: str, wrap: bool
+    calls: list[ToolCallBlock], abort: trio.Event | None, policy: str, wrap: bool | str
 ) -> tuple[str, th.StepOutcome]:
-    runtime = _runtime(abort, policy)
-    if wrap:
+    runtime: Any = _runtime(abort, policy)
+    if wrap == "runtime":
+        runtime = RuntimeFacade(runtime)
+    elif wrap:
         runtime.scheduler = Passthrough(runtime.scheduler)
     session = Session()
     outcome = await execute_tool_calls(runtime, session, calls, abort=abort)
@@ -237,17 +253,18 @@ async def test_the_fast_path_logs_what_the_general_path_logs(
     policy: str, abort: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     logs = []
-    for wrap in (False, True):
+    for wrap in (False, True, "runtime"):
         event = None if abort == "no event" else trio.Event()
         if abort == "set before":
             assert event is not None
             event.set()
         calls = ABORTING if abort == "set by a body" else CALLS
         logs.append(await _step(calls, event, policy, wrap))
-    (fast_log, fast_outcome_), (general_log, general_outcome) = logs
-    assert fast_log == general_log
-    assert fast_outcome_ == general_outcome
-    assert _comparable(fast_outcome_) == _comparable(general_outcome)
+    (fast_log, fast_outcome_), *others = logs
+    for general_log, general_outcome in others:
+        assert fast_log == general_log
+        assert fast_outcome_ == general_outcome
+        assert _comparable(fast_outcome_) == _comparable(general_outcome)
     # The scenario reaches the failures it is meant to (not a vacuous comparison).
     if abort == "no event":
         texts = [r.result.content[0]["text"] for r in fast_outcome_.results]
@@ -339,6 +356,11 @@ def test_slot_built_values_equal_the_attrs_built_ones() -> None:
     assert fast_outcome("post-result", plain) == DispatchOutcome("post-result", plain)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         plain.value = "changed"  # type: ignore[misc]
+    step_result = fast_step_result("c", "n", plain)
+    assert type(step_result) is StepResult
+    assert attrs.asdict(step_result, recurse=False) == attrs.asdict(
+        StepResult("c", "n", plain), recurse=False
+    )
 
 
 async def test_prepare_now_gives_the_fields_of_prepare() -> None:
@@ -418,3 +440,129 @@ async def test_a_failure_is_still_checked_when_the_pool_logs_unchecked_successes
             await execute_tool_calls(runtime, session, [ToolCallBlock("c", "odd", "{}")])
         errors.append((str(caught.value), session.to_jsonl()))
     assert errors[0] == errors[1]
+
+
+def test_only_an_exact_tool_runtime_is_classified_without_its_execution_mode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runtime = _runtime(None, "none")
+    classify = direct_classifier(runtime)
+    assert classify is not None
+    arguments = {"x": 1}
+    for name in ("ok", "exclusive", "missing", "raw"):
+        input = ToolExecutionInput("c", name, arguments)
+        assert classify(name, arguments)[0] == runtime.execution_mode(input)
+    # Found lossless under the current limit, by a snapshot: only that reached the classifier.
+    assert classify("ok", arguments) == (th.PARALLEL, th.lowlevel.json_node_limit())
+    assert classify("ok", {"x": float("nan")})[1] == 0
+    assert classify("exclusive", arguments)[1] == 0  # no classifier: no snapshot taken
+
+    class Sub(ToolRuntime):
+        pass
+
+    assert direct_classifier(Sub()) is None
+    assert direct_classifier(RuntimeFacade(runtime)) is None
+    monkeypatch.setattr(ToolRuntime, "execution_mode", lambda self, input: th.EXCLUSIVE)
+    assert direct_classifier(runtime) is None
+
+
+async def test_prepare_now_takes_checked_arguments_only_under_the_same_node_limit() -> None:
+    scheduler: Any = _runtime(None, "none").scheduler
+    arguments = {"x": 1, "y": [1, 2, 3]}
+    input = ToolExecutionInput("c", "ok", arguments)
+    limit = th.lowlevel.json_node_limit()
+    assert scheduler.prepare_now(input)[1].arguments is not arguments
+    assert scheduler.prepare_now(input, limit)[1].arguments is arguments
+    # Checked under another limit: snapshotted (and judged) afresh, as without a check.
+    previous = th.lowlevel.set_json_node_limit(3)
+    try:
+        kind, exec, result = scheduler.prepare_now(input, limit)
+        assert exec.arguments is UNSET
+        assert kind == "final-result"
+        assert result == scheduler.prepare_now(input)[2]
+        assert result.is_error
+    finally:
+        th.lowlevel.set_json_node_limit(previous)
+
+
+class _KeepsInputs:
+    """A tracer that keeps the step's inputs (``begin`` sees them)."""
+
+    def __init__(self) -> None:
+        self.inputs: Any = None
+
+    def begin(self, calls: Any, cap: int) -> None:
+        self.inputs = calls
+
+    def phase(self, name: str, index: int, detail: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("traced", [False, True])
+async def test_a_body_that_mutates_its_arguments_changes_nothing_the_step_shows(
+    traced: bool,
+) -> None:
+    seen: list[Any] = []
+
+    async def mutate(args: Any, ctx: Any) -> Any:
+        seen.append(dict(args))
+        args["x"] = 99
+        args["added"] = True
+        return "done"
+
+    def classify(args: Any) -> bool:
+        seen.append(dict(args))
+        args["x"] = -1  # the classifier's copy only
+        return True
+
+    runtime = ToolRuntime()
+    runtime.register(
+        define_tool(
+            name="mutate",
+            description="mutates its arguments",
+            parameters={"x": {"type": "integer"}},
+            output=ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(a)),
+            execute=mutate,
+            is_concurrency_safe=classify,
+        )
+    )
+    tracer = _KeepsInputs() if traced else None
+    session = Session()
+    calls = [ToolCallBlock("c1", "mutate", '{"x":1}'), ToolCallBlock("c2", "mutate", '{"x":2}')]
+    outcome = await execute_tool_calls(runtime, session, calls, tracer=tracer)
+    # The classifier and the body each saw the call's arguments as the model wrote them.
+    assert seen == [{"x": 1}, {"x": 1}, {"x": 2}, {"x": 2}] or seen == [
+        {"x": 1},
+        {"x": 2},
+        {"x": 1},
+        {"x": 2},
+    ]
+    calls_logged = [event.data.arguments for event in session.events if event.type == "tool/call"]
+    assert calls_logged == ['{"x":1}', '{"x":2}']
+    # The render sees what the body left (upstream: the execution's own arguments).
+    texts = [step.result.content[0]["text"] for step in outcome.results]
+    assert texts == [str({"x": 99, "added": True})] * 2
+    if tracer is not None:
+        # A tracer holds the inputs: the executions got copies, its inputs are untouched.
+        assert [input.arguments for input in tracer.inputs] == [{"x": 1}, {"x": 2}]
+
+
+async def test_finalize_now_gives_what_finalize_gives() -> None:
+    for abort in (None, trio.Event(), _set_event()):
+        runtime = _runtime(None, "none")
+        scheduler: Any = runtime.scheduler
+        input = ToolExecutionInput("c", "ok", {"x": 1}, abort)
+        results = []
+        for now in (False, True):
+            exec = (await scheduler.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
+            exec._caller_abort = input.abort  # the same phase, with the caller's event
+            ok = ToolExecutionResult(is_error=False, content=({"type": "text", "text": "ok"},))
+            if now:
+                results.append(scheduler.finalize_now(exec, ok))
+            else:
+                results.append(await scheduler.finalize(exec, ok))
+        assert results[0] == results[1]
+        assert results[0].is_error is (abort is not None and abort.is_set())
+    hooked: Any = _runtime(None, "post-execute").scheduler
+    exec = (await hooked.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
+    assert hooked.finalize_now(exec, ToolExecutionResult(is_error=False, content=())) is None

@@ -366,8 +366,8 @@ class _Lifo(collections.deque[Any]):
 
 def dispatch_out_of_order(mp: pytest.MonkeyPatch) -> None:
     def make(init: Any) -> Any:
-        def __init__(self: Driver, *args: Any) -> None:
-            init(self, *args)
+        def __init__(self: Driver, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
             self._pending = _Lifo()
 
         return __init__

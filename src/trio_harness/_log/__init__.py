@@ -27,6 +27,7 @@ from .events import (
     ToolResultData,
     ToolResultMessage,
     fast_call_data,
+    fast_result_data,
 )
 from .journal import (
     FSYNC_POLICIES,
@@ -72,6 +73,7 @@ __all__ = [
     "append_built",
     "check_replay",
     "fast_call_data",
+    "fast_result_data",
     "format_presented",
     "load_session_log",
     "present_log",

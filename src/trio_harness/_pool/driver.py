@@ -51,6 +51,7 @@ from .._runtime import (
     ToolScheduler,
     abort_relay,
     current_relay,
+    direct_classifier,
     stale_cancellation,
 )
 from .._values import ExecutionMode, ToolExecutionResult
@@ -142,6 +143,8 @@ class Driver:
         "_abort",
         "_admit",
         "_arrivals",
+        "_checked",
+        "_classifier",
         "_closing",
         "_core",
         "_fast",
@@ -171,10 +174,24 @@ class Driver:
         *,
         source: AsyncIterable[Any] | None = None,
         admit: Callable[[Any], ToolExecutionInput] | None = None,
+        own_arguments: bool = False,
     ) -> None:
         """``source``/``admit``: a streaming step. ``inputs`` are the calls known at the start
-        (they grow); ``admit`` turns each item of ``source`` into its input (and may raise)."""
+        (they grow); ``admit`` turns each item of ``source`` into its input (and may raise).
+        ``own_arguments``: the caller made every input's arguments afresh (parsed from the
+        call's text) and hands them to nobody but this driver."""
         self._runtime = runtime
+        # ``ToolRuntime.execution_mode`` without its frame (``None``: call the runtime's).
+        self._classifier = direct_classifier(runtime)
+        # Per call, the JSON node limit under which its classification found its arguments
+        # lossless (``Registry.classify``), when only this driver holds them: no tracer (its
+        # ``begin`` sees the inputs) and the runtime's own classification (which hands the
+        # classifier a snapshot, never the arguments). ``None``: never trusted.
+        self._checked: list[int] | None = (
+            [0] * len(inputs)
+            if own_arguments and tracer is None and self._classifier is not None
+            else None
+        )
         # The optional tracer's phase callback; ``None`` costs one test per phase.
         self._trace: Callable[[str, int, object], None] | None = None
         if tracer is not None:
@@ -384,6 +401,7 @@ class Driver:
         slots = self._slots
         trace = self._trace
         inbox = self._inbox
+        checked = self._checked
         while True:
             if inbox:
                 self._drain()
@@ -395,7 +413,13 @@ class Driver:
                 if trace is not None:
                     trace("started", index, None)
                 try:
-                    now = None if fast is None else fast.prepare_now(self._inputs[index])
+                    now = (
+                        None
+                        if fast is None
+                        else fast.prepare_now(
+                            self._inputs[index], 0 if checked is None else checked[index]
+                        )
+                    )
                     if now is None:
                         preparation = await scheduler.prepare(self._inputs[index])
                         kind = preparation.kind
@@ -418,7 +442,10 @@ class Driver:
                 exec, result, needs_post = slot
                 try:
                     if needs_post:
-                        result = await scheduler.finalize(exec, result)
+                        if fast is None or (done := fast.finalize_now(exec, result)) is None:
+                            result = await scheduler.finalize(exec, result)
+                        else:
+                            result = done
                     else:
                         result = scheduler.finish(exec, result)
                 except Exception as exc:
@@ -493,6 +520,8 @@ class Driver:
             return
         self._inputs.append(input)
         self._slots.append(None)
+        if self._checked is not None:
+            self._checked.append(0)
         index = self._core.arrived()
         if self._trace is not None:
             self._trace("arrived", index, (input.call_id, input.name))
@@ -504,8 +533,14 @@ class Driver:
 
     def _classify(self, index: int) -> None:
         input = self._inputs[index]
+        classifier = self._classifier
         try:
-            mode = self._runtime.execution_mode(input)
+            if classifier is None:
+                mode = self._runtime.execution_mode(input)
+            else:
+                mode, checked = classifier(input.name, input.arguments)
+                if self._checked is not None:
+                    self._checked[index] = checked
         except Exception as exc:
             self._fail(exc)
             return
@@ -579,7 +614,7 @@ class Driver:
                         raise
                     slot = (exec, fast.dispatch_failed(exec, failure), False)
                 else:
-                    slot = (exec, fast.dispatched(exec, result), True)
+                    slot = (exec, fast.body_dispatched(exec, result), True)
         except Exception as exc:
             # A scheduler failure: kept for the driver, never raised into the nursery (siblings
             # must keep running until they settle).

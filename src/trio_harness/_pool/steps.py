@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterable, Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import trio
 
 from .._errors import SubCallDepthError
 from .._json import parse_arguments
-from .._log import TOOL_CALL, TOOL_RESULT, Session, ToolResultData, append_built, fast_call_data
+from .._log import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    Session,
+    ToolResultData,
+    append_built,
+    fast_call_data,
+    fast_result_data,
+)
 from .._runtime import (
     ToolExecution,
     ToolExecutionInput,
@@ -39,6 +47,7 @@ __all__ = [
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
+    "fast_step_result",
 ]
 
 #: Default rolling-window size of a step (:func:`execute_tool_calls`).
@@ -150,10 +159,22 @@ class _SessionRecorder:
             self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
 
     def committed(self, index: int, result: ToolExecutionResult) -> None:
-        data = ToolResultData.from_result(self._turn, self._step, self._blocks[index].id, result)
         if self._plain and self.checked_results and not result.is_error:
+            # ``ToolResultData.from_result`` of a success (no error), written out.
+            data = fast_result_data(
+                self._turn,
+                self._step,
+                self._blocks[index].id,
+                tuple(result.content),
+                False,
+                None,
+                result.meta,
+            )
             append_built(self._session, TOOL_RESULT, data, self._call_seqs[index])
         else:
+            data = ToolResultData.from_result(
+                self._turn, self._step, self._blocks[index].id, result
+            )
             self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
         self.results.append(result)
         if result.concludes_turn:
@@ -286,7 +307,17 @@ async def execute_tool_calls(
             call_seqs.append(-1)
             return fast_input(plain.id, plain.name, parse_arguments(plain.arguments), abort, agent)
 
-        driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
+        driver = Driver(
+            runtime,
+            [],
+            cap,
+            abort,
+            recorder,
+            tracer,
+            source=tool_calls,
+            admit=admit,
+            own_arguments=True,
+        )
     else:
         blocks = _plain_blocks(tool_calls)
         inputs = [
@@ -294,7 +325,7 @@ async def execute_tool_calls(
             for block in blocks
         ]
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
+        driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
     recorder.checked_results = driver.runs_tool_scheduler
     aborted = await driver.run()
     return StepOutcome(
@@ -309,8 +340,28 @@ def _step_results(
 ) -> tuple[StepResult, ...]:
     # Results are committed in model order, so result i answers call i.
     return tuple(
-        StepResult(call.id, call.name, result) for call, result in zip(calls, results, strict=True)
+        fast_step_result(call.id, call.name, result)
+        for call, result in zip(calls, results, strict=True)
     )
+
+
+# attrs' frozen ``__init__`` sets each field through ``object.__setattr__``; the pool builds one
+# ``StepResult`` per call slot by slot instead (equal to the constructor's, pinned by
+# tests/runtime/test_plans.py; the class has no validator, converter or post-init hook).
+_new: Final = object.__new__
+assert tuple(field.name for field in attrs.fields(StepResult)) == ("call_id", "name", "result")
+_SR_CALL_ID, _SR_NAME, _SR_RESULT = (
+    StepResult.__dict__[name].__set__ for name in ("call_id", "name", "result")
+)
+
+
+def fast_step_result(call_id: str, name: str, result: ToolExecutionResult) -> StepResult:
+    """``StepResult(call_id, name, result)``, slot by slot."""
+    step_result: StepResult = _new(StepResult)
+    _SR_CALL_ID(step_result, call_id)
+    _SR_NAME(step_result, name)
+    _SR_RESULT(step_result, result)
+    return step_result
 
 
 def _plain_int(option: str, value: int) -> int:

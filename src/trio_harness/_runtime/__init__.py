@@ -54,7 +54,7 @@ from .hooks import (
 )
 from .json_tool import define_json_tool, json_schema_validator
 from .pipeline import ToolScheduler
-from .tool_runtime import ToolRuntime
+from .tool_runtime import ToolRuntime, direct_classifier
 
 __all__ = [
     "Accept",
@@ -88,6 +88,7 @@ __all__ = [
     "current_relay",
     "define_json_tool",
     "define_tool",
+    "direct_classifier",
     "fast_input",
     "json_schema_validator",
     "refuse_awaitable",

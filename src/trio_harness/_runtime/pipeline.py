@@ -27,7 +27,7 @@ from .._errors import (
     error_message,
     unreachable,
 )
-from .._json import NOT_JSON, snapshot_json_value
+from .._json import NOT_JSON, json_node_limit, snapshot_json_value
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -139,7 +139,9 @@ class ToolScheduler:
     # prepare
     # -----------------------------------------------------------------------------------------
 
-    def _create(self, input: ToolExecutionInput) -> tuple[ToolExecution, BaseException | None]:
+    def _create(
+        self, input: ToolExecutionInput, checked: int = 0
+    ) -> tuple[ToolExecution, BaseException | None]:
         runtime = self._runtime
         # Each input field is read exactly once; the arguments last, so that the definition's
         # finalize_content is captured before any argument accessor runs.
@@ -163,7 +165,12 @@ class ToolScheduler:
         except Exception as error:
             failure = failure or error
         else:
-            arguments = snapshot_json_value(raw)
+            if checked and checked == json_node_limit():
+                # The caller alone holds ``raw``, found lossless under this very limit (see
+                # ``prepare_now``): the snapshot would be an equal tree nobody else can reach.
+                arguments = raw
+            else:
+                arguments = snapshot_json_value(raw)
             if arguments is NOT_JSON:
                 arguments = UNSET
                 failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
@@ -279,15 +286,20 @@ class ToolScheduler:
         exec._fresh_result = result
         return result
 
-    def prepare_now(self, input: ToolExecutionInput) -> PreparedNow | None:
+    def prepare_now(self, input: ToolExecutionInput, checked: int = 0) -> PreparedNow | None:
         """:meth:`prepare` without its coroutine nor its ``Preparation``, when it would await
         nothing (no pre-execute hook and no guard: the waterfall would allow); else ``None``
         (await :meth:`prepare`). The pool's fast path: ``(kind, exec, result)``, the fields of the
-        preparation ``prepare`` gives."""
+        preparation ``prepare`` gives.
+
+        ``checked``: nonzero only from a caller that alone holds ``input.arguments`` (nobody
+        else has seen them, so nobody can have changed them) and found them lossless JSON under
+        that JSON node limit (``Registry.classify``); while the limit is still that, the
+        execution takes them as they are instead of a snapshot equal to them."""
         policy = self._policy
         if policy.pre_execute.items or policy.guards.items:
             return None
-        exec, failure = self._create(input)
+        exec, failure = self._create(input, checked)
         if failure is None:
             # ``_early``'s common answer, in place.
             caller = exec._caller_abort
@@ -408,6 +420,18 @@ class ToolScheduler:
             result = cancellation_result(exec, result)
         return result
 
+    def body_dispatched(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> ToolExecutionResult:
+        """:meth:`dispatched` for the result of :meth:`dispatch_now`'s coroutine, awaited
+        directly: ``dispatch_body`` checked the caller's abort after the body, with no code in
+        between, so a success it gives is known not to have lost that race (a failure is never
+        turned into ``ABORTED``)."""
+        exec._deferring_closed = True
+        if exec._deferred:
+            result = with_contexts(result, before=exec._deferred)
+        return result
+
     def dispatch_failed(self, exec: ToolExecution, failure: BaseException) -> ToolExecutionResult:
         """The ``final-result`` of a dispatch whose wrappers or body raised ``failure`` (an
         ``Exception``, or the failure :func:`stale_cancellation` made of a ``Cancelled``)."""
@@ -503,6 +527,18 @@ class ToolScheduler:
                 if failure is None:
                     raise
                 result = error_result(failure)
+        caller = exec._caller_abort
+        if caller is not None and not result.is_error and caller.is_set():
+            result = cancellation_result(exec, result)
+        return self.finish(exec, result)
+
+    def finalize_now(
+        self, exec: ToolExecution, result: ToolExecutionResult
+    ) -> ToolExecutionResult | None:
+        """:meth:`finalize` without its coroutine when it would await nothing (no post-execute
+        hook); else ``None`` (await :meth:`finalize`). The pool's fast path."""
+        if self._policy.post_execute.items:
+            return None
         caller = exec._caller_abort
         if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._json import NOT_JSON, snapshot_json_value
+from .._json import NOT_JSON, json_node_limit, snapshot_json_value
 from .._validation import assert_supported_json_schema, compile_validator
 from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
 from .define import ARGS_ROOT, ClassifierPlan, ExecutePlan, classifier_plan, execute_plan
@@ -146,19 +146,32 @@ class Registry:
 
     def execution_mode(self, name: str, arguments: object) -> ExecutionMode:
         """Fail-closed classification: parallel only when the classifier returns exactly ``True``."""
+        return self.classify(name, arguments)[0]
+
+    def classify(self, name: str, arguments: object) -> tuple[ExecutionMode, int]:
+        """:meth:`execution_mode`, and the JSON node limit under which the classification's
+        snapshot found ``arguments`` lossless JSON (``0``: no snapshot was taken, or it failed).
+        Only the snapshot reaches the classifier, never ``arguments`` itself: a caller that alone
+        holds ``arguments`` knows them unchanged and lossless while that limit stands."""
         entry = self._tools.get(name)
         if entry is None:
-            return EXCLUSIVE
+            return EXCLUSIVE, 0
         classifier = entry.definition.is_concurrency_safe
         if classifier is None:
-            return EXCLUSIVE
+            return EXCLUSIVE, 0
+        checked = 0
         try:
             # The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
             # arguments), but a detached copy of them when they are lossless JSON: one that
             # mutates what it is given must not change what the call then validates and runs with
             # (the log keeps the text the model wrote).
+            limit = json_node_limit()
             copy = snapshot_json_value(arguments)
-            given = arguments if copy is NOT_JSON else copy
+            if copy is NOT_JSON:
+                given = arguments
+            else:
+                given = copy
+                checked = limit
             plan = entry.classify
             if plan is None:
                 verdict = classifier(given)
@@ -168,5 +181,5 @@ class Registry:
                 verdict = False if check(given, ARGS_ROOT) else classify(given)
         except Exception:
             # A raising classifier is a classification "no", never a crash of the step.
-            return EXCLUSIVE
-        return PARALLEL if verdict is True else EXCLUSIVE
+            return EXCLUSIVE, checked
+        return (PARALLEL if verdict is True else EXCLUSIVE), checked
