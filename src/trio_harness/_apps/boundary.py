@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import trio
 
+from .._runtime import group_leaves
+
 __all__ = ["one_error", "sole_exception"]
 
 
@@ -22,14 +24,7 @@ def sole_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | 
     ``trio.Cancelled`` leaves next to one other exception are left out: they belong to a cancel
     scope that is being unwound anyway, and Trio delivers them again at the next checkpoint.
     """
-    stack: list[BaseException] = [group]
-    leaves: list[BaseException] = []
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BaseExceptionGroup):
-            stack.extend(item.exceptions)
-        else:
-            leaves.append(item)
+    leaves = group_leaves(group)
     if len(leaves) == 1:
         return leaves[0]
     others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]

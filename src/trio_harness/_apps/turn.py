@@ -39,7 +39,7 @@ from .._pool import (
     ToolCallBlock,
     execute_tool_calls,
 )
-from .._runtime import ToolExecutionInput, cancel_on_abort
+from .._runtime import ToolExecutionInput, cancel_on_abort, raise_sole
 from .._values import ToolExecutionResult
 from .conversation import settle_step
 from .turn_model import (
@@ -477,7 +477,7 @@ class _StreamedStep:
                     finally:
                         self._watch_scope.cancel()
             except BaseExceptionGroup as group:
-                _raise_sole(group)
+                raise_sole(group)
                 raise
             if failure is not None:
                 results = self._settle()
@@ -513,24 +513,6 @@ class _StreamedStep:
             return settle_step(self._session, self._turn, self._step, self.sent)
         except Exception:  # calls the log refuses (not str): the first error goes on
             return None
-
-
-def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
-    # A step's nursery surfaces one error, never a group (as the pool does): one exception
-    # other than ``Cancelled`` is raised as itself, a group of ``Cancelled`` as one of them.
-    stack: list[BaseException] = [group]
-    leaves: list[BaseException] = []
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BaseExceptionGroup):
-            stack.extend(item.exceptions)
-        else:
-            leaves.append(item)
-    others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
-    if len(others) == 1:
-        raise others[0] from None
-    if not others and leaves:
-        raise leaves[0] from None
 
 
 class _Replies:

@@ -52,6 +52,7 @@ from .._runtime import (
     abort_relay,
     current_relay,
     direct_classifier,
+    raise_sole,
     stale_cancellation,
 )
 from .._values import ExecutionMode, ToolExecutionResult
@@ -270,7 +271,7 @@ class Driver:
                     # outside cancellation of the step.
                     self._pump_scope.cancel()
         except BaseExceptionGroup as group:
-            _raise_sole(group)
+            raise_sole(group)
             raise
 
     async def _pump(self) -> None:
@@ -374,7 +375,7 @@ class Driver:
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
                 except BaseExceptionGroup as group:
-                    _raise_sole(group)
+                    raise_sole(group)
                     raise
             elif op is OP_SKIP:
                 self._skip(index)
@@ -698,25 +699,3 @@ def _in_context(context: contextvars.Context, coro: Any) -> Any:
                 del thrown
     except StopIteration as stop:
         return stop.value
-
-
-def _raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
-    # Outside cancellation arrives from the nursery wrapped in a group. The pool never surfaces
-    # a group for one error: a group holding one exception other than ``Cancelled`` (e.g.
-    # KeyboardInterrupt, next to the Cancelled of its siblings) is raised as that exception, and
-    # a group of ``Cancelled`` only as one ``Cancelled``, so an ``except trio.Cancelled`` cleanup
-    # around the step runs (every ``Cancelled`` belongs to the same cancelled scope, which
-    # catches a bare one as it would the group).
-    stack: list[BaseException] = [group]
-    leaves: list[BaseException] = []
-    while stack:
-        item = stack.pop()
-        if isinstance(item, BaseExceptionGroup):
-            stack.extend(item.exceptions)
-        else:
-            leaves.append(item)
-    others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
-    if len(others) == 1:
-        raise others[0] from None
-    if not others and leaves:
-        raise leaves[0] from None

@@ -20,7 +20,14 @@ interfaces):
 This ``__init__`` is the package's interface: code outside the package imports from here only.
 """
 
-from .abort import abort_relay, abort_type_error, cancel_on_abort, current_relay
+from .abort import (
+    abort_relay,
+    abort_type_error,
+    cancel_on_abort,
+    current_relay,
+    group_leaves,
+    raise_sole,
+)
 from .body import stale_cancellation
 from .define import define_tool
 from .execution import (
@@ -90,7 +97,9 @@ __all__ = [
     "define_tool",
     "direct_classifier",
     "fast_input",
+    "group_leaves",
     "json_schema_validator",
+    "raise_sole",
     "refuse_awaitable",
     "stale_cancellation",
 ]

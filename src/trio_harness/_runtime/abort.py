@@ -18,7 +18,15 @@ from contextlib import asynccontextmanager, contextmanager
 
 import trio
 
-__all__ = ["AbortRelay", "abort_relay", "abort_type_error", "cancel_on_abort", "current_relay"]
+__all__ = [
+    "AbortRelay",
+    "abort_relay",
+    "abort_type_error",
+    "cancel_on_abort",
+    "current_relay",
+    "group_leaves",
+    "raise_sole",
+]
 
 
 def abort_type_error(abort: object) -> TypeError | None:
@@ -142,3 +150,33 @@ async def cancel_on_abort(event: trio.Event | None) -> AsyncIterator[trio.Cancel
             yield scope
     finally:
         watcher_scope.cancel()
+
+
+def group_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions a (nested) exception group holds, groups flattened away."""
+    stack: list[BaseException] = [group]
+    leaves: list[BaseException] = []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BaseExceptionGroup):
+            stack.extend(item.exceptions)
+        else:
+            leaves.append(item)
+    return leaves
+
+
+def raise_sole(group: BaseExceptionGroup[BaseException]) -> None:
+    """Raise the one error a step's nursery group stands for; return when it holds several.
+
+    A step never surfaces a group for one error: a group holding one exception other than
+    ``Cancelled`` (e.g. ``KeyboardInterrupt`` next to the ``Cancelled`` of its siblings) is
+    raised as that exception, and a group of ``Cancelled`` only as one ``Cancelled``, so an
+    ``except trio.Cancelled`` cleanup around the step runs (every ``Cancelled`` belongs to the
+    same cancelled scope, which catches a bare one as it would the group).
+    """
+    leaves = group_leaves(group)
+    others = [leaf for leaf in leaves if not isinstance(leaf, trio.Cancelled)]
+    if len(others) == 1:
+        raise others[0] from None
+    if not others and leaves:
+        raise leaves[0] from None
