@@ -50,7 +50,7 @@ import bench_streaming
 import bench_validation
 
 PARTS = ("validation", "mcp", "pool", "streaming")
-Row = tuple[str, str, float, float, str, bool]
+Row = tuple[str, str, float, float, str, bool | None]  # met: None for a row shown for context
 
 
 def main(argv: list[str]) -> int:
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
     for workload, baseline, ratio, worst, target, met in rows:
         print(
             f"{workload:<{width}}{baseline:<56}{ratio:>7.3g}x{worst:>7.3g}x  {target:<22}"
-            f"{'yes' if met else 'NO'}"
+            f"{'-' if met is None else 'yes' if met else 'NO'}"
         )
     if misses is not None:
         print()
@@ -158,11 +158,14 @@ def _pool(rows: list[Row], quick: bool) -> None:
     # shared 2-core machine (25 did not always).
     calls, rounds = (1000, 7) if quick else (2000, 41)
     times = trio.run(bench_pool.measure_rounds, calls, rounds)
-    for name, label, baseline in (
-        ("execute_tool_calls", "pool, no-op calls", "bare trio pool"),
-        ("... + abort event", "pool, no-op calls, abort event", "bare + abort event"),
-        ("... + abort event", "pool, no-op calls, abort event", "bare trio pool"),
-        ("pool + log, no runtime", "pool + log, no-op runtime", "bare trio pool"),
+    # The abort variant is judged against the same bare pool with Trio's own abort machinery (a
+    # cancel scope per body and a watcher); its ratio to the plain bare pool is shown for context:
+    # that gap is Trio's abort cost, which a hand-written pool pays too.
+    for name, label, baseline, judged in (
+        ("execute_tool_calls", "pool, no-op calls", "bare trio pool", True),
+        ("... + abort event", "pool, no-op calls, abort event", "bare + abort event", True),
+        ("... + abort event", "pool, no-op calls, abort event", "bare trio pool", False),
+        ("pool + log, no runtime", "pool + log, no-op runtime", "bare trio pool", True),
     ):
         stats = bench_pool.ratio_stats(times, name, baseline)
         per_call = statistics.median(times[baseline]) / calls * 1e6
@@ -172,8 +175,8 @@ def _pool(rows: list[Row], quick: bool) -> None:
                 f"{baseline} ({per_call:.1f} us/call)",
                 stats["median"],
                 stats["q3"],
-                "<= 1.2x",
-                stats["median"] <= 1.2,
+                "<= 1.2x" if judged else "context: Trio's abort",
+                stats["median"] <= 1.2 if judged else None,
             )
         )
 
