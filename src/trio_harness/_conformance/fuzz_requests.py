@@ -36,7 +36,13 @@ from .strategies import (
 )
 from .strategies import invalid_values as broken_values
 
-__all__ = ["EDGE_NUMBERS", "odd_argument_texts", "scheduling_requests", "validation_requests"]
+__all__ = [
+    "EDGE_NUMBERS",
+    "exact_doubles",
+    "odd_argument_texts",
+    "scheduling_requests",
+    "validation_requests",
+]
 
 #: Numbers a port's JSON reading gets wrong: each is written as it is held (``2.0``, ``-0.0``).
 EDGE_NUMBERS: Final = st.sampled_from(
@@ -206,6 +212,32 @@ def _compile_request(draw: st.DrawFn) -> dict[str, Any]:
     return {"op": "compileValue", "spec": spec}
 
 
+def exact_doubles(value: Any) -> Any:
+    """``value`` with every integer no double holds (``2**53 + 1``) replaced by the integer of
+    its nearest double (what JavaScript reads it as); everything else unchanged.
+
+    The schema strategies draw such integers as edges for this library's own validator; a
+    request to a port must not carry them (see the module docstring). Applied to the whole
+    request, so a schema and a value drawn for it stay alike (``enum: [2**53 + 1]`` and the value
+    ``2**53 + 1`` both become ``2**53``).
+    """
+    kind = type(value)
+    if kind is int and not -_SAFE <= value <= _SAFE:
+        try:
+            nearest = int(float(value))
+        except OverflowError:  # past every double: left as drawn (no double to round to)
+            return value
+        return nearest
+    if kind is list:
+        return [exact_doubles(item) for item in value]
+    if kind is dict:
+        return {key: exact_doubles(item) for key, item in value.items()}
+    return value
+
+
+_SAFE: Final = 2**53
+
+
 def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
     """Validation oracle requests: every op of the kit's validation files."""
     # Weighted towards broken arguments: several parameters may be wrong at once.
@@ -217,7 +249,7 @@ def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         _parse_request(),
         _schema_request(),
         _compile_request(),
-    )
+    ).map(exact_doubles)
 
 
 # ---------------------------------------------------------------------------------------------
