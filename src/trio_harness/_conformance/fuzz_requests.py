@@ -14,8 +14,9 @@ port gets wrong, so that fuzzing reaches them too:
   and the numbers above in calls, structured parameter maps and truthy non-``true`` classifier
   values. Scenarios whose answer has ties are drawn like any other and skipped by ``fuzz``.
 
-Integers past 2**53 that no double holds (``2**53 + 1``) are left out: the reference keeps them
-exact where JavaScript rounds (``docs/porting.md``), a documented difference.
+Integers past 2**53 that JavaScript reads or prints otherwise (``2**53 + 1``, ``2**60``) are made
+the number JavaScript holds (:func:`exact_doubles`): the reference keeps them exact where
+JavaScript rounds (``docs/porting.md``), a documented difference.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
+from .._json import js_number
 from .strategies import (
     argument_texts,
     json_scalars,
@@ -176,7 +178,7 @@ def _tag_infinities(value: Any) -> Any:
 
 @st.composite
 def _validate_args_request(draw: st.DrawFn) -> dict[str, Any]:
-    spec = draw(parameter_maps(min_size=2))
+    spec = exact_doubles(draw(parameter_maps(min_size=2)))  # its enum members reach the text
     raw = draw(
         argument_texts(spec, ("valid", "wrong-type", "missing", "not-an-object"), big_numbers=False)
     )
@@ -189,7 +191,7 @@ def _validate_args_request(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def _parse_request(draw: st.DrawFn) -> dict[str, Any]:
-    spec = draw(parameter_maps())
+    spec = exact_doubles(draw(parameter_maps()))  # its enum members reach the text
     texts = st.builds(lambda drawn: drawn.text, argument_texts(spec, big_numbers=False))
     odd = odd_argument_texts(texts)
     raw = draw(st.one_of(texts, odd, odd))
@@ -213,21 +215,26 @@ def _compile_request(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def exact_doubles(value: Any) -> Any:
-    """``value`` with every integer no double holds (``2**53 + 1``) replaced by the integer of
-    its nearest double (what JavaScript reads it as); everything else unchanged.
+    """``value`` with every integer past 2**53 that JavaScript reads or prints otherwise made the
+    number JavaScript holds; everything else unchanged.
 
-    The schema strategies draw such integers as edges for this library's own validator; a
-    request to a port must not carry them (see the module docstring). Applied to the whole
-    request, so a schema and a value drawn for it stay alike (``enum: [2**53 + 1]`` and the value
-    ``2**53 + 1`` both become ``2**53``).
+    A port in JavaScript reads ``2**53 + 1`` as ``2**53`` and prints ``2**60`` as
+    ``1152921504606847000``, where the reference keeps and prints every integer exactly (a
+    documented difference, ``docs/porting.md``). The schema strategies draw such integers as
+    edges for this library's own validator; a request to a port must not carry them. So an
+    integer becomes the integer of its nearest double when that one prints alike in both
+    (``2**53 + 1`` → ``2**53``, ``10**22`` stays), else that double as a float (``2**60`` →
+    ``1.152921504606847e+18``, which both print as JavaScript does). Applied to the whole
+    request, so a schema and a value drawn for it stay alike.
     """
     kind = type(value)
     if kind is int and not -_SAFE <= value <= _SAFE:
         try:
-            nearest = int(float(value))
+            nearest = float(value)
         except OverflowError:  # past every double: left as drawn (no double to round to)
             return value
-        return nearest
+        whole = int(nearest)
+        return whole if js_number(whole) == js_number(nearest) else nearest
     if kind is list:
         return [exact_doubles(item) for item in value]
     if kind is dict:
