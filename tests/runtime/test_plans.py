@@ -33,7 +33,7 @@ from trio_harness import (
     execute_tool_calls,
 )
 from trio_harness._pool.steps import StepResult, fast_step_result
-from trio_harness._runtime import direct_classifier
+from trio_harness._runtime import NO_PROOF, direct_classifier
 from trio_harness._runtime.define import classifier_plan, execute_plan
 from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
 from trio_harness._values import fast_success_result
@@ -453,9 +453,12 @@ def test_only_an_exact_tool_runtime_is_classified_without_its_execution_mode(
         input = ToolExecutionInput("c", name, arguments)
         assert classify(name, arguments)[0] == runtime.execution_mode(input)
     # Found lossless under the current limit, by a snapshot: only that reached the classifier.
-    assert classify("ok", arguments) == (th.PARALLEL, th.lowlevel.json_node_limit())
-    assert classify("ok", {"x": float("nan")})[1] == 0
-    assert classify("exclusive", arguments)[1] == 0  # no classifier: no snapshot taken
+    check = classifier_plan(runtime._registry.lookup("ok").definition.is_concurrency_safe)[0]  # type: ignore[index,union-attr]
+    # ... and valid under define_tool's (pure) argument check.
+    assert classify("ok", arguments) == (th.PARALLEL, (th.lowlevel.json_node_limit(), check))
+    assert classify("ok", {"x": "s"}) == (th.EXCLUSIVE, (th.lowlevel.json_node_limit(), None))
+    assert classify("ok", {"x": float("nan")})[1] == NO_PROOF
+    assert classify("exclusive", arguments)[1] == NO_PROOF  # no classifier: no snapshot taken
 
     class Sub(ToolRuntime):
         pass
@@ -472,11 +475,11 @@ async def test_prepare_now_takes_checked_arguments_only_under_the_same_node_limi
     input = ToolExecutionInput("c", "ok", arguments)
     limit = th.lowlevel.json_node_limit()
     assert scheduler.prepare_now(input)[1].arguments is not arguments
-    assert scheduler.prepare_now(input, limit)[1].arguments is arguments
+    assert scheduler.prepare_now(input, (limit, None))[1].arguments is arguments
     # Checked under another limit: snapshotted (and judged) afresh, as without a check.
     previous = th.lowlevel.set_json_node_limit(3)
     try:
-        kind, exec, result = scheduler.prepare_now(input, limit)
+        kind, exec, result = scheduler.prepare_now(input, (limit, None))
         assert exec.arguments is UNSET
         assert kind == "final-result"
         assert result == scheduler.prepare_now(input)[2]
