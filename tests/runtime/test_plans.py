@@ -569,3 +569,81 @@ async def test_finalize_now_gives_what_finalize_gives() -> None:
     hooked: Any = _runtime(None, "post-execute").scheduler
     exec = (await hooked.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
     assert hooked.finalize_now(exec, ToolExecutionResult(is_error=False, content=())) is None
+
+
+async def test_the_body_takes_the_verdict_of_the_very_check_the_classification_ran() -> None:
+    runtime = _runtime(None, "none")
+    scheduler: Any = runtime.scheduler
+    classify = direct_classifier(runtime)
+    assert classify is not None
+    arguments = {"x": 1}
+    mode, proof = classify("ok", arguments)
+    limit, check = proof
+    assert check is not None
+    exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", arguments), proof)[1]
+    assert exec.arguments is arguments
+    assert exec._valid_under is check
+    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok 1"
+    # The body trusts that check's verdict only: given as found by it, invalid arguments run
+    # (nothing in the package gives such a proof; this shows the check is not run again) ...
+    invalid = {"x": "s"}
+    exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), proof)[1]
+    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok s"
+    # ... any other check, or none, and its own check runs.
+    for other in (None, lambda value, path: []):
+        exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), (limit, other))[1]
+        result = await scheduler.dispatch_now(exec)
+        assert result.is_error
+        assert result.content[0]["text"] == 'Error: invalid arguments: "x" must be an integer'
+    # Under another node limit the arguments are snapshotted afresh: no verdict is taken.
+    previous = th.lowlevel.set_json_node_limit(limit + 1)
+    try:
+        exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), proof)[1]
+        assert exec.arguments is not invalid
+        assert exec._valid_under is None
+        assert (await scheduler.dispatch_now(exec)).is_error
+    finally:
+        th.lowlevel.set_json_node_limit(previous)
+
+
+def test_only_define_tools_pure_check_gives_its_verdict_to_the_body() -> None:
+    runtime = ToolRuntime()
+    output = ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v))
+
+    async def body(args: Any, ctx: Any) -> Any:
+        return "x"
+
+    definition, _report = th.define_json_tool(
+        name="raw_schema",
+        description="d",
+        input_schema={"type": "object", "properties": {"x": {"type": "integer"}}},
+        output=output,
+        execute=body,
+        is_concurrency_safe=lambda a: True,
+    )
+    runtime.register(definition)
+    classify = direct_classifier(runtime)
+    assert classify is not None
+    limit = th.lowlevel.json_node_limit()
+    assert classify("raw_schema", {"x": 1}) == (th.PARALLEL, (limit, None))
+
+
+async def test_an_execute_wrapper_that_changes_the_arguments_has_them_checked_again() -> None:
+    logs = []
+    for facade in (False, True):
+        runtime: Any = _runtime(None, "none")
+
+        async def breaks(exec: Any, next: Any) -> Any:
+            exec.arguments["x"] = "no longer an int"
+            return await next()
+
+        runtime.add_execute_wrapper(breaks)
+        if facade:
+            runtime = RuntimeFacade(runtime)  # no classification proof: the general path
+        session = Session()
+        outcome = await execute_tool_calls(runtime, session, [ToolCallBlock("c", "ok", '{"x":1}')])
+        assert outcome.results[0].result.content[0]["text"] == (
+            'Error: invalid arguments: "x" must be an integer'
+        )
+        logs.append(session.to_jsonl())
+    assert logs[0] == logs[1]
