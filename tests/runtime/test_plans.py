@@ -577,7 +577,7 @@ async def test_the_body_takes_the_verdict_of_the_very_check_the_classification_r
     classify = direct_classifier(runtime)
     assert classify is not None
     arguments = {"x": 1}
-    mode, proof = classify("ok", arguments)
+    proof = classify("ok", arguments)[1]
     limit, check = proof
     assert check is not None
     exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", arguments), proof)[1]
