@@ -33,7 +33,7 @@ from trio_harness import (
     execute_tool_calls,
 )
 from trio_harness._pool.steps import StepResult, fast_step_result
-from trio_harness._runtime import direct_classifier
+from trio_harness._runtime import NO_PROOF, direct_classifier
 from trio_harness._runtime.define import classifier_plan, execute_plan
 from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
 from trio_harness._values import fast_success_result
@@ -453,9 +453,12 @@ def test_only_an_exact_tool_runtime_is_classified_without_its_execution_mode(
         input = ToolExecutionInput("c", name, arguments)
         assert classify(name, arguments)[0] == runtime.execution_mode(input)
     # Found lossless under the current limit, by a snapshot: only that reached the classifier.
-    assert classify("ok", arguments) == (th.PARALLEL, th.lowlevel.json_node_limit())
-    assert classify("ok", {"x": float("nan")})[1] == 0
-    assert classify("exclusive", arguments)[1] == 0  # no classifier: no snapshot taken
+    check = classifier_plan(runtime._registry.lookup("ok").definition.is_concurrency_safe)[0]  # type: ignore[index,union-attr]
+    # ... and valid under define_tool's (pure) argument check.
+    assert classify("ok", arguments) == (th.PARALLEL, (th.lowlevel.json_node_limit(), check))
+    assert classify("ok", {"x": "s"}) == (th.EXCLUSIVE, (th.lowlevel.json_node_limit(), None))
+    assert classify("ok", {"x": float("nan")})[1] == NO_PROOF
+    assert classify("exclusive", arguments)[1] == NO_PROOF  # no classifier: no snapshot taken
 
     class Sub(ToolRuntime):
         pass
@@ -472,11 +475,11 @@ async def test_prepare_now_takes_checked_arguments_only_under_the_same_node_limi
     input = ToolExecutionInput("c", "ok", arguments)
     limit = th.lowlevel.json_node_limit()
     assert scheduler.prepare_now(input)[1].arguments is not arguments
-    assert scheduler.prepare_now(input, limit)[1].arguments is arguments
+    assert scheduler.prepare_now(input, (limit, None))[1].arguments is arguments
     # Checked under another limit: snapshotted (and judged) afresh, as without a check.
     previous = th.lowlevel.set_json_node_limit(3)
     try:
-        kind, exec, result = scheduler.prepare_now(input, limit)
+        kind, exec, result = scheduler.prepare_now(input, (limit, None))
         assert exec.arguments is UNSET
         assert kind == "final-result"
         assert result == scheduler.prepare_now(input)[2]
@@ -566,3 +569,81 @@ async def test_finalize_now_gives_what_finalize_gives() -> None:
     hooked: Any = _runtime(None, "post-execute").scheduler
     exec = (await hooked.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
     assert hooked.finalize_now(exec, ToolExecutionResult(is_error=False, content=())) is None
+
+
+async def test_the_body_takes_the_verdict_of_the_very_check_the_classification_ran() -> None:
+    runtime = _runtime(None, "none")
+    scheduler: Any = runtime.scheduler
+    classify = direct_classifier(runtime)
+    assert classify is not None
+    arguments = {"x": 1}
+    proof = classify("ok", arguments)[1]
+    limit, check = proof
+    assert check is not None
+    exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", arguments), proof)[1]
+    assert exec.arguments is arguments
+    assert exec._valid_under is check
+    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok 1"
+    # The body trusts that check's verdict only: given as found by it, invalid arguments run
+    # (nothing in the package gives such a proof; this shows the check is not run again) ...
+    invalid = {"x": "s"}
+    exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), proof)[1]
+    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok s"
+    # ... any other check, or none, and its own check runs.
+    for other in (None, lambda value, path: []):
+        exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), (limit, other))[1]
+        result = await scheduler.dispatch_now(exec)
+        assert result.is_error
+        assert result.content[0]["text"] == 'Error: invalid arguments: "x" must be an integer'
+    # Under another node limit the arguments are snapshotted afresh: no verdict is taken.
+    previous = th.lowlevel.set_json_node_limit(limit + 1)
+    try:
+        exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), proof)[1]
+        assert exec.arguments is not invalid
+        assert exec._valid_under is None
+        assert (await scheduler.dispatch_now(exec)).is_error
+    finally:
+        th.lowlevel.set_json_node_limit(previous)
+
+
+def test_only_define_tools_pure_check_gives_its_verdict_to_the_body() -> None:
+    runtime = ToolRuntime()
+    output = ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v))
+
+    async def body(args: Any, ctx: Any) -> Any:
+        return "x"
+
+    definition, _report = th.define_json_tool(
+        name="raw_schema",
+        description="d",
+        input_schema={"type": "object", "properties": {"x": {"type": "integer"}}},
+        output=output,
+        execute=body,
+        is_concurrency_safe=lambda a: True,
+    )
+    runtime.register(definition)
+    classify = direct_classifier(runtime)
+    assert classify is not None
+    limit = th.lowlevel.json_node_limit()
+    assert classify("raw_schema", {"x": 1}) == (th.PARALLEL, (limit, None))
+
+
+async def test_an_execute_wrapper_that_changes_the_arguments_has_them_checked_again() -> None:
+    logs = []
+    for facade in (False, True):
+        runtime: Any = _runtime(None, "none")
+
+        async def breaks(exec: Any, next: Any) -> Any:
+            exec.arguments["x"] = "no longer an int"
+            return await next()
+
+        runtime.add_execute_wrapper(breaks)
+        if facade:
+            runtime = RuntimeFacade(runtime)  # no classification proof: the general path
+        session = Session()
+        outcome = await execute_tool_calls(runtime, session, [ToolCallBlock("c", "ok", '{"x":1}')])
+        assert outcome.results[0].result.content[0]["text"] == (
+            'Error: invalid arguments: "x" must be an integer'
+        )
+        logs.append(session.to_jsonl())
+    assert logs[0] == logs[1]

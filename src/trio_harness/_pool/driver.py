@@ -45,6 +45,8 @@ from trio.lowlevel import enable_ki_protection
 
 from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, unreachable
 from .._runtime import (
+    NO_PROOF,
+    ArgsProof,
     Scheduler,
     ToolExecution,
     ToolExecutionInput,
@@ -188,8 +190,8 @@ class Driver:
         # lossless (``Registry.classify``), when only this driver holds them: no tracer (its
         # ``begin`` sees the inputs) and the runtime's own classification (which hands the
         # classifier a snapshot, never the arguments). ``None``: never trusted.
-        self._checked: list[int] | None = (
-            [0] * len(inputs)
+        self._checked: list[ArgsProof] | None = (
+            [NO_PROOF] * len(inputs)
             if own_arguments and tracer is None and self._classifier is not None
             else None
         )
@@ -418,7 +420,7 @@ class Driver:
                         None
                         if fast is None
                         else fast.prepare_now(
-                            self._inputs[index], 0 if checked is None else checked[index]
+                            self._inputs[index], NO_PROOF if checked is None else checked[index]
                         )
                     )
                     if now is None:
@@ -522,7 +524,7 @@ class Driver:
         self._inputs.append(input)
         self._slots.append(None)
         if self._checked is not None:
-            self._checked.append(0)
+            self._checked.append(NO_PROOF)
         index = self._core.arrived()
         if self._trace is not None:
             self._trace("arrived", index, (input.call_id, input.name))

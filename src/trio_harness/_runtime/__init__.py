@@ -61,14 +61,17 @@ from .hooks import (
 )
 from .json_tool import define_json_tool, json_schema_validator
 from .pipeline import ToolScheduler
+from .registry import NO_PROOF, ArgsProof
 from .tool_runtime import ToolRuntime, direct_classifier
 
 __all__ = [
+    "NO_PROOF",
     "Accept",
     "Allow",
     "ApprovalOutcome",
     "ApprovalRequest",
     "ApprovalService",
+    "ArgsProof",
     "Ask",
     "Block",
     "Deny",

@@ -105,9 +105,11 @@ def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
         return entry.definition.execute(exec._arguments, exec)
     check, execute, owner = plan
     args = exec._arguments
-    violations = check(args, ARGS_ROOT)
-    if violations:
-        raise ToolArgsError(violations)
+    if exec._valid_under is not check:
+        violations = check(args, ARGS_ROOT)
+        if violations:
+            raise ToolArgsError(violations)
+    # else: that pure check found these very arguments valid during classification.
     pending = execute(args, exec)
     if type(pending) is not _COROUTINE and not inspect.isawaitable(pending):
         raise TypeError(

@@ -79,9 +79,13 @@ def _wrapping(original: Callable[..., Any]) -> Callable[[_F], _F]:
 _Check = Callable[[object, str], list[str]]
 
 
-def soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callable[[Any], object]:
+def soft_classifier(
+    check: _Check, classify: Callable[[Any], object], *, pure: bool = False
+) -> Callable[[Any], object]:
     """``classify`` behind SOFT validation: invalid arguments classify as ``False``. Its plan
-    ``(check, classify)`` is recorded (:func:`classifier_plan`) for the registry to run inline."""
+    ``(check, classify, pure)`` is recorded (:func:`classifier_plan`) for the registry to run
+    inline. ``pure``: ``check`` has no effect and its verdict depends on the value alone (a
+    second check of an unchanged value may take the first one's verdict)."""
 
     @_wrapping(classify)
     def soft_classifier(args: Any) -> object:
@@ -89,7 +93,7 @@ def soft_classifier(check: _Check, classify: Callable[[Any], object]) -> Callabl
             return False
         return classify(args)
 
-    _CLASSIFIER_PLANS[soft_classifier] = (check, classify)
+    _CLASSIFIER_PLANS[soft_classifier] = (check, classify, pure)
     return soft_classifier
 
 
@@ -170,8 +174,8 @@ _PLANS: Final[weakref.WeakKeyDictionary[Callable[..., Any], ExecutePlan]] = (
 )
 
 
-#: What a ``soft_classifier`` wrapper does, as data: ``(check, classify)``.
-ClassifierPlan = tuple[_Check, Callable[[Any], object]]
+#: What a ``soft_classifier`` wrapper does, as data: ``(check, classify, pure)``.
+ClassifierPlan = tuple[_Check, Callable[[Any], object], bool]
 _CLASSIFIER_PLANS: Final[weakref.WeakKeyDictionary[Callable[..., Any], ClassifierPlan]] = (
     weakref.WeakKeyDictionary()
 )
@@ -289,7 +293,8 @@ def define_tool(
         execute=validated_execute(check, execute, f"defineTool({name})"),
         is_concurrency_safe=None
         if is_concurrency_safe is None
-        else soft_classifier(check, is_concurrency_safe),
+        # ``compile_validator``'s checks are pure: generated code with no callback.
+        else soft_classifier(check, is_concurrency_safe, pure=True),
         present_call=None if present_call is None else _soft_present_call(check, present_call),
         present_result=None
         if present_result is None

@@ -127,6 +127,10 @@ class ToolExecution:
     _body_result: ToolExecutionResult | None = None
     # A result the pipeline built itself from fresh snapshots: ``finish`` need not copy it again.
     _fresh_result: ToolExecutionResult | None = None
+    # The pure argument check that already found ``_arguments`` valid (``Registry.classify``,
+    # on an equal snapshot nobody else could reach): the body's check, if it is that one, takes
+    # its verdict. Cleared before any execute wrapper sees the execution.
+    _valid_under: Callable[[object, str], list[str]] | None = None
 
     @property
     def token(self) -> object:

@@ -63,7 +63,7 @@ from .hooks import (
     PreToolDecision,
     refuse_awaitable,
 )
-from .registry import Registry
+from .registry import NO_PROOF, ArgsProof, Registry
 from .results import (
     cancellation_result,
     create_success_result,
@@ -140,7 +140,7 @@ class ToolScheduler:
     # -----------------------------------------------------------------------------------------
 
     def _create(
-        self, input: ToolExecutionInput, checked: int = 0
+        self, input: ToolExecutionInput, proof: ArgsProof = NO_PROOF
     ) -> tuple[ToolExecution, BaseException | None]:
         runtime = self._runtime
         # Each input field is read exactly once; the arguments last, so that the definition's
@@ -155,6 +155,7 @@ class ToolScheduler:
         finalize_content = entry.definition.finalize_content if entry is not None else None
         failure: BaseException | None = None
         arguments: Any = UNSET
+        checked, valid = proof
         if abort is not None:
             # Checked before anything reads it (``is_set``); the call fails, nothing else does.
             failure = abort_type_error(abort)
@@ -170,6 +171,7 @@ class ToolScheduler:
                 # ``prepare_now``): the snapshot would be an equal tree nobody else can reach.
                 arguments = raw
             else:
+                valid = None
                 arguments = snapshot_json_value(raw)
             if arguments is NOT_JSON:
                 arguments = UNSET
@@ -187,6 +189,9 @@ class ToolScheduler:
             abort,
             finalize_content,
         )
+        if valid is not None and failure is None:
+            # The body's argument check may take the classification's verdict (``_begin``).
+            exec._valid_under = valid
         return exec, failure
 
     async def _pre_execute(self, exec: ToolExecution) -> PreToolDecision:
@@ -286,20 +291,24 @@ class ToolScheduler:
         exec._fresh_result = result
         return result
 
-    def prepare_now(self, input: ToolExecutionInput, checked: int = 0) -> PreparedNow | None:
+    def prepare_now(
+        self, input: ToolExecutionInput, proof: ArgsProof = NO_PROOF
+    ) -> PreparedNow | None:
         """:meth:`prepare` without its coroutine nor its ``Preparation``, when it would await
         nothing (no pre-execute hook and no guard: the waterfall would allow); else ``None``
         (await :meth:`prepare`). The pool's fast path: ``(kind, exec, result)``, the fields of the
         preparation ``prepare`` gives.
 
-        ``checked``: nonzero only from a caller that alone holds ``input.arguments`` (nobody
-        else has seen them, so nobody can have changed them) and found them lossless JSON under
-        that JSON node limit (``Registry.classify``); while the limit is still that, the
-        execution takes them as they are instead of a snapshot equal to them."""
+        ``proof``: other than ``NO_PROOF`` only from a caller that alone holds
+        ``input.arguments`` (nobody else has seen them, so nobody can have changed them), as
+        ``Registry.classify`` found them: lossless JSON under that JSON node limit (while the
+        limit is still that, the execution takes them as they are instead of a snapshot equal to
+        them), and valid under that argument check (the body's check, if it is that very check
+        and no execute wrapper ran, takes that verdict instead of checking them again)."""
         policy = self._policy
         if policy.pre_execute.items or policy.guards.items:
             return None
-        exec, failure = self._create(input, checked)
+        exec, failure = self._create(input, proof)
         if failure is None:
             # ``_early``'s common answer, in place.
             caller = exec._caller_abort
@@ -390,7 +399,9 @@ class ToolScheduler:
         return with_contexts(create_success_result(exec, entry, result.value), after=contexts)
 
     async def _wrapped(self, exec: ToolExecution) -> ToolExecutionResult:
-        # Only called with at least one wrapper (``dispatch`` checks first).
+        # Only called with at least one wrapper (``dispatch`` checks first). A wrapper may change
+        # the arguments before the body: it checks them again.
+        exec._valid_under = None
         wrappers = self._policy.execute_wrappers.items
         last = len(wrappers)
 

@@ -17,7 +17,14 @@ from .._validation import assert_supported_json_schema, compile_validator
 from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
 from .define import ARGS_ROOT, ClassifierPlan, ExecutePlan, classifier_plan, execute_plan
 
-__all__ = ["RegisteredTool", "Registry"]
+__all__ = ["NO_PROOF", "ArgsProof", "RegisteredTool", "Registry"]
+
+#: What :meth:`Registry.classify` found of a call's arguments: the JSON node limit under which
+#: they were found lossless (``0``: not found so), and the argument check that found them valid
+#: (``None``: none did).
+ArgsProof = tuple[int, Callable[[object, str], list[str]] | None]
+#: Nothing found.
+NO_PROOF: Final[ArgsProof] = (0, None)
 
 _OUTPUT_CONTRACT: Final = 'tool "{}" must declare output {{ schema, render, presentationMeta? }}'
 
@@ -148,18 +155,22 @@ class Registry:
         """Fail-closed classification: parallel only when the classifier returns exactly ``True``."""
         return self.classify(name, arguments)[0]
 
-    def classify(self, name: str, arguments: object) -> tuple[ExecutionMode, int]:
-        """:meth:`execution_mode`, and the JSON node limit under which the classification's
-        snapshot found ``arguments`` lossless JSON (``0``: no snapshot was taken, or it failed).
-        Only the snapshot reaches the classifier, never ``arguments`` itself: a caller that alone
-        holds ``arguments`` knows them unchanged and lossless while that limit stands."""
+    def classify(self, name: str, arguments: object) -> tuple[ExecutionMode, ArgsProof]:
+        """:meth:`execution_mode`, and what the classification found of ``arguments``
+        (:data:`ArgsProof`): the JSON node limit under which its snapshot found them lossless
+        JSON (``0``: no snapshot was taken, or it failed), and the argument check of
+        ``define_tool``'s soft classifier when that check found the snapshot valid (else
+        ``None``). Only the snapshot reaches the classifier, never ``arguments`` itself: a caller
+        that alone holds ``arguments`` knows them unchanged, lossless while that limit stands,
+        and valid under that check (a check's verdict depends on the value alone)."""
         entry = self._tools.get(name)
         if entry is None:
-            return EXCLUSIVE, 0
+            return EXCLUSIVE, NO_PROOF
         classifier = entry.definition.is_concurrency_safe
         if classifier is None:
-            return EXCLUSIVE, 0
+            return EXCLUSIVE, NO_PROOF
         checked = 0
+        valid: Callable[[object, str], list[str]] | None = None
         try:
             # The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
             # arguments), but a detached copy of them when they are lossless JSON: one that
@@ -177,9 +188,17 @@ class Registry:
                 verdict = classifier(given)
             else:
                 # ``define_tool``'s soft wrapper, run inline: invalid arguments are a "no".
-                check, classify = plan
-                verdict = False if check(given, ARGS_ROOT) else classify(given)
+                check, classify, pure = plan
+                if check(given, ARGS_ROOT):
+                    verdict = False
+                else:
+                    if checked and pure:
+                        valid = check
+                    verdict = classify(given)
         except Exception:
             # A raising classifier is a classification "no", never a crash of the step.
-            return EXCLUSIVE, checked
-        return (PARALLEL if verdict is True else EXCLUSIVE), checked
+            return EXCLUSIVE, (checked, valid) if checked else NO_PROOF
+        return (PARALLEL if verdict is True else EXCLUSIVE), (
+            checked,
+            valid,
+        ) if checked else NO_PROOF

@@ -28,7 +28,7 @@ from .hooks import (
     ResultObserver,
 )
 from .pipeline import ToolScheduler
-from .registry import Registry
+from .registry import ArgsProof, Registry
 
 __all__ = ["ToolRuntime", "direct_classifier"]
 
@@ -162,11 +162,13 @@ class ToolRuntime:
         return scheduler.finish(exec, result)
 
 
-def direct_classifier(runtime: object) -> Callable[[str, Any], tuple[ExecutionMode, int]] | None:
+def direct_classifier(
+    runtime: object,
+) -> Callable[[str, Any], tuple[ExecutionMode, ArgsProof]] | None:
     """When ``runtime`` is exactly a ``ToolRuntime`` (not a subclass, which may override
     ``execution_mode``): its registry's ``classify``, called with ``(input.name,
-    input.arguments)``, which gives ``runtime.execution_mode(input)`` and the node limit under
-    which the arguments were found lossless JSON (see ``Registry.classify``); the pool's
+    input.arguments)``, which gives ``runtime.execution_mode(input)`` and what it found of the
+    arguments (see ``Registry.classify``); the pool's
     classification without the facade's frame. ``None`` for any other runtime."""
     if type(runtime) is ToolRuntime and ToolRuntime.execution_mode is _EXECUTION_MODE:
         return runtime._registry.classify
