@@ -222,7 +222,8 @@ def exact_doubles(value: Any) -> Any:
     ``1152921504606847000``, where the reference keeps and prints every integer exactly (a
     documented difference, ``docs/porting.md``). The schema strategies draw such integers as
     edges for this library's own validator; a request to a port must not carry them. So an
-    integer becomes the integer of its nearest double when that one prints alike in both
+    integer whose nearest double prints as the integer does stays; any other becomes the
+    integer of its nearest double when that one prints alike in both
     (``2**53 + 1`` → ``2**53``, ``10**22`` stays), else that double as a float (``2**60`` →
     ``1.152921504606847e+18``, which both print as JavaScript does). Applied to the whole
     request, so a schema and a value drawn for it stay alike.
@@ -233,8 +234,11 @@ def exact_doubles(value: Any) -> Any:
             nearest = float(value)
         except OverflowError:  # past every double: left as drawn (no double to round to)
             return value
+        held = js_number(nearest)
+        if js_number(value) == held:
+            return value  # JavaScript answers it alike (``2**53 + 2``, a double's own text)
         whole = int(nearest)
-        return whole if js_number(whole) == js_number(nearest) else nearest
+        return whole if js_number(whole) == held else nearest
     if kind is list:
         return [exact_doubles(item) for item in value]
     if kind is dict:
