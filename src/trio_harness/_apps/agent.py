@@ -58,6 +58,8 @@ class Agent:
         max_parallel_tool_calls: The pool's window.
         trace: Record a ``trace/step`` event (a ``StepTrace``) after every step.
         accept_context: Passed to the pool.
+        stream_calls: Start each tool call while the reply still streams, when the model
+            offers ``step_streaming`` (see ``run_turn``); ``False`` waits for the whole reply.
 
     Attributes:
         model: The model.
@@ -77,6 +79,7 @@ class Agent:
         max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
         trace: bool = True,
         accept_context: Callable[[Any], object] | None = None,
+        stream_calls: bool = True,
     ) -> None:
         self.model = model
         self.runtime = _runtime_of(runtime)
@@ -85,6 +88,7 @@ class Agent:
         self._window = max_parallel_tool_calls
         self._trace_steps = trace
         self._accept_context = accept_context
+        self._stream_calls = stream_calls
         self._trace: StepTrace | None = None
         self._running = False
         self._conversation = conversation_of(model)
@@ -168,6 +172,7 @@ class Agent:
                 max_parallel_tool_calls=self._window,
                 accept_context=self._accept_context,
                 tracer=self._tracer if self._trace_steps else None,
+                stream_calls=self._stream_calls,
             )
             stop, steps = result.stop, result.steps
             return result
@@ -305,6 +310,7 @@ async def open_agent(
     max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     trace: bool = True,
     accept_context: Callable[[Any], object] | None = None,
+    stream_calls: bool = True,
 ) -> AsyncIterator[Agent]:
     """Open (or resume) an agent's durable log; close it when the block ends.
 
@@ -328,6 +334,9 @@ async def open_agent(
         max_parallel_tool_calls: The pool's window.
         trace: Record a trace of every step in the log.
         accept_context: Passed to the pool.
+        stream_calls: Start each tool call while the reply still streams, when the model
+            offers ``step_streaming`` (a ready model made with ``stream=True``; see
+            ``run_turn``). ``False`` waits for the whole reply before any call starts.
 
     Yields:
         The :class:`Agent`.
@@ -349,6 +358,7 @@ async def open_agent(
             max_parallel_tool_calls=max_parallel_tool_calls,
             trace=trace,
             accept_context=accept_context,
+            stream_calls=stream_calls,
         )
     finally:
         log.close()
