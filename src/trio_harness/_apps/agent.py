@@ -137,7 +137,8 @@ class Agent:
             trio.BusyResourceError: Another turn of this agent is running (one conversation
                 has one turn at a time).
             Exception: As :func:`~trio_harness.run_turn` (the model's errors, scheduler
-                failures), each as itself.
+                failures), each as itself; both in one streamed step, in an
+                ``ExceptionGroup``.
         """
         if self._running:
             raise trio.BusyResourceError("another turn of this agent is running")
