@@ -15,12 +15,13 @@ The limit: no call ends before it arrived and ran (``max(arrival + body)``), and
 call starts no earlier than every earlier call ended, later calls no earlier than it ended. Two
 scripts: five safe calls, and the same with the middle call exclusive.
 
-The same scripts through the ready models (``ChatCompletionsModel`` and ``MessagesModel`` with
-``stream=True``) and ``run_turn``: a stand-in client streams the reply as server-sent events on
-the same virtual clock (a Chat call is complete when the next call begins, the last at the
-finish chunk; a Messages ``tool_use`` block when it stops), and the step ends at its
-``StepFinished`` event: ``run_turn(..., stream_calls=False)`` (the whole response first) vs the
-default (each call starts when the model's stream accumulator hands it over).
+The same scripts through the ready models (``ChatCompletionsModel``, ``ResponsesModel`` and
+``MessagesModel`` with ``stream=True``) and ``run_turn``: a stand-in client streams the reply as
+server-sent events on the same virtual clock (a Chat call is complete when the next call begins,
+the last at the finish chunk; a Responses ``function_call`` item at its
+``response.output_item.done``; a Messages ``tool_use`` block when it stops), and the step ends
+at its ``StepFinished`` event: ``run_turn(..., stream_calls=False)`` (the whole response first)
+vs the default (each call starts when the model's stream accumulator hands it over).
 """
 
 from __future__ import annotations
@@ -185,11 +186,72 @@ def _messages_script(calls: list[th.ToolCallBlock]) -> _Timed:
     return out
 
 
+def _response(output: list[dict[str, Any]], status: str = "completed") -> dict[str, Any]:
+    response = {"id": "resp_1", "object": "response", "status": status, "model": "m"}
+    return response | {"output": output, "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+def _responses_script(calls: list[th.ToolCallBlock]) -> _Timed:
+    # Each function_call item is done at its call's arrival; the next is added right after.
+    created = {"type": "response.created", "response": _response([], "in_progress")}
+    out: _Timed = [(0.0, "response.created", created)]
+    begins = (0.0, *ARRIVALS[:-1])
+    items: list[dict[str, Any]] = []
+    for index, (start, end, call) in enumerate(zip(begins, ARRIVALS, calls, strict=True)):
+        item = {"type": "function_call", "id": f"fc_{index}", "call_id": call.id}
+        item |= {"name": call.name, "arguments": call.arguments, "status": "completed"}
+        items.append(item)
+        added = {**item, "arguments": "", "status": "in_progress"}
+        out.append(
+            (
+                start,
+                "response.output_item.added",
+                {"type": "response.output_item.added", "output_index": index, "item": added},
+            )
+        )
+        delta = {"item_id": item["id"], "output_index": index, "delta": call.arguments}
+        out.append(
+            (
+                start,
+                "response.function_call_arguments.delta",
+                {"type": "response.function_call_arguments.delta", **delta},
+            )
+        )
+        out.append(
+            (
+                end,
+                "response.output_item.done",
+                {"type": "response.output_item.done", "output_index": index, "item": item},
+            )
+        )
+    completed = {"type": "response.completed", "response": _response(items)}
+    out.append((ARRIVALS[-1], "response.completed", completed))
+    return out
+
+
+_SCRIPTS = {"chat": _chat_script, "responses": _responses_script, "messages": _messages_script}
+
+
 def _final_script(api: str) -> _Timed:
     if api == "chat":
         return [
             (0.0, None, _chat_chunk({"role": "assistant", "content": "done"}, "stop")),
             (0.0, None, "[DONE]"),
+        ]
+    if api == "responses":
+        content = [{"type": "output_text", "text": "done", "annotations": []}]
+        item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+        item["content"] = content
+        done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+        created = _response([], "in_progress")
+        return [
+            (0.0, "response.created", {"type": "response.created", "response": created}),
+            (0.0, "response.output_item.done", done),
+            (
+                0.0,
+                "response.completed",
+                {"type": "response.completed", "response": _response([item])},
+            ),
         ]
     message = {"id": "msg_2", "type": "message", "role": "assistant", "model": "c", "content": []}
     message["usage"] = {"input_tokens": 1, "output_tokens": 1}
@@ -243,7 +305,7 @@ class _Client:
         self._scripts = scripts
 
     def __getattr__(self, name: str) -> _Client:
-        if name in ("chat", "completions", "messages", "with_streaming_response"):
+        if name in ("chat", "completions", "responses", "messages", "with_streaming_response"):
             return self
         raise AttributeError(name)
 
@@ -254,11 +316,12 @@ class _Client:
 
 async def through_model(api: str, calls: list[th.ToolCallBlock], *, stream_calls: bool) -> float:
     """Seconds from the request until the step's ``StepFinished`` in ``run_turn``."""
-    script = _chat_script(calls) if api == "chat" else _messages_script(calls)
-    client = _Client([script, _final_script(api)])
+    client = _Client([_SCRIPTS[api](calls), _final_script(api)])
     model: Any
     if api == "chat":
         model = oai.ChatCompletionsModel(client, "m", stream=True, stream_usage=False)
+    elif api == "responses":
+        model = oai.ResponsesModel(client, "m", stream=True)
     else:
         model = anth.MessagesModel(client, "c", stream=True)
     model.add_user("work")
@@ -276,7 +339,12 @@ async def through_model(api: str, calls: list[th.ToolCallBlock], *, stream_calls
     return ended[0]
 
 
-MODELS = {"chat": "ChatCompletionsModel", "messages": "MessagesModel"}  # names in the rows
+# Names in the rows.
+MODELS = {
+    "chat": "ChatCompletionsModel",
+    "responses": "ResponsesModel",
+    "messages": "MessagesModel",
+}
 
 
 def measure() -> dict[str, dict[str, float]]:

@@ -24,9 +24,9 @@ Rows compare trio_harness with a named baseline on the workload the project's ta
   "worst" the upper quartile;
 * streaming dispatch (``bench_streaming.py``, virtual time): a scripted stream of five calls,
   the step's end when its calls are handed over as a list after the stream vs as the stream
-  itself, then the same streamed through ``ChatCompletionsModel`` and ``MessagesModel`` in
-  ``run_turn`` (``stream_calls=False`` vs the default); target: the limit (no call ends before
-  its arrival plus its body).
+  itself, then the same streamed through ``ChatCompletionsModel``, ``ResponsesModel`` and
+  ``MessagesModel`` in ``run_turn`` (``stream_calls=False`` vs the default); target: the limit
+  (no call ends before its arrival plus its body).
 
 "ratio" is baseline time / trio_harness time for validation (above 1: trio_harness is faster) and
 trio_harness time / bare-pool time for the pool (below the target: met). Timing on a shared

@@ -344,6 +344,83 @@ async def test_an_abort_and_an_outside_cancellation_leave_a_resumable_log(
         assert (await agent.run("go on")).stop == "done"
 
 
+async def first_turn_times(path: Path, **options: Any) -> list[tuple[str, str | None, float]]:
+    """The first scenario turn through a streaming model (a chunk every 0.25 s: exact virtual
+    times): ``(event, call id, time)`` of its first step's reply and body starts."""
+    times: list[tuple[str, str | None, float]] = []
+
+    def on_event(event: th.turn.TurnEvent) -> None:
+        if event.step != 0:
+            return
+        if isinstance(event, th.turn.ModelReplied):
+            times.append(("replied", None, trio.current_time()))
+        elif isinstance(event, th.turn.ToolStarted):
+            times.append(("started", event.call_id, event.time))
+
+    client = StrictClient(POLICY, stream=True, tick=0.25)
+    runtime = runtime_with({"a": "A"}, write_delay=1)
+    async with th.open_agent(path, model(client), runtime, **options) as agent:
+        result = await agent.run("write x", on_event=on_event)
+    assert (result.stop, result.steps, result.text) == ("done", 2, "Wrote x and y.")
+    return times
+
+
+async def assert_resumes(path: Path) -> None:
+    assert_valid_log(path)
+    async with th.open_agent(path, model(StrictClient(POLICY)), runtime_with({})) as agent:
+        assert agent.recovery.repaired == ()
+        assert agent.next_turn == 1
+        assert (await agent.run("go on")).stop == "done"
+
+
+def record_order(path: Path) -> list[str]:
+    """The first step's log: ``"call"`` per ``tool/call``, ``"reply"`` for its reply's record."""
+    out = []
+    for event in th.log.load_session_log(path).events:
+        if event.type == "tool/call" and event.data.step == 0:
+            out.append("call")
+        elif event.type == th.agent.CONVERSATION_EVENT and event.data["kind"] == "reply":
+            out.append("reply")
+    return out[:6]
+
+
+async def test_an_agent_with_stream_calls_false_starts_no_tool_before_the_reply_ends(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    path = tmp_path / "agent.jsonl"
+    times = await first_turn_times(path, stream_calls=False)
+    # The reply (18 chunks) ends at 4.5 s; then the reads and the write, the rest behind it.
+    assert times == [
+        ("replied", None, 4.5),
+        ("started", "call_2_0", 4.5),
+        ("started", "call_2_1", 4.5),
+        ("started", "call_2_2", 4.5),
+        ("started", "call_2_3", 5.5),
+        ("started", "call_2_4", 5.5),
+    ]
+    assert record_order(path) == ["reply", "call", "call", "call", "call", "call"]
+    await assert_resumes(path)
+
+
+async def test_an_agent_streams_calls_by_default(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    path = tmp_path / "agent.jsonl"
+    times = await first_turn_times(path)
+    # Each call starts when the next one begins (the last at the finish chunk), before the
+    # reply ends at 4.5 s; the write runs 1 s, the read of x waits behind it.
+    assert times == [
+        ("started", "call_2_0", 1.25),
+        ("started", "call_2_1", 2.0),
+        ("started", "call_2_2", 2.75),
+        ("started", "call_2_3", 3.75),
+        ("started", "call_2_4", 4.25),
+        ("replied", None, 4.5),
+    ]
+    assert record_order(path) == ["call", "call", "call", "call", "call", "reply"]
+    await assert_resumes(path)
+
+
 async def _set_after(event: trio.Event, seconds: float) -> None:
     await trio.sleep(seconds)
     event.set()

@@ -192,6 +192,57 @@ async def test_a_scheduler_failure_mid_stream_cancels_the_request_and_answers_th
     assert_log_answers_every_call(session)
 
 
+@pytest.mark.parametrize("first", ["model", "pool"])
+async def test_a_model_error_and_a_scheduler_failure_in_one_step_are_both_raised_in_a_group(
+    autojump_clock: trio.testing.MockClock, first: str
+) -> None:
+    class Overloaded(Exception):
+        pass
+
+    class Broken(Exception):
+        pass
+
+    runtime = slow_runtime()
+    scheduler = runtime.scheduler
+
+    class Wrapped:
+        def __getattr__(self, name: str) -> object:
+            return getattr(scheduler, name)
+
+        async def dispatch(self, exec: object) -> object:
+            if first == "pool":
+                await trio.sleep(1)
+            else:
+                await scheduler.dispatch(exec)  # type: ignore[arg-type]  # until aborted
+            raise Broken("dispatch exploded")
+
+    runtime.scheduler = Wrapped()  # type: ignore[assignment]
+    if first == "model":
+        # The stream breaks at 2 s: c1 (10 s) is aborted, and its dispatch then fails.
+        calls = [(0.5, ("c1", "wait", '{"seconds": 10}'))]
+        model = StreamingModel([("", calls, 2.0, Overloaded("overloaded"))])
+    else:
+        # c1's dispatch fails at 1.5 s; the stream breaks at 1.8 s while c2 is in flight (2 s).
+        calls = [(0.5, ("c1", "wait", '{"seconds": 3}')), (1.0, ("c2", "wait", '{"seconds": 1}'))]
+        model = StreamingModel([("", calls, 1.8, Overloaded("overloaded"))])
+    session = th.Session()
+    with pytest.raises(ExceptionGroup) as caught:
+        await th.run_turn(model, runtime, session)
+    group = caught.value
+    assert str(group) == (
+        "the model's stream and the pool both failed in turn 0, step 0 (2 sub-exceptions)"
+    )
+    model_error, failure = group.exceptions
+    assert (type(model_error), str(model_error)) == (Overloaded, "overloaded")
+    assert (type(failure), str(failure)) == (Broken, "dispatch exploded")
+    # Raised once every call in flight settled, every call answered.
+    assert trio.current_time() == 2.0
+    ids = [call[0] for _, call in calls]
+    assert codes(model.results_seen[-1]) == [(call_id, "ABORTED") for call_id in ids]
+    assert model.conversation == [("partial", ids), ("results", ids)]
+    assert_log_answers_every_call(session)
+
+
 async def test_the_step_at_the_limit_is_answered_whole(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

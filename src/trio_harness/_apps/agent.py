@@ -58,6 +58,8 @@ class Agent:
         max_parallel_tool_calls: The pool's window.
         trace: Record a ``trace/step`` event (a ``StepTrace``) after every step.
         accept_context: Passed to the pool.
+        stream_calls: Start each tool call while the reply still streams, when the model
+            offers ``step_streaming`` (see ``run_turn``); ``False`` waits for the whole reply.
 
     Attributes:
         model: The model.
@@ -77,6 +79,7 @@ class Agent:
         max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
         trace: bool = True,
         accept_context: Callable[[Any], object] | None = None,
+        stream_calls: bool = True,
     ) -> None:
         self.model = model
         self.runtime = _runtime_of(runtime)
@@ -85,6 +88,7 @@ class Agent:
         self._window = max_parallel_tool_calls
         self._trace_steps = trace
         self._accept_context = accept_context
+        self._stream_calls = stream_calls
         self._trace: StepTrace | None = None
         self._running = False
         self._conversation = conversation_of(model)
@@ -133,7 +137,8 @@ class Agent:
             trio.BusyResourceError: Another turn of this agent is running (one conversation
                 has one turn at a time).
             Exception: As :func:`~trio_harness.run_turn` (the model's errors, scheduler
-                failures), each as itself.
+                failures), each as itself; both in one streamed step, in an
+                ``ExceptionGroup``.
         """
         if self._running:
             raise trio.BusyResourceError("another turn of this agent is running")
@@ -168,6 +173,7 @@ class Agent:
                 max_parallel_tool_calls=self._window,
                 accept_context=self._accept_context,
                 tracer=self._tracer if self._trace_steps else None,
+                stream_calls=self._stream_calls,
             )
             stop, steps = result.stop, result.steps
             return result
@@ -305,6 +311,7 @@ async def open_agent(
     max_parallel_tool_calls: int = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     trace: bool = True,
     accept_context: Callable[[Any], object] | None = None,
+    stream_calls: bool = True,
 ) -> AsyncIterator[Agent]:
     """Open (or resume) an agent's durable log; close it when the block ends.
 
@@ -328,6 +335,9 @@ async def open_agent(
         max_parallel_tool_calls: The pool's window.
         trace: Record a trace of every step in the log.
         accept_context: Passed to the pool.
+        stream_calls: Start each tool call while the reply still streams, when the model
+            offers ``step_streaming`` (a ready model made with ``stream=True``; see
+            ``run_turn``). ``False`` waits for the whole reply before any call starts.
 
     Yields:
         The :class:`Agent`.
@@ -349,6 +359,7 @@ async def open_agent(
             max_parallel_tool_calls=max_parallel_tool_calls,
             trace=trace,
             accept_context=accept_context,
+            stream_calls=stream_calls,
         )
     finally:
         log.close()

@@ -258,6 +258,8 @@ async def run_turn(
             cancellation from outside, ``KeyboardInterrupt``), the step's calls are all answered
             in ``session`` and handed to the model first. ``KeyboardInterrupt`` is delivered
             at the turn's next checkpoint (the loop's bookkeeping is protected from it).
+        ExceptionGroup: The model's stream raised and the pool failed in one streamed step:
+            both, ``[model error, scheduler failure]``, once every call in flight settled.
     """
     if type(max_steps) is not int or max_steps < 0:
         raise ValueError("max_steps must be a non-negative integer")
@@ -377,7 +379,8 @@ class _StreamedStep:
 
     The pool gets a private abort event: the user's abort sets it (and cancels the request), and
     so does a model error, so the calls already handed over drain to ``ABORTED`` (started) or
-    ``ABORTED_BEFORE_DISPATCH`` and are all answered before the error goes on as itself.
+    ``ABORTED_BEFORE_DISPATCH`` and are all answered before the error goes on as itself. When
+    the pool fails too (a scheduler failure), both go on in one ``ExceptionGroup``.
     """
 
     def __init__(
@@ -481,6 +484,14 @@ class _StreamedStep:
                 raise
             if failure is not None:
                 results = self._settle()
+                error = self.error
+                if error is not None:
+                    # Two independent failures of one step, neither caused by the other: both
+                    # go on, each as itself, as a nursery of the two tasks would raise them.
+                    raise ExceptionGroup(
+                        f"the model's stream and the pool both failed in turn {turn}, step {step}",
+                        [error, failure],
+                    )
                 raise failure
             reply = self.reply
             if reply is not None and list(reply.tool_calls) != self.sent:
