@@ -25,6 +25,7 @@ import attrs
 from .._json import js_json_or_string, parse_arguments
 from .._validation import validate_json_schema_value
 from .._values import (
+    ERROR_PREFIX,
     ToolError,
     ToolExecutionResult,
     aborted_before_dispatch_result,
@@ -236,7 +237,7 @@ def _stored_result(data: ToolResultData) -> ToolExecutionResult:
     error = None
     if is_error:
         text = _text(content)
-        error = ToolError(text.removeprefix("Error: "), data.error)
+        error = ToolError(text.removeprefix(ERROR_PREFIX), data.error)
     return ToolExecutionResult(is_error=is_error, content=content, error=error, meta=data.meta)
 
 
