@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -136,7 +137,7 @@ def measure_reload(events: int, rounds: int, directory: Path) -> dict[str, float
             data = th.log.ToolResultData.from_result(0, number // 10, f"c{number}", result)
             session.append("tool/result", data, source_event_seqs=(seq,))
     text = path.read_text(encoding="utf-8")
-    readers = {
+    readers: dict[str, Callable[[], object]] = {
         "load_session_log": lambda: th.log.load_session_log(path),
         "Session.from_jsonl": lambda: th.Session.from_jsonl(text),
     }

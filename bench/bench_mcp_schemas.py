@@ -19,6 +19,7 @@ trio_harness > 1 on invalid calls.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import statistics
@@ -35,6 +36,10 @@ import trio_harness as th
 from trio_harness.lowlevel import compile_extended_validator
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "mcp" / "realworld-tool-schemas.json"
+
+
+def _all_errors(validator: Any, value: object) -> list[Any]:
+    return list(validator.iter_errors(value))
 
 
 def _time(fn: Callable[[], object], rounds: int) -> float:
@@ -133,11 +138,11 @@ def measure(quick: bool, *, show: bool = True) -> list[dict[str, Any]]:
         assert agree == (True, True, True), entry["tool"]
         agree = (ours(bad, "") == [], theirs.is_valid(bad), rust.is_valid(bad))
         assert agree == (False, False, False), entry["tool"]
-        row = {"tool": entry["tool"]}
+        row: dict[str, Any] = {"tool": entry["tool"]}
         for label, value in (("valid", good), ("invalid", bad)):
-            row[f"th_{label}"] = _time(lambda v=value, f=ours: f(v, ""), rounds)
-            row[f"js_{label}"] = _time(lambda v=value, f=theirs: list(f.iter_errors(v)), rounds)
-            row[f"rs_{label}"] = _time(lambda v=value, f=rust: list(f.iter_errors(v)), rounds)
+            row[f"th_{label}"] = _time(functools.partial(ours, value, ""), rounds)
+            row[f"js_{label}"] = _time(functools.partial(_all_errors, theirs, value), rounds)
+            row[f"rs_{label}"] = _time(functools.partial(_all_errors, rust, value), rounds)
         rows.append(row)
     if show:
         report(rows)

@@ -154,7 +154,13 @@ def _chat_script(calls: list[th.ToolCallBlock]) -> _Timed:
 
 def _messages_script(calls: list[th.ToolCallBlock]) -> _Timed:
     # Each tool_use block stops at its call's arrival; the next starts right after.
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "c", "content": []}
+    message: dict[str, Any] = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "c",
+        "content": [],
+    }
     message["usage"] = {"input_tokens": 1, "output_tokens": 1}
     out: _Timed = [(0.0, "message_start", {"type": "message_start", "message": message})]
     begins = (0.0, *ARRIVALS[:-1])
@@ -240,7 +246,12 @@ def _final_script(api: str) -> _Timed:
         ]
     if api == "responses":
         content = [{"type": "output_text", "text": "done", "annotations": []}]
-        item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+        item: dict[str, Any] = {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+        }
         item["content"] = content
         done = {"type": "response.output_item.done", "output_index": 0, "item": item}
         created = _response([], "in_progress")
@@ -253,7 +264,13 @@ def _final_script(api: str) -> _Timed:
                 {"type": "response.completed", "response": _response([item])},
             ),
         ]
-    message = {"id": "msg_2", "type": "message", "role": "assistant", "model": "c", "content": []}
+    message: dict[str, Any] = {
+        "id": "msg_2",
+        "type": "message",
+        "role": "assistant",
+        "model": "c",
+        "content": [],
+    }
     message["usage"] = {"input_tokens": 1, "output_tokens": 1}
     block = {"type": "text", "text": "done"}
     return [

@@ -49,7 +49,7 @@ import bench_pool
 import bench_streaming
 import bench_validation
 
-PARTS = ("validation", "mcp", "pool", "streaming")
+PARTS: tuple[str, ...] = ("validation", "mcp", "pool", "streaming")
 Row = tuple[str, str, float, float, str, bool | None]  # met: None for a row shown for context
 
 
