@@ -96,6 +96,30 @@ def test_the_core_and_the_providers_need_no_optional_distribution(module: str) -
     assert import_without(module, *OPTIONAL) == "imported"
 
 
+#: What an app's ``import`` of a core namespace must not load, though installed here: the test
+#: framework (``trio.testing`` brings pytest along), and the property-testing extra.
+TEST_TOOLS = ("pytest", "_pytest", "trio.testing", "hypothesis")
+
+
+@pytest.mark.parametrize(
+    "module", ["trio_harness", "trio_harness.lowlevel", "trio_harness.agent", "trio_harness.turn"]
+)
+def test_importing_the_core_loads_no_test_framework(module: str) -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys, {module}; print(sorted(set({TEST_TOOLS!r}) & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
+
+
 #: ``[text](target)`` and ``![alt](target)`` in Markdown, and ``<a href=...>``/``<img src=...>``.
 LINK = re.compile(r"\]\(([^)\s]+)[^)]*\)|(?:href|src)=[\"']([^\"']+)[\"']")
 

@@ -19,7 +19,6 @@ from typing import Any, Final, Literal
 
 import attrs
 import trio
-import trio.testing
 
 from .._errors import HarnessError
 from .._json import js_json
@@ -479,7 +478,11 @@ def run_scenario(scenario: Scenario | Mapping[str, Any]) -> ScenarioAnswer:
         holder["outcome"] = await _step(script, session, abort)
         holder["session"] = session
 
-    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    # Imported here, not at the top: ``trio.testing`` brings pytest along when it is installed,
+    # and ``import trio_harness`` (an app's start) must not pay for the kit's clock.
+    from trio.testing import MockClock
+
+    trio.run(main, clock=MockClock(autojump_threshold=0))
     session: _TimedSession = holder["session"]
     answer = {
         "events": [event.to_json() for event in session.events],
