@@ -320,12 +320,20 @@ async def execute_tool_calls(
         )
     else:
         blocks = _plain_blocks(tool_calls)
-        inputs = [
-            fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
-            for block in blocks
-        ]
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
+        if tracer is None:
+            # The driver builds a call's input only if something needs it (not the runtime's
+            # own scheduler: ``ToolScheduler.prepare_call``).
+            calls = [(block.id, block.name, parse_arguments(block.arguments)) for block in blocks]
+            driver = Driver(
+                runtime, [], cap, abort, recorder, own_arguments=True, calls=calls, agent=agent
+            )
+        else:
+            inputs = [
+                fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
+                for block in blocks
+            ]
+            driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
     recorder.checked_results = driver.runs_tool_scheduler
     aborted = await driver.run()
     return StepOutcome(
