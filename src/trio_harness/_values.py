@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Concatenate, Final, Literal, ParamSpec, TypeVar
 
 import attrs
 
@@ -37,6 +37,9 @@ __all__ = [
     "is_well_formed_error",
     "slot_builder",
 ]
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 #: One content block, e.g. ``{"type": "text", "text": "..."}``.
 ContentBlock = dict[str, Any]
@@ -197,7 +200,7 @@ class ToolExecutionResult:
         return out
 
 
-def slot_builder(cls: type, init: Callable[..., None]) -> Callable[..., Any]:
+def slot_builder(cls: type[_T], init: Callable[Concatenate[Any, _P], None]) -> Callable[_P, _T]:
     """A fast maker of ``cls`` instances, for values built once per call on the hot path.
 
     ``cls`` is a frozen, slotted attrs class with no validator, converter nor post-init hook
@@ -253,16 +256,9 @@ def _init_success(
     self.__class__ = ToolExecutionResult
 
 
-_new_success: Final = slot_builder(ToolExecutionResult, _init_success)
-
-
-def fast_success_result(
-    content: tuple[ContentBlock, ...], value: Any, meta: Any, concludes_turn: bool
-) -> ToolExecutionResult:
-    """``ToolExecutionResult(is_error=False, content=..., value=..., meta=...,
-    concludes_turn=...)``, built by :func:`slot_builder`'s maker (no checks)."""
-    result: ToolExecutionResult = _new_success(content, value, meta, concludes_turn)
-    return result
+#: ``ToolExecutionResult(is_error=False, content=..., value=..., meta=...,
+#: concludes_turn=...)``, built by :func:`slot_builder`'s maker (no checks).
+fast_success_result: Final = slot_builder(ToolExecutionResult, _init_success)
 
 
 #: What the model reads before a failure's message.

@@ -222,8 +222,10 @@ _new_source: Final = slot_builder(MessageSource, _init_source)
 _new_block: Final = slot_builder(ToolResultBlock, _init_block)
 _new_message: Final = slot_builder(ToolResultMessage, _init_message)
 _new_result_data: Final = slot_builder(ToolResultData, _init_result_data)
-_new_call_data: Final = slot_builder(ToolCallData, _init_call_data)
-_new_event: Final = slot_builder(SessionEvent, _init_event)
+#: ``ToolCallData(turn, step, call_id, name, arguments)``, built by a ``slot_builder`` maker.
+fast_call_data: Final = slot_builder(ToolCallData, _init_call_data)
+#: ``SessionEvent(seq, type, data, sources)``, built by a ``slot_builder`` maker (no checks).
+fast_event: Final = slot_builder(SessionEvent, _init_event)
 
 
 def fast_result_data(
@@ -236,26 +238,13 @@ def fast_result_data(
     meta: Any,
 ) -> ToolResultData:
     """The ``tool/result`` data of one result block, built by ``slot_builder``'s makers."""
-    data: ToolResultData = _new_result_data(
+    return _new_result_data(
         turn,
         step,
         _new_message(_new_source(call_id), _new_block(call_id, content, is_error)),
         error,
         meta,
     )
-    return data
-
-
-def fast_call_data(turn: int, step: int, call_id: str, name: str, arguments: str) -> ToolCallData:
-    """``ToolCallData(turn, step, call_id, name, arguments)``, built by a ``slot_builder`` maker."""
-    data: ToolCallData = _new_call_data(turn, step, call_id, name, arguments)
-    return data
-
-
-def fast_event(seq: int, type: str, data: Any, sources: tuple[int, ...] | None) -> SessionEvent:
-    """``SessionEvent(seq, type, data, sources)``, built by a ``slot_builder`` maker (no checks)."""
-    event: SessionEvent = _new_event(seq, type, data, sources)
-    return event
 
 
 # ---------------------------------------------------------------------------------------------

@@ -371,13 +371,8 @@ def _init_step_result(self: Any, call_id: str, name: str, result: ToolExecutionR
     self.__class__ = StepResult
 
 
-_new_step_result: Final = slot_builder(StepResult, _init_step_result)
-
-
-def fast_step_result(call_id: str, name: str, result: ToolExecutionResult) -> StepResult:
-    """``StepResult(call_id, name, result)``, built by a ``slot_builder`` maker."""
-    step_result: StepResult = _new_step_result(call_id, name, result)
-    return step_result
+#: ``StepResult(call_id, name, result)``, built by a ``slot_builder`` maker.
+fast_step_result: Final = slot_builder(StepResult, _init_step_result)
 
 
 def _plain_int(option: str, value: int) -> int:
