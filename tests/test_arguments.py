@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trio_harness import parse_arguments
-from trio_harness._json.parse import _exact_int, _iterative_parse, loads_any_depth
+from trio_harness._json.parse import _exact_int, _iterative_parse, _scan, loads_any_depth
 
 
 def is_neg_zero(value: object) -> bool:
@@ -229,6 +229,24 @@ def test_parse_arguments_is_total_and_gives_raw_back_only_for_invalid_json(raw: 
         reference = json.loads(raw, parse_int=lambda t: -0.0 if t == "-0" else int(t))
         assert json.dumps(got, sort_keys=True) == json.dumps(reference, sort_keys=True)
     else:
+        assert got is raw
+
+
+@given(st.text(alphabet=' \t\n\r{}[]":,x1.eE+-nultrefasNIy') | _json_text)
+def test_the_written_out_hook_free_parse_gives_what_decode_gives(raw: str) -> None:
+    # ``parse_arguments`` scans text that needs no hook itself; ``_scan`` goes through ``_decode``.
+    if raw == "":
+        return
+    try:
+        expected = _scan(raw, False, False)
+    except (RecursionError, ValueError):
+        return
+    if "-0" in raw or ('"' in raw and any(c.isdigit() for c in raw)):
+        return  # a hook may be needed: not the written-out path
+    got = parse_arguments(raw)
+    assert type(got) is type(expected)
+    assert json.dumps(got) == json.dumps(expected)
+    if type(expected) is str and expected is raw:
         assert got is raw
 
 

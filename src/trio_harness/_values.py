@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Concatenate, Final, Literal, ParamSpec, TypeVar
 
 import attrs
 
@@ -35,7 +35,11 @@ __all__ = [
     "fast_success_result",
     "is_timeout_ms",
     "is_well_formed_error",
+    "slot_builder",
 ]
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 #: One content block, e.g. ``{"type": "text", "text": "..."}``.
 ContentBlock = dict[str, Any]
@@ -196,10 +200,35 @@ class ToolExecutionResult:
         return out
 
 
-# A success is built once per call on the hot path. attrs' frozen ``__init__`` sets each field
-# through ``object.__setattr__``; setting the slots directly costs about a third less. The class
-# has no validator, converter or post-init hook to bypass (pinned by tests/runtime/test_plans.py).
-_new_object: Final = object.__new__
+def slot_builder(cls: type[_T], init: Callable[Concatenate[Any, _P], None]) -> Callable[_P, _T]:
+    """A fast maker of ``cls`` instances, for values built once per call on the hot path.
+
+    ``cls`` is a frozen, slotted attrs class with no validator, converter nor post-init hook
+    (attrs' frozen ``__init__`` sets each field through ``object.__setattr__``, a slow call per
+    field). The maker is a private subclass of ``cls`` that adds no slot and whose
+    ``__setattr__``/``__delattr__`` are ``object``'s, so a plain assignment stores the slot
+    directly; ``init(self, ...)`` assigns every field and ends with ``self.__class__ = cls``, so
+    what calling the maker returns is an exact, frozen ``cls``, equal field for field to the one
+    the attrs constructor builds (pinned by tests/runtime/test_plans.py and
+    tests/pool/test_fastpaths.py). The maker shows in ``cls.__subclasses__()``; no instance of it
+    outlives the call.
+    """
+    assert attrs.has(cls)
+    assert "__slots__" in cls.__dict__
+    return type(
+        f"_{cls.__name__}Builder",
+        (cls,),
+        {
+            "__slots__": (),
+            "__module__": __name__,
+            "__init__": init,
+            "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__,
+        },
+    )
+
+
+# A success is built once per call on the hot path (see ``slot_builder``).
 _RESULT_FIELDS: Final = (
     "is_error",
     "content",
@@ -211,33 +240,25 @@ _RESULT_FIELDS: Final = (
     "exception",
 )
 assert tuple(field.name for field in attrs.fields(ToolExecutionResult)) == _RESULT_FIELDS
-(
-    _SET_IS_ERROR,
-    _SET_CONTENT,
-    _SET_VALUE,
-    _SET_ERROR,
-    _SET_META,
-    _SET_CONTEXTS,
-    _SET_CONCLUDES,
-    _SET_EXCEPTION,
-) = (ToolExecutionResult.__dict__[name].__set__ for name in _RESULT_FIELDS)
 
 
-def fast_success_result(
-    content: tuple[ContentBlock, ...], value: Any, meta: Any, concludes_turn: bool
-) -> ToolExecutionResult:
-    """``ToolExecutionResult(is_error=False, content=..., value=..., meta=...,
-    concludes_turn=...)``, built slot by slot (no checks)."""
-    result: ToolExecutionResult = _new_object(ToolExecutionResult)
-    _SET_IS_ERROR(result, False)
-    _SET_CONTENT(result, content)
-    _SET_VALUE(result, value)
-    _SET_ERROR(result, None)
-    _SET_META(result, meta)
-    _SET_CONTEXTS(result, ())
-    _SET_CONCLUDES(result, concludes_turn)
-    _SET_EXCEPTION(result, None)
-    return result
+def _init_success(
+    self: Any, content: tuple[ContentBlock, ...], value: Any, meta: Any, concludes_turn: bool
+) -> None:
+    self.is_error = False
+    self.content = content
+    self.value = value
+    self.error = None
+    self.meta = meta
+    self.additional_contexts = ()
+    self.concludes_turn = concludes_turn
+    self.exception = None
+    self.__class__ = ToolExecutionResult
+
+
+#: ``ToolExecutionResult(is_error=False, content=..., value=..., meta=...,
+#: concludes_turn=...)``, built by :func:`slot_builder`'s maker (no checks).
+fast_success_result: Final = slot_builder(ToolExecutionResult, _init_success)
 
 
 #: What the model reads before a failure's message.

@@ -11,9 +11,14 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import pickle
+import sys
 from typing import Any
 
+import attrs
+import pytest
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
@@ -31,7 +36,10 @@ from trio_harness import (
 from trio_harness._log.events import (
     TOOL_CALL,
     fast_call_data,
+    fast_event,
 )
+from trio_harness._pool.steps import fast_step_result
+from trio_harness._values import fast_success_result, slot_builder
 from trio_harness.log import (
     MessageSource,
     ToolCallData,
@@ -197,3 +205,81 @@ async def test_dispatches_enter_in_model_order_whatever_order_tasks_run_in() -> 
         assert entered == [call.id for call in calls], attempt
         logged = [event.data.call_id for event in session.events if event.type == TOOL_CALL]
         assert logged == entered
+
+
+def _built_values() -> list[tuple[Any, Any]]:
+    # Each hot-path value as ``slot_builder``'s makers build it, and as attrs' constructor does.
+    content = ({"type": "text", "text": "ok"},)
+    success = fast_success_result(content, "ok", {"m": 1}, True)
+    data = ToolResultData.from_result(1, 2, "c1", success)
+    call = fast_call_data(1, 2, "c1", "noop", "{}")
+    event = fast_event(3, TOOL_CALL, call, (1,))
+    return [
+        (
+            success,
+            ToolExecutionResult(
+                is_error=False, content=content, value="ok", meta={"m": 1}, concludes_turn=True
+            ),
+        ),
+        (
+            data,
+            ToolResultData(
+                turn=1,
+                step=2,
+                message=ToolResultMessage(
+                    source=MessageSource(call_id="c1"),
+                    content=(ToolResultBlock(tool_call_id="c1", content=content, is_error=False),),
+                ),
+                meta={"m": 1},
+            ),
+        ),
+        (data.message, data.message.__class__(**attrs.asdict(data.message, recurse=False))),
+        (data.message.source, MessageSource(call_id="c1")),
+        (
+            data.message.content[0],
+            ToolResultBlock(tool_call_id="c1", content=content, is_error=False),
+        ),
+        (call, ToolCallData(1, 2, "c1", "noop", "{}")),
+        (event, SessionEvent(3, TOOL_CALL, call, (1,))),
+        (fast_step_result("c1", "noop", success), th.StepResult("c1", "noop", success)),
+    ]
+
+
+def test_slot_builders_make_exact_frozen_values_equal_to_the_attrs_built_ones() -> None:
+    for built, expected in _built_values():
+        cls = type(expected)
+        assert type(built) is cls
+        assert built == expected
+        assert repr(built) == repr(expected)
+        assert attrs.asdict(built, recurse=False) == attrs.asdict(expected, recurse=False)
+        name = attrs.fields(cls)[0].name
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            setattr(built, name, None)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            delattr(built, name)
+        assert pickle.loads(pickle.dumps(built)) == expected
+        assert copy.copy(built) == expected
+        assert attrs.evolve(built) == expected
+        # The maker adds no slot: a value is exactly as large as the constructor's.
+        assert sys.getsizeof(built) == sys.getsizeof(expected)
+
+
+def test_a_slot_builder_maker_is_a_private_subclass_that_adds_no_slot() -> None:
+    @attrs.frozen
+    class Point:
+        x: int
+        y: int
+
+    def init(self: Any, x: int, y: int) -> None:
+        self.x = x
+        self.y = y
+        self.__class__ = Point
+
+    make = slot_builder(Point, init)
+    point = make(1, 2)
+    assert type(point) is Point
+    assert point == Point(1, 2)
+    assert Point.__subclasses__() == [make]
+    assert make.__slots__ == ()  # type: ignore[attr-defined]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        point.x = 3  # type: ignore[misc]

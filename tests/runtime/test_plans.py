@@ -384,6 +384,91 @@ async def test_prepare_now_gives_the_fields_of_prepare() -> None:
     assert with_wrapper.scheduler.dispatch_now(exec) is None  # type: ignore[attr-defined]
 
 
+def _identity(exec: Any) -> tuple[Any, ...]:
+    return (
+        exec.call_id,
+        exec.name,
+        exec.arguments,
+        exec.agent,
+        exec.parent,
+        exec.root_call_id,
+        exec.runtime,
+        exec.abort,
+        exec._caller_abort,
+        exec._finalize_content,
+        exec._valid_under,
+    )
+
+
+async def test_prepare_call_gives_what_prepare_now_gives_for_that_input() -> None:
+    runtime = _runtime(None, "none")
+    scheduler: Any = runtime.scheduler
+    limit = th.lowlevel.json_node_limit()
+    check = runtime._registry.lookup("ok").classify[0]  # type: ignore[union-attr]
+    agent = object()
+    for name, arguments in (
+        ("ok", {"x": 1}),
+        ("ok", {"x": "not an int"}),
+        ("ok", {"x": float("nan")}),
+        ("ok", "{not json"),
+        ("missing", {}),
+    ):
+        for abort in (None, trio.Event(), _set_event(), "not an event"):
+            for proof in (NO_PROOF, (limit, None), (limit, check), (limit + 1, check)):
+                for who in (None, agent):
+                    input = ToolExecutionInput("c", name, arguments, abort, agent=who)  # type: ignore[arg-type]
+                    kind, exec, result = scheduler.prepare_call(
+                        "c", name, arguments, abort, who, proof
+                    )
+                    now_kind, now_exec, now_result = scheduler.prepare_now(input, proof)
+                    assert (kind, result) == (now_kind, now_result)
+                    assert _identity(exec) == _identity(now_exec)
+                    assert (exec.arguments is arguments) == (now_exec.arguments is arguments)
+                    assert (exec._fresh_result is result) == (now_exec._fresh_result is now_result)
+    with_hook: Any = _runtime(None, "pre-execute").scheduler
+    assert with_hook.prepare_call("c", "ok", {"x": 1}, None, None) is None
+    guarded = _runtime(None, "none")
+    guarded.add_guard(lambda exec: None)
+    assert guarded.scheduler.prepare_call("c", "ok", {"x": 1}, None, None) is None  # type: ignore[attr-defined]
+
+
+class _InputsSeen:
+    """A runtime that is not a ``ToolRuntime`` and a scheduler that is not the runtime's own:
+    the pool builds each call's input for them, once."""
+
+    def __init__(self, inner: ToolRuntime) -> None:
+        self.inner = inner
+        self.classified: list[Any] = []
+        self.prepared: list[Any] = []
+        self.scheduler = Passthrough(inner.scheduler)
+        prepare = self.scheduler.prepare
+
+        async def record(input: Any) -> Any:
+            self.prepared.append(input)
+            return await prepare(input)
+
+        self.scheduler.prepare = record  # type: ignore[method-assign]
+
+    def execution_mode(self, input: Any) -> Any:
+        self.classified.append(input)
+        return self.inner.execution_mode(input)
+
+
+async def test_a_step_builds_the_inputs_it_used_to_for_whoever_needs_them() -> None:
+    abort = trio.Event()
+    agent = object()
+    runtime = _InputsSeen(_runtime(None, "none"))
+    await execute_tool_calls(runtime, Session(), CALLS, abort=abort, agent=agent)
+    expected = [
+        ToolExecutionInput(c.id, c.name, th.parse_arguments(c.arguments), abort, agent=agent)
+        for c in CALLS
+    ]
+    assert runtime.prepared == expected
+    assert all(type(input) is ToolExecutionInput for input in runtime.prepared)
+    # One input per call: what the classification saw is what the preparation got.
+    assert {id(input) for input in runtime.classified} == {id(i) for i in runtime.prepared}
+
+
 def _set_event() -> trio.Event:
     event = trio.Event()
     event.set()

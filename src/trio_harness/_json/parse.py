@@ -141,6 +141,10 @@ def _has_negative_zero(text: str) -> bool:
     return "-0" in text and _NEGATIVE_ZERO.search(text) is not None
 
 
+#: ``_scanner(None, None)``: the scanner of text that needs no hook (most arguments).
+_plain_scan: Final = _scanner(None, None)
+
+
 def _decode(text: str, int_hook: _IntHook | None, object_hook: _ObjectHook | None) -> object:
     """One strict ``JSON.parse``-like pass over non-empty ``text``.
 
@@ -195,7 +199,17 @@ def parse_arguments(raw: str) -> object:
         _MAYBE_DIGIT_KEY.search(raw) is not None and _MAYBE_INDEX_KEY.search(raw) is not None
     )
     try:
-        return _decode(raw, _parse_int if int_hook else None, _js_object if key_order else None)
+        if int_hook or key_order:
+            return _decode(raw, _parse_int if int_hook else None, _js_object if key_order else None)
+        # ``_decode`` without hooks, written out.
+        start = _WHITESPACE.match(raw).end() if raw[0] in _WHITESPACE_CHARS else 0  # type: ignore[union-attr]
+        try:
+            value, end = _plain_scan(raw, start)
+        except (StopIteration, json.JSONDecodeError, _InvalidConstant):
+            return raw
+        if end != len(raw) and _WHITESPACE.match(raw, end).end() != len(raw):  # type: ignore[union-attr]
+            return raw
+        return value
     except _Invalid:
         return raw
     except RecursionError:

@@ -54,6 +54,7 @@ from .._runtime import (
     abort_relay,
     current_relay,
     direct_classifier,
+    fast_input,
     raise_sole,
     stale_cancellation,
 )
@@ -145,7 +146,9 @@ class Driver:
     __slots__ = (
         "_abort",
         "_admit",
+        "_agent",
         "_arrivals",
+        "_calls",
         "_checked",
         "_classifier",
         "_closing",
@@ -178,11 +181,24 @@ class Driver:
         source: AsyncIterable[Any] | None = None,
         admit: Callable[[Any], ToolExecutionInput] | None = None,
         own_arguments: bool = False,
+        calls: list[tuple[str, str, Any]] | None = None,
+        agent: object | None = None,
     ) -> None:
         """``source``/``admit``: a streaming step. ``inputs`` are the calls known at the start
         (they grow); ``admit`` turns each item of ``source`` into its input (and may raise).
         ``own_arguments``: the caller made every input's arguments afresh (parsed from the
-        call's text) and hands them to nobody but this driver."""
+        call's text) and hands them to nobody but this driver.
+
+        ``calls``/``agent`` (with an empty ``inputs``, no tracer and no source): the calls as
+        ``(call_id, name, arguments)``; call ``i``'s input is
+        ``ToolExecutionInput(*calls[i], abort, agent=agent)``, built only when something needs
+        it (the runtime's own scheduler and classification read the fields instead)."""
+        if calls is not None:
+            assert not inputs
+            assert tracer is None
+            assert source is None
+        self._calls = calls
+        self._agent = agent
         self._runtime = runtime
         # ``ToolRuntime.execution_mode`` without its frame (``None``: call the runtime's).
         self._classifier = direct_classifier(runtime)
@@ -191,7 +207,7 @@ class Driver:
         # ``begin`` sees the inputs) and the runtime's own classification (which hands the
         # classifier a snapshot, never the arguments). ``None``: never trusted.
         self._checked: list[ArgsProof] | None = (
-            [NO_PROOF] * len(inputs)
+            [NO_PROOF] * (len(inputs) if calls is None else len(calls))
             if own_arguments and tracer is None and self._classifier is not None
             else None
         )
@@ -207,18 +223,24 @@ class Driver:
         self._fast: ToolScheduler | None = (
             self._scheduler if type(self._scheduler) is ToolScheduler else None
         )
-        self._inputs = inputs
+        # Call ``i``'s input, or ``None`` until it is built from ``calls[i]`` (``_input``).
+        self._inputs: list[ToolExecutionInput | None] = (
+            [None] * len(calls)
+            if calls is not None
+            else cast("list[ToolExecutionInput | None]", inputs)
+        )
+        count = len(self._inputs)
         self._abort = abort
         self._recorder = recorder
         self._core = StepCore(
-            len(inputs),
+            count,
             cap,
             aborted=abort is not None and abort.is_set(),
             stream=source is not None,
         )
         if self._core.aborted and self._trace is not None:
             self._trace("abort", -1, None)
-        self._slots: list[_Slot | _Failed | None] = [None] * len(inputs)
+        self._slots: list[_Slot | _Failed | None] = [None] * count
         self._source = source
         self._admit = admit
         # Calls the pump read and the driver has not admitted yet, in stream order.
@@ -405,6 +427,7 @@ class Driver:
         trace = self._trace
         inbox = self._inbox
         checked = self._checked
+        calls = self._calls
         while True:
             if inbox:
                 self._drain()
@@ -416,15 +439,21 @@ class Driver:
                 if trace is not None:
                     trace("started", index, None)
                 try:
-                    now = (
-                        None
-                        if fast is None
-                        else fast.prepare_now(
-                            self._inputs[index], NO_PROOF if checked is None else checked[index]
-                        )
-                    )
+                    if fast is None:
+                        now = None
+                    else:
+                        proof = NO_PROOF if checked is None else checked[index]
+                        input = self._inputs[index]
+                        if input is None:
+                            assert calls is not None
+                            call_id, name, arguments = calls[index]
+                            now = fast.prepare_call(
+                                call_id, name, arguments, abort, self._agent, proof
+                            )
+                        else:
+                            now = fast.prepare_now(input, proof)
                     if now is None:
-                        preparation = await scheduler.prepare(self._inputs[index])
+                        preparation = await scheduler.prepare(self._input(index))
                         kind = preparation.kind
                         if kind != "dispatch" and kind != "post-result" and kind != "final-result":
                             unreachable("ScheduledToolPreparation", kind)
@@ -534,14 +563,31 @@ class Driver:
         self._drain()
         self._core.fail(error)
 
+    def _input(self, index: int) -> ToolExecutionInput:
+        # Call ``index``'s input, built from its call the first time something needs it.
+        input = self._inputs[index]
+        if input is None:
+            calls = self._calls
+            assert calls is not None
+            call_id, name, arguments = calls[index]
+            input = self._inputs[index] = fast_input(
+                call_id, name, arguments, self._abort, self._agent
+            )
+        return input
+
     def _classify(self, index: int) -> None:
         input = self._inputs[index]
         classifier = self._classifier
         try:
             if classifier is None:
-                mode = self._runtime.execution_mode(input)
+                mode = self._runtime.execution_mode(self._input(index))
             else:
-                mode, checked = classifier(input.name, input.arguments)
+                if input is None:
+                    assert self._calls is not None
+                    _, name, arguments = self._calls[index]
+                else:
+                    name, arguments = input.name, input.arguments
+                mode, checked = classifier(name, arguments)
                 if self._checked is not None:
                     self._checked[index] = checked
         except Exception as exc:

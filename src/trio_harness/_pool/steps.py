@@ -32,7 +32,12 @@ from .._runtime import (
     fast_input,
     refuse_awaitable,
 )
-from .._values import ToolExecutionResult, aborted_before_dispatch_result, aborted_result
+from .._values import (
+    ToolExecutionResult,
+    aborted_before_dispatch_result,
+    aborted_result,
+    slot_builder,
+)
 from .driver import Driver, PoolRuntime, PoolTracer
 from .machine import validate_cap
 
@@ -320,12 +325,20 @@ async def execute_tool_calls(
         )
     else:
         blocks = _plain_blocks(tool_calls)
-        inputs = [
-            fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
-            for block in blocks
-        ]
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
+        if tracer is None:
+            # The driver builds a call's input only if something needs it (not the runtime's
+            # own scheduler: ``ToolScheduler.prepare_call``).
+            calls = [(block.id, block.name, parse_arguments(block.arguments)) for block in blocks]
+            driver = Driver(
+                runtime, [], cap, abort, recorder, own_arguments=True, calls=calls, agent=agent
+            )
+        else:
+            inputs = [
+                fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
+                for block in blocks
+            ]
+            driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
     recorder.checked_results = driver.runs_tool_scheduler
     aborted = await driver.run()
     return StepOutcome(
@@ -346,22 +359,20 @@ def _step_results(
 
 
 # attrs' frozen ``__init__`` sets each field through ``object.__setattr__``; the pool builds one
-# ``StepResult`` per call slot by slot instead (equal to the constructor's, pinned by
-# tests/runtime/test_plans.py; the class has no validator, converter or post-init hook).
-_new: Final = object.__new__
+# ``StepResult`` per call with ``slot_builder``'s maker instead (equal to the constructor's,
+# pinned by tests/runtime/test_plans.py; the class has no validator, converter or post-init hook).
 assert tuple(field.name for field in attrs.fields(StepResult)) == ("call_id", "name", "result")
-_SR_CALL_ID, _SR_NAME, _SR_RESULT = (
-    StepResult.__dict__[name].__set__ for name in ("call_id", "name", "result")
-)
 
 
-def fast_step_result(call_id: str, name: str, result: ToolExecutionResult) -> StepResult:
-    """``StepResult(call_id, name, result)``, slot by slot."""
-    step_result: StepResult = _new(StepResult)
-    _SR_CALL_ID(step_result, call_id)
-    _SR_NAME(step_result, name)
-    _SR_RESULT(step_result, result)
-    return step_result
+def _init_step_result(self: Any, call_id: str, name: str, result: ToolExecutionResult) -> None:
+    self.call_id = call_id
+    self.name = name
+    self.result = result
+    self.__class__ = StepResult
+
+
+#: ``StepResult(call_id, name, result)``, built by a ``slot_builder`` maker.
+fast_step_result: Final = slot_builder(StepResult, _init_step_result)
 
 
 def _plain_int(option: str, value: int) -> int:

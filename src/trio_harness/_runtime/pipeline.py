@@ -80,6 +80,8 @@ _NOT_LOSSLESS_ARGS: Final = "tool execution arguments must be losslessly JSON-se
 _ACCEPT: Final = Accept()
 #: The policy's answer when an approval was cancelled by the call's abort.
 _APPROVAL_ABORTED: Final = object()
+#: ``_execution``'s arguments when reading ``input.arguments`` raised.
+_UNREAD: Final = object()
 
 
 def _aborted(event: trio.Event | None) -> bool:
@@ -142,7 +144,6 @@ class ToolScheduler:
     def _create(
         self, input: ToolExecutionInput, proof: ArgsProof = NO_PROOF
     ) -> tuple[ToolExecution, BaseException | None]:
-        runtime = self._runtime
         # Each input field is read exactly once; the arguments last, so that the definition's
         # finalize_content is captured before any argument accessor runs.
         call_id = input.call_id
@@ -154,8 +155,6 @@ class ToolScheduler:
         entry = self._registry.lookup(name)
         finalize_content = entry.definition.finalize_content if entry is not None else None
         failure: BaseException | None = None
-        arguments: Any = UNSET
-        checked, valid = proof
         if abort is not None:
             # Checked before anything reads it (``is_set``); the call fails, nothing else does.
             failure = abort_type_error(abort)
@@ -165,7 +164,38 @@ class ToolScheduler:
             raw = input.arguments
         except Exception as error:
             failure = failure or error
-        else:
+            raw = _UNREAD
+        return self._execution(
+            call_id,
+            name,
+            raw,
+            abort,
+            parent,
+            agent,
+            call_id if root_call_id is None else root_call_id,
+            finalize_content,
+            failure,
+            proof,
+        )
+
+    def _execution(
+        self,
+        call_id: str,
+        name: str,
+        raw: Any,
+        abort: trio.Event | None,
+        parent: ToolExecution | None,
+        agent: object | None,
+        root_call_id: str,
+        finalize_content: Any,
+        failure: BaseException | None,
+        proof: ArgsProof,
+    ) -> tuple[ToolExecution, BaseException | None]:
+        # ``_create``'s execution, from the fields it read (``raw``: the arguments, or
+        # ``_UNREAD`` when reading them raised).
+        arguments: Any = UNSET
+        checked, valid = proof
+        if raw is not _UNREAD:
             if checked and checked == json_node_limit():
                 # The caller alone holds ``raw``, found lossless under this very limit (see
                 # ``prepare_now``): the snapshot would be an equal tree nobody else can reach.
@@ -183,8 +213,8 @@ class ToolScheduler:
             arguments,
             agent,
             parent,
-            call_id if root_call_id is None else root_call_id,
-            runtime,
+            root_call_id,
+            self._runtime,
             abort,
             abort,
             finalize_content,
@@ -309,6 +339,48 @@ class ToolScheduler:
         if policy.pre_execute.items or policy.guards.items:
             return None
         exec, failure = self._create(input, proof)
+        if failure is None:
+            # ``_early``'s common answer, in place.
+            caller = exec._caller_abort
+            if caller is None or not caller.is_set():
+                return ("dispatch", exec, None)
+        result = self._early(exec, failure)
+        assert result is not None
+        return ("final-result", exec, result)
+
+    def prepare_call(
+        self,
+        call_id: str,
+        name: str,
+        arguments: Any,
+        abort: trio.Event | None,
+        agent: object | None,
+        proof: ArgsProof = NO_PROOF,
+    ) -> PreparedNow | None:
+        """:meth:`prepare_now` of ``ToolExecutionInput(call_id, name, arguments, abort,
+        agent=agent)``, without that input (the pool's calls, which nobody else sees as
+        inputs): the same answer, read from the same fields."""
+        policy = self._policy
+        if policy.pre_execute.items or policy.guards.items:
+            return None
+        entry = self._registry.lookup(name)
+        failure: BaseException | None = None
+        if abort is not None:
+            failure = abort_type_error(abort)
+            if failure is not None:
+                abort = None
+        exec, failure = self._execution(
+            call_id,
+            name,
+            arguments,
+            abort,
+            None,
+            agent,
+            call_id,
+            entry.definition.finalize_content if entry is not None else None,
+            failure,
+            proof,
+        )
         if failure is None:
             # ``_early``'s common answer, in place.
             caller = exec._caller_abort
