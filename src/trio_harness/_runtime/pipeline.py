@@ -321,6 +321,17 @@ class ToolScheduler:
         exec._fresh_result = result
         return result
 
+    def _answer_now(self, exec: ToolExecution, failure: BaseException | None) -> PreparedNow:
+        # What ``prepare`` answers for a call with no policy phase: ``_early``'s common answer
+        # (dispatch) in place, else its final result.
+        if failure is None:
+            caller = exec._caller_abort
+            if caller is None or not caller.is_set():
+                return ("dispatch", exec, None)
+        result = self._early(exec, failure)
+        assert result is not None
+        return ("final-result", exec, result)
+
     def prepare_now(
         self, input: ToolExecutionInput, proof: ArgsProof = NO_PROOF
     ) -> PreparedNow | None:
@@ -339,14 +350,7 @@ class ToolScheduler:
         if policy.pre_execute.items or policy.guards.items:
             return None
         exec, failure = self._create(input, proof)
-        if failure is None:
-            # ``_early``'s common answer, in place.
-            caller = exec._caller_abort
-            if caller is None or not caller.is_set():
-                return ("dispatch", exec, None)
-        result = self._early(exec, failure)
-        assert result is not None
-        return ("final-result", exec, result)
+        return self._answer_now(exec, failure)
 
     def prepare_call(
         self,
@@ -381,14 +385,7 @@ class ToolScheduler:
             failure,
             proof,
         )
-        if failure is None:
-            # ``_early``'s common answer, in place.
-            caller = exec._caller_abort
-            if caller is None or not caller.is_set():
-                return ("dispatch", exec, None)
-        result = self._early(exec, failure)
-        assert result is not None
-        return ("final-result", exec, result)
+        return self._answer_now(exec, failure)
 
     async def prepare(self, input: ToolExecutionInput) -> Preparation:
         """Create the execution and run the policy phase (pre-execute, approval, guards).
