@@ -69,6 +69,7 @@ ORDER: list[tuple[str, float]] = [
     ("_runtime.tool_runtime", 5.7),
     ("_runtime", 5.9),
     ("_pool.machine", 6.0),
+    ("_pool.protocols", 6.05),
     ("_pool.driver", 6.1),
     ("_pool.steps", 6.2),
     ("_pool", 6.9),

@@ -38,8 +38,9 @@ from .._values import (
     aborted_result,
     slot_builder,
 )
-from .driver import Driver, PoolRuntime, PoolTracer
+from .driver import Driver
 from .machine import validate_cap
+from .protocols import PoolRuntime, PoolTracer
 
 __all__ = [
     "DEFAULT_MAX_PARALLEL_SUB_CALLS",
