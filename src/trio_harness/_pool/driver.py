@@ -146,10 +146,7 @@ class Driver:
         ``(call_id, name, arguments)``; call ``i``'s input is
         ``ToolExecutionInput(*calls[i], abort, agent=agent)``, built only when something needs
         it (the runtime's own scheduler and classification read the fields instead)."""
-        if calls is not None:
-            assert not inputs
-            assert tracer is None
-            assert source is None
+        assert calls is None or not (inputs or tracer is not None or source is not None)
         self._calls = calls
         self._agent = agent
         self._runtime = runtime
