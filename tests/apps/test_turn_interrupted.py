@@ -110,22 +110,33 @@ async def test_a_second_interrupt_while_a_body_unwinds_still_hands_every_result_
     assert_log_answers_every_call(session)
 
 
-async def test_a_scheduler_failure_still_answers_the_step() -> None:
-    runtime = slow_runtime()
+class Broken(Exception):
+    """The scheduler failure :func:`break_dispatch` plants."""
 
-    class Broken(Exception):
-        pass
 
+def break_dispatch(runtime: th.ToolRuntime, *, after: float = 0, run_first: bool = False) -> None:
+    """Make every dispatch of ``runtime``'s scheduler raise ``Broken("dispatch exploded")``:
+    after ``after`` seconds, or (``run_first``) after the real dispatch returned (the scheduler's
+    other phases run as they are)."""
     scheduler = runtime.scheduler
 
     class Wrapped:
         def __getattr__(self, name: str) -> object:
             return getattr(scheduler, name)
 
-        async def dispatch(self, exec: object) -> object:
+        async def dispatch(self, exec: th.ToolExecution) -> object:
+            if run_first:
+                await scheduler.dispatch(exec)
+            elif after:
+                await trio.sleep(after)
             raise Broken("dispatch exploded")
 
     runtime.scheduler = Wrapped()  # type: ignore[assignment]
+
+
+async def test_a_scheduler_failure_still_answers_the_step() -> None:
+    runtime = slow_runtime()
+    break_dispatch(runtime)
     model = ScriptedModel([("", [("c1", "write", '{"text": "a"}'), ("c2", "write", "{}")])])
     session = th.Session()
     with pytest.raises(Broken, match="dispatch exploded"):

@@ -13,7 +13,13 @@ import trio.testing
 import trio_harness as th
 
 from .scripted_model import StreamedReply, StreamingModel
-from .test_turn_interrupted import assert_log_answers_every_call, codes, slow_runtime
+from .test_turn_interrupted import (
+    Broken,
+    assert_log_answers_every_call,
+    break_dispatch,
+    codes,
+    slow_runtime,
+)
 
 # Three waits complete at 0.5, 1.0 and 1.5 s; the reply ends at 2 s.
 CALLS = [
@@ -161,21 +167,7 @@ async def test_a_scheduler_failure_mid_stream_cancels_the_request_and_answers_th
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     runtime = slow_runtime()
-
-    class Broken(Exception):
-        pass
-
-    scheduler = runtime.scheduler
-
-    class Wrapped:
-        def __getattr__(self, name: str) -> object:
-            return getattr(scheduler, name)
-
-        async def dispatch(self, exec: object) -> object:
-            await trio.sleep(1)
-            raise Broken("dispatch exploded")
-
-    runtime.scheduler = Wrapped()  # type: ignore[assignment]
+    break_dispatch(runtime, after=1)
     model = StreamingModel([("go", list(CALLS), 3.0, None), FINAL])
     session = th.Session()
     with pytest.raises(Broken, match="dispatch exploded"):
@@ -199,24 +191,12 @@ async def test_a_model_error_and_a_scheduler_failure_in_one_step_are_both_raised
     class Overloaded(Exception):
         pass
 
-    class Broken(Exception):
-        pass
-
     runtime = slow_runtime()
-    scheduler = runtime.scheduler
-
-    class Wrapped:
-        def __getattr__(self, name: str) -> object:
-            return getattr(scheduler, name)
-
-        async def dispatch(self, exec: object) -> object:
-            if first == "pool":
-                await trio.sleep(1)
-            else:
-                await scheduler.dispatch(exec)  # type: ignore[arg-type]  # until aborted
-            raise Broken("dispatch exploded")
-
-    runtime.scheduler = Wrapped()  # type: ignore[assignment]
+    if first == "pool":
+        break_dispatch(runtime, after=1)
+    else:
+        # The real dispatch runs until the abort, then the dispatch fails.
+        break_dispatch(runtime, run_first=True)
     if first == "model":
         # The stream breaks at 2 s: c1 (10 s) is aborted, and its dispatch then fails.
         calls = [(0.5, ("c1", "wait", '{"seconds": 10}'))]
