@@ -31,7 +31,6 @@ import copy
 import json
 import math
 import sys
-import time
 from collections.abc import Callable
 from itertools import chain, repeat
 from operator import is_
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
-from bench_validation import to_subset
+from bench_validation import time_per_call, to_subset
 
 from trio_harness._validation import compiled
 from trio_harness.lowlevel import compile_validator
@@ -117,17 +116,6 @@ class _Key(str):
 
 class _Record(dict[str, Any]):
     pass
-
-
-def _per_item(fn: Callable[[], object], items: int, rounds: int) -> float:
-    number = 20
-    best = math.inf
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter_ns() - start) / number)
-    return best / items
 
 
 def _check_exactness(schema: dict[str, Any], cases: list[Any]) -> None:
@@ -215,7 +203,7 @@ def main(argv: list[str]) -> None:
     ]
     print(f"bulk_upsert, {n} records, ns per record (best of {rounds})")
     for label, fn in rows:
-        print(f"{label:<62}{_per_item(fn, n, rounds):>8.1f}")
+        print(f"{label:<62}{time_per_call(fn, rounds, 20) / n:>8.1f}")
 
 
 if __name__ == "__main__":

@@ -24,13 +24,12 @@ import json
 import math
 import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import jsonschema_rs
+from bench_validation import time_per_call
 
 import trio_harness as th
 from trio_harness.lowlevel import compile_extended_validator
@@ -40,20 +39,6 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "shared" / "mcp" / "realworld-to
 
 def _all_errors(validator: Any, value: object) -> list[Any]:
     return list(validator.iter_errors(value))
-
-
-def _time(fn: Callable[[], object], rounds: int) -> float:
-    start = time.perf_counter_ns()
-    fn()
-    once = max(time.perf_counter_ns() - start, 1)
-    number = max(1, min(2000, 20_000_000 // once))
-    best = math.inf
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter_ns() - start) / number)
-    return best
 
 
 def valid_example(schema: dict[str, Any]) -> Any:
@@ -140,9 +125,13 @@ def measure(quick: bool, *, show: bool = True) -> list[dict[str, Any]]:
         assert agree == (False, False, False), entry["tool"]
         row: dict[str, Any] = {"tool": entry["tool"]}
         for label, value in (("valid", good), ("invalid", bad)):
-            row[f"th_{label}"] = _time(functools.partial(ours, value, ""), rounds)
-            row[f"js_{label}"] = _time(functools.partial(_all_errors, theirs, value), rounds)
-            row[f"rs_{label}"] = _time(functools.partial(_all_errors, rust, value), rounds)
+            row[f"th_{label}"] = time_per_call(functools.partial(ours, value, ""), rounds, 2000)
+            row[f"js_{label}"] = time_per_call(
+                functools.partial(_all_errors, theirs, value), rounds, 2000
+            )
+            row[f"rs_{label}"] = time_per_call(
+                functools.partial(_all_errors, rust, value), rounds, 2000
+            )
         rows.append(row)
     if show:
         report(rows)

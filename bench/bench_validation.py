@@ -53,7 +53,7 @@ _CANDIDATES = (
 )
 
 
-def _time_per_call(fn: Callable[[], object], rounds: int, number: int) -> float:
+def time_per_call(fn: Callable[[], object], rounds: int, number: int) -> float:
     # Calibrate: at most ``number`` calls per round, and about 20 ms per round for slow calls.
     start = time.perf_counter_ns()
     fn()
@@ -157,7 +157,7 @@ def measure(argv: list[str], *, show: bool = True) -> dict[str, Any]:
             cases = tool[kind]
             row: dict[str, float] = {}
             for name in NAMES:
-                per_case = [_time_per_call(runners[name](case), rounds, number) for case in cases]
+                per_case = [time_per_call(runners[name](case), rounds, number) for case in cases]
                 row[name] = statistics.fmean(per_case)
                 totals[kind].setdefault(name, []).append(row[name])
             if show:
