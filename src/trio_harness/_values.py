@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Concatenate, Final, Literal, ParamSpec, TypeVar
+from typing import Any, Final, Literal, ParamSpec, TypeVar
 
 import attrs
 
@@ -32,10 +32,8 @@ __all__ = [
     "denied_result",
     "error_content",
     "error_result",
-    "fast_success_result",
     "is_timeout_ms",
     "is_well_formed_error",
-    "slot_builder",
 ]
 
 _T = TypeVar("_T")
@@ -198,67 +196,6 @@ class ToolExecutionResult:
         if self.value is not UNSET:
             out["value"] = self.value
         return out
-
-
-def slot_builder(cls: type[_T], init: Callable[Concatenate[Any, _P], None]) -> Callable[_P, _T]:
-    """A fast maker of ``cls`` instances, for values built once per call on the hot path.
-
-    ``cls`` is a frozen, slotted attrs class with no validator, converter nor post-init hook
-    (attrs' frozen ``__init__`` sets each field through ``object.__setattr__``, a slow call per
-    field). The maker is a private subclass of ``cls`` that adds no slot and whose
-    ``__setattr__``/``__delattr__`` are ``object``'s, so a plain assignment stores the slot
-    directly; ``init(self, ...)`` assigns every field and ends with ``self.__class__ = cls``, so
-    what calling the maker returns is an exact, frozen ``cls``, equal field for field to the one
-    the attrs constructor builds (pinned by tests/runtime/test_plans.py and
-    tests/pool/test_fastpaths.py). The maker shows in ``cls.__subclasses__()``; no instance of it
-    outlives the call.
-    """
-    assert attrs.has(cls)
-    assert "__slots__" in cls.__dict__
-    return type(
-        f"_{cls.__name__}Builder",
-        (cls,),
-        {
-            "__slots__": (),
-            "__module__": __name__,
-            "__init__": init,
-            "__setattr__": object.__setattr__,
-            "__delattr__": object.__delattr__,
-        },
-    )
-
-
-# A success is built once per call on the hot path (see ``slot_builder``).
-_RESULT_FIELDS: Final = (
-    "is_error",
-    "content",
-    "value",
-    "error",
-    "meta",
-    "additional_contexts",
-    "concludes_turn",
-    "exception",
-)
-assert tuple(field.name for field in attrs.fields(ToolExecutionResult)) == _RESULT_FIELDS
-
-
-def _init_success(
-    self: Any, content: tuple[ContentBlock, ...], value: Any, meta: Any, concludes_turn: bool
-) -> None:
-    self.is_error = False
-    self.content = content
-    self.value = value
-    self.error = None
-    self.meta = meta
-    self.additional_contexts = ()
-    self.concludes_turn = concludes_turn
-    self.exception = None
-    self.__class__ = ToolExecutionResult
-
-
-#: ``ToolExecutionResult(is_error=False, content=..., value=..., meta=...,
-#: concludes_turn=...)``, built by :func:`slot_builder`'s maker (no checks).
-fast_success_result: Final = slot_builder(ToolExecutionResult, _init_success)
 
 
 #: What the model reads before a failure's message.

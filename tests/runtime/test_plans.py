@@ -20,24 +20,17 @@ import trio
 
 import trio_harness as th
 from trio_harness import (
-    UNSET,
     Accept,
     Allow,
     Session,
     ToolCallBlock,
     ToolExecutionInput,
-    ToolExecutionResult,
     ToolOutput,
     ToolRuntime,
     define_tool,
     execute_tool_calls,
 )
-from trio_harness._pool.steps import StepResult, fast_step_result
-from trio_harness._runtime import NO_PROOF, direct_classifier
 from trio_harness._runtime.define import classifier_plan, execute_plan
-from trio_harness._runtime.execution import fast_input, fast_outcome, fast_preparation
-from trio_harness._values import fast_success_result
-from trio_harness.lowlevel import DispatchOutcome, Preparation
 
 
 class Passthrough:
@@ -247,35 +240,6 @@ def _comparable(outcome: th.StepOutcome) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("policy", ["none", "pre-execute", "wrapper", "post-execute"])
-@pytest.mark.parametrize("abort", ["no event", "event never set", "set by a body", "set before"])
-async def test_the_fast_path_logs_what_the_general_path_logs(
-    policy: str, abort: str, autojump_clock: trio.testing.MockClock
-) -> None:
-    logs = []
-    for wrap in (False, True, "runtime"):
-        event = None if abort == "no event" else trio.Event()
-        if abort == "set before":
-            assert event is not None
-            event.set()
-        calls = ABORTING if abort == "set by a body" else CALLS
-        logs.append(await _step(calls, event, policy, wrap))
-    (fast_log, fast_outcome_), *others = logs
-    for general_log, general_outcome in others:
-        assert fast_log == general_log
-        assert fast_outcome_ == general_outcome
-        assert _comparable(fast_outcome_) == _comparable(general_outcome)
-    # The scenario reaches the failures it is meant to (not a vacuous comparison).
-    if abort == "no event":
-        texts = [r.result.content[0]["text"] for r in fast_outcome_.results]
-        assert texts[0] == "ok 1"
-        assert "ToolArgsError" not in texts[1]
-        assert texts[1].startswith("Error: ")
-        assert "execute must be an async function (it returned str)" in texts[6]
-        deferred = fast_outcome_.results[-1].result.additional_contexts
-        assert [context["content"] for context in deferred] == [_text("note 13")]
-
-
 async def test_a_plan_runs_what_awaiting_the_wrapper_runs() -> None:
     # The same definitions with ``execute`` / ``is_concurrency_safe`` hidden behind a lambda (no
     # plan: the registry then awaits define_tool's wrapper itself) give the same results.
@@ -331,59 +295,6 @@ def test_plans_are_recorded_for_define_tool_wrappers_only() -> None:
     assert classifier_plan(None) is None
 
 
-def test_slot_built_values_equal_the_attrs_built_ones() -> None:
-    content = ({"type": "text", "text": "ok"},)
-    result = fast_success_result(content, {"v": 1}, {"m": True}, True)
-    assert type(result) is ToolExecutionResult
-    assert attrs.asdict(result, recurse=False) == attrs.asdict(
-        ToolExecutionResult(
-            is_error=False, content=content, value={"v": 1}, meta={"m": True}, concludes_turn=True
-        ),
-        recurse=False,
-    )
-    plain = fast_success_result(content, "ok", UNSET, False)
-    assert plain == ToolExecutionResult(is_error=False, content=content, value="ok")
-    assert plain.exception is None
-    assert plain.error is None
-    assert plain.additional_contexts == ()
-    abort = trio.Event()
-    made = fast_input("c", "n", {"a": 1}, abort, "agent")
-    assert attrs.asdict(made, recurse=False) == attrs.asdict(
-        ToolExecutionInput("c", "n", {"a": 1}, abort, agent="agent"), recurse=False
-    )
-    exec: Any = object()
-    assert fast_preparation("dispatch", exec, None) == Preparation("dispatch", exec)
-    assert fast_outcome("post-result", plain) == DispatchOutcome("post-result", plain)
-    with pytest.raises(attrs.exceptions.FrozenInstanceError):
-        plain.value = "changed"  # type: ignore[misc]
-    step_result = fast_step_result("c", "n", plain)
-    assert type(step_result) is StepResult
-    assert attrs.asdict(step_result, recurse=False) == attrs.asdict(
-        StepResult("c", "n", plain), recurse=False
-    )
-
-
-async def test_prepare_now_gives_the_fields_of_prepare() -> None:
-    runtime = _runtime(None, "none")
-    scheduler: Any = runtime.scheduler
-    for input in (
-        ToolExecutionInput("c", "ok", {"x": 1}),
-        ToolExecutionInput("c", "ok", {"x": float("nan")}),
-        ToolExecutionInput("c", "missing", {}),
-        ToolExecutionInput("c", "ok", {"x": 1}, _set_event()),
-    ):
-        now = scheduler.prepare_now(input)
-        preparation = await scheduler.prepare(input)
-        assert now[0] == preparation.kind
-        assert now[2] == preparation.result
-        assert now[1].arguments == preparation.exec.arguments
-    with_hook = _runtime(None, "pre-execute")
-    assert with_hook.scheduler.prepare_now(ToolExecutionInput("c", "ok", {"x": 1})) is None  # type: ignore[attr-defined]
-    with_wrapper = _runtime(None, "wrapper")
-    exec = (await with_wrapper.scheduler.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
-    assert with_wrapper.scheduler.dispatch_now(exec) is None  # type: ignore[attr-defined]
-
-
 def _identity(exec: Any) -> tuple[Any, ...]:
     return (
         exec.call_id,
@@ -398,38 +309,6 @@ def _identity(exec: Any) -> tuple[Any, ...]:
         exec._finalize_content,
         exec._valid_under,
     )
-
-
-async def test_prepare_call_gives_what_prepare_now_gives_for_that_input() -> None:
-    runtime = _runtime(None, "none")
-    scheduler: Any = runtime.scheduler
-    limit = th.lowlevel.json_node_limit()
-    check = runtime._registry.lookup("ok").classify[0]  # type: ignore[union-attr]
-    agent = object()
-    for name, arguments in (
-        ("ok", {"x": 1}),
-        ("ok", {"x": "not an int"}),
-        ("ok", {"x": float("nan")}),
-        ("ok", "{not json"),
-        ("missing", {}),
-    ):
-        for abort in (None, trio.Event(), _set_event(), "not an event"):
-            for proof in (NO_PROOF, (limit, None), (limit, check), (limit + 1, check)):
-                for who in (None, agent):
-                    input = ToolExecutionInput("c", name, arguments, abort, agent=who)  # type: ignore[arg-type]
-                    kind, exec, result = scheduler.prepare_call(
-                        "c", name, arguments, abort, who, proof
-                    )
-                    now_kind, now_exec, now_result = scheduler.prepare_now(input, proof)
-                    assert (kind, result) == (now_kind, now_result)
-                    assert _identity(exec) == _identity(now_exec)
-                    assert (exec.arguments is arguments) == (now_exec.arguments is arguments)
-                    assert (exec._fresh_result is result) == (now_exec._fresh_result is now_result)
-    with_hook: Any = _runtime(None, "pre-execute").scheduler
-    assert with_hook.prepare_call("c", "ok", {"x": 1}, None, None) is None
-    guarded = _runtime(None, "none")
-    guarded.add_guard(lambda exec: None)
-    assert guarded.scheduler.prepare_call("c", "ok", {"x": 1}, None, None) is None  # type: ignore[attr-defined]
 
 
 class _InputsSeen:
@@ -452,21 +331,6 @@ class _InputsSeen:
     def execution_mode(self, input: Any) -> Any:
         self.classified.append(input)
         return self.inner.execution_mode(input)
-
-
-async def test_a_step_builds_the_inputs_it_used_to_for_whoever_needs_them() -> None:
-    abort = trio.Event()
-    agent = object()
-    runtime = _InputsSeen(_runtime(None, "none"))
-    await execute_tool_calls(runtime, Session(), CALLS, abort=abort, agent=agent)
-    expected = [
-        ToolExecutionInput(c.id, c.name, th.parse_arguments(c.arguments), abort, agent=agent)
-        for c in CALLS
-    ]
-    assert runtime.prepared == expected
-    assert all(type(input) is ToolExecutionInput for input in runtime.prepared)
-    # One input per call: what the classification saw is what the preparation got.
-    assert {id(input) for input in runtime.classified} == {id(i) for i in runtime.prepared}
 
 
 def _set_event() -> trio.Event:
@@ -500,77 +364,6 @@ async def test_a_session_subclass_gets_every_event_through_its_append() -> None:
 
 class _BadName(th.HarnessError):
     name = 5  # type: ignore[assignment]  # not a str: the log cannot keep it
-
-
-async def test_a_failure_is_still_checked_when_the_pool_logs_unchecked_successes() -> None:
-    async def raises(args: Any, ctx: Any) -> Any:
-        raise _BadName("odd", "ODD")
-
-    errors = []
-    for wrap in (False, True):
-        runtime = ToolRuntime()
-        runtime.register(
-            define_tool(
-                name="odd",
-                description="raises an error whose name is not a str",
-                parameters={},
-                output=ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v)),
-                execute=raises,
-            )
-        )
-        if wrap:
-            runtime.scheduler = Passthrough(runtime.scheduler)
-        session = Session()
-        with pytest.raises(TypeError) as caught:
-            await execute_tool_calls(runtime, session, [ToolCallBlock("c", "odd", "{}")])
-        errors.append((str(caught.value), session.to_jsonl()))
-    assert errors[0] == errors[1]
-
-
-def test_only_an_exact_tool_runtime_is_classified_without_its_execution_mode(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    runtime = _runtime(None, "none")
-    classify = direct_classifier(runtime)
-    assert classify is not None
-    arguments = {"x": 1}
-    for name in ("ok", "exclusive", "missing", "raw"):
-        input = ToolExecutionInput("c", name, arguments)
-        assert classify(name, arguments)[0] == runtime.execution_mode(input)
-    # Found lossless under the current limit, by a snapshot: only that reached the classifier.
-    check = classifier_plan(runtime._registry.lookup("ok").definition.is_concurrency_safe)[0]  # type: ignore[index,union-attr]
-    # ... and valid under define_tool's (pure) argument check.
-    assert classify("ok", arguments) == (th.PARALLEL, (th.lowlevel.json_node_limit(), check))
-    assert classify("ok", {"x": "s"}) == (th.EXCLUSIVE, (th.lowlevel.json_node_limit(), None))
-    assert classify("ok", {"x": float("nan")})[1] == NO_PROOF
-    assert classify("exclusive", arguments)[1] == NO_PROOF  # no classifier: no snapshot taken
-
-    class Sub(ToolRuntime):
-        pass
-
-    assert direct_classifier(Sub()) is None
-    assert direct_classifier(RuntimeFacade(runtime)) is None
-    monkeypatch.setattr(ToolRuntime, "execution_mode", lambda self, input: th.EXCLUSIVE)
-    assert direct_classifier(runtime) is None
-
-
-async def test_prepare_now_takes_checked_arguments_only_under_the_same_node_limit() -> None:
-    scheduler: Any = _runtime(None, "none").scheduler
-    arguments = {"x": 1, "y": [1, 2, 3]}
-    input = ToolExecutionInput("c", "ok", arguments)
-    limit = th.lowlevel.json_node_limit()
-    assert scheduler.prepare_now(input)[1].arguments is not arguments
-    assert scheduler.prepare_now(input, (limit, None))[1].arguments is arguments
-    # Checked under another limit: snapshotted (and judged) afresh, as without a check.
-    previous = th.lowlevel.set_json_node_limit(3)
-    try:
-        kind, exec, result = scheduler.prepare_now(input, (limit, None))
-        assert exec.arguments is UNSET
-        assert kind == "final-result"
-        assert result == scheduler.prepare_now(input)[2]
-        assert result.is_error
-    finally:
-        th.lowlevel.set_json_node_limit(previous)
 
 
 class _KeepsInputs:
@@ -633,84 +426,6 @@ async def test_a_body_that_mutates_its_arguments_changes_nothing_the_step_shows(
     if tracer is not None:
         # A tracer holds the inputs: the executions got copies, its inputs are untouched.
         assert [input.arguments for input in tracer.inputs] == [{"x": 1}, {"x": 2}]
-
-
-async def test_finalize_now_gives_what_finalize_gives() -> None:
-    for abort in (None, trio.Event(), _set_event()):
-        runtime = _runtime(None, "none")
-        scheduler: Any = runtime.scheduler
-        input = ToolExecutionInput("c", "ok", {"x": 1}, abort)
-        results = []
-        for now in (False, True):
-            exec = (await scheduler.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
-            exec._caller_abort = input.abort  # the same phase, with the caller's event
-            ok = ToolExecutionResult(is_error=False, content=({"type": "text", "text": "ok"},))
-            if now:
-                results.append(scheduler.finalize_now(exec, ok))
-            else:
-                results.append(await scheduler.finalize(exec, ok))
-        assert results[0] == results[1]
-        assert results[0].is_error is (abort is not None and abort.is_set())
-    hooked: Any = _runtime(None, "post-execute").scheduler
-    exec = (await hooked.prepare(ToolExecutionInput("c", "ok", {"x": 1}))).exec
-    assert hooked.finalize_now(exec, ToolExecutionResult(is_error=False, content=())) is None
-
-
-async def test_the_body_takes_the_verdict_of_the_very_check_the_classification_ran() -> None:
-    runtime = _runtime(None, "none")
-    scheduler: Any = runtime.scheduler
-    classify = direct_classifier(runtime)
-    assert classify is not None
-    arguments = {"x": 1}
-    proof = classify("ok", arguments)[1]
-    limit, check = proof
-    assert check is not None
-    exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", arguments), proof)[1]
-    assert exec.arguments is arguments
-    assert exec._valid_under is check
-    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok 1"
-    # The body trusts that check's verdict only: given as found by it, invalid arguments run
-    # (nothing in the package gives such a proof; this shows the check is not run again) ...
-    invalid = {"x": "s"}
-    exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), proof)[1]
-    assert (await scheduler.dispatch_now(exec)).content[0]["text"] == "ok s"
-    # ... any other check, or none, and its own check runs.
-    for other in (None, lambda value, path: []):
-        exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), (limit, other))[1]
-        result = await scheduler.dispatch_now(exec)
-        assert result.is_error
-        assert result.content[0]["text"] == 'Error: invalid arguments: "x" must be an integer'
-    # Under another node limit the arguments are snapshotted afresh: no verdict is taken.
-    previous = th.lowlevel.set_json_node_limit(limit + 1)
-    try:
-        exec = scheduler.prepare_now(ToolExecutionInput("c", "ok", invalid), proof)[1]
-        assert exec.arguments is not invalid
-        assert exec._valid_under is None
-        assert (await scheduler.dispatch_now(exec)).is_error
-    finally:
-        th.lowlevel.set_json_node_limit(previous)
-
-
-def test_only_define_tools_pure_check_gives_its_verdict_to_the_body() -> None:
-    runtime = ToolRuntime()
-    output = ToolOutput(schema={"type": "string"}, render=lambda a, v: _text(v))
-
-    async def body(args: Any, ctx: Any) -> Any:
-        return "x"
-
-    definition, _report = th.define_json_tool(
-        name="raw_schema",
-        description="d",
-        input_schema={"type": "object", "properties": {"x": {"type": "integer"}}},
-        output=output,
-        execute=body,
-        is_concurrency_safe=lambda a: True,
-    )
-    runtime.register(definition)
-    classify = direct_classifier(runtime)
-    assert classify is not None
-    limit = th.lowlevel.json_node_limit()
-    assert classify("raw_schema", {"x": 1}) == (th.PARALLEL, (limit, None))
 
 
 async def test_an_execute_wrapper_that_changes_the_arguments_has_them_checked_again() -> None:

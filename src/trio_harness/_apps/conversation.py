@@ -39,7 +39,6 @@ from .._log import (
     ToolCallData,
     ToolResultData,
     check_replay,
-    fast_call_data,
     repair_replay,
 )
 from .._pool import StepResult, ToolCallBlock
@@ -178,7 +177,7 @@ def settle_step(
             # Never recorded: the body never started. The pool's synthetic pair.
             result = aborted_before_dispatch_result()
             call_event = session.append(
-                TOOL_CALL, fast_call_data(turn, step, call.id, call.name, call.arguments)
+                TOOL_CALL, ToolCallData(turn, step, call.id, call.name, call.arguments)
             )
             session.append(
                 TOOL_RESULT,

@@ -26,8 +26,6 @@ from .events import (
     ToolResultBlock,
     ToolResultData,
     ToolResultMessage,
-    fast_call_data,
-    fast_result_data,
 )
 from .journal import (
     FSYNC_POLICIES,
@@ -48,7 +46,7 @@ from .replay import (
     present_log,
     repair_replay,
 )
-from .session import Session, append_built
+from .session import Session
 
 __all__ = [
     "FSYNC_POLICIES",
@@ -70,10 +68,7 @@ __all__ = [
     "ToolResultData",
     "ToolResultMessage",
     "UnansweredCall",
-    "append_built",
     "check_replay",
-    "fast_call_data",
-    "fast_result_data",
     "format_presented",
     "load_session_log",
     "present_log",

@@ -19,7 +19,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_unstructure_fn
 
-from .._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult, slot_builder
+from .._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
 
 __all__ = [
     "CONTENT",
@@ -37,9 +37,6 @@ __all__ = [
     "ToolResultData",
     "ToolResultMessage",
     "WireField",
-    "fast_call_data",
-    "fast_event",
-    "fast_result_data",
     "unstructure_event",
 ]
 
@@ -112,14 +109,15 @@ class ToolResultData:
     ) -> ToolResultData:
         """The data recorded for ``result`` of call ``call_id``."""
         error = result.error
-        return fast_result_data(
-            turn,
-            step,
-            call_id,
-            tuple(result.content),
-            result.is_error,
-            None if error is None else error.info,
-            result.meta,
+        block = ToolResultBlock(
+            tool_call_id=call_id, content=tuple(result.content), is_error=result.is_error
+        )
+        return cls(
+            turn=turn,
+            step=step,
+            message=ToolResultMessage(source=MessageSource(call_id=call_id), content=(block,)),
+            error=None if error is None else error.info,
+            meta=result.meta,
         )
 
 
@@ -142,109 +140,6 @@ class SessionEvent:
     def to_json(self) -> dict[str, Any]:
         """The wire form (camelCase keys, upstream key order)."""
         return unstructure_event(self)
-
-
-# ---------------------------------------------------------------------------------------------
-# Hot-path construction
-# ---------------------------------------------------------------------------------------------
-#
-# The pool builds a ToolCallData, a ToolResultData (four objects) and two SessionEvents per call.
-# attrs' frozen ``__init__`` sets each field through ``object.__setattr__``; these builders
-# assign the slots through ``slot_builder``'s makers (a third of the cost). They produce objects
-# equal, field for field, to the attrs constructors' (pinned by tests/pool/test_fastpaths.py);
-# none of these classes has a validator, converter or post-init hook to bypass.
-
-
-def _fields(cls: type, *names: str) -> None:
-    assert tuple(field.name for field in attrs.fields(cls)) == names, cls
-
-
-_fields(MessageSource, "kind", "call_id")
-_fields(ToolResultBlock, "type", "tool_call_id", "content", "is_error")
-_fields(ToolResultMessage, "role", "source", "content")
-_fields(ToolResultData, "turn", "step", "message", "error", "meta")
-_fields(ToolCallData, "turn", "step", "call_id", "name", "arguments")
-_fields(SessionEvent, "seq", "type", "data", "source_event_seqs")
-
-
-def _init_source(self: Any, call_id: str) -> None:
-    self.kind = "tool"
-    self.call_id = call_id
-    self.__class__ = MessageSource
-
-
-def _init_block(self: Any, call_id: str, content: tuple[ContentBlock, ...], is_error: bool) -> None:
-    self.type = "tool-result"
-    self.tool_call_id = call_id
-    self.content = content
-    self.is_error = is_error
-    self.__class__ = ToolResultBlock
-
-
-def _init_message(self: Any, source: MessageSource, block: ToolResultBlock) -> None:
-    self.role = "user"
-    self.source = source
-    self.content = (block,)
-    self.__class__ = ToolResultMessage
-
-
-def _init_result_data(
-    self: Any, turn: int, step: int, message: ToolResultMessage, error: ErrorInfo | None, meta: Any
-) -> None:
-    self.turn = turn
-    self.step = step
-    self.message = message
-    self.error = error
-    self.meta = meta
-    self.__class__ = ToolResultData
-
-
-def _init_call_data(
-    self: Any, turn: int, step: int, call_id: str, name: str, arguments: str
-) -> None:
-    self.turn = turn
-    self.step = step
-    self.call_id = call_id
-    self.name = name
-    self.arguments = arguments
-    self.__class__ = ToolCallData
-
-
-def _init_event(self: Any, seq: int, type: str, data: Any, sources: tuple[int, ...] | None) -> None:
-    self.seq = seq
-    self.type = type
-    self.data = data
-    self.source_event_seqs = sources
-    self.__class__ = SessionEvent
-
-
-_new_source: Final = slot_builder(MessageSource, _init_source)
-_new_block: Final = slot_builder(ToolResultBlock, _init_block)
-_new_message: Final = slot_builder(ToolResultMessage, _init_message)
-_new_result_data: Final = slot_builder(ToolResultData, _init_result_data)
-#: ``ToolCallData(turn, step, call_id, name, arguments)``, built by a ``slot_builder`` maker.
-fast_call_data: Final = slot_builder(ToolCallData, _init_call_data)
-#: ``SessionEvent(seq, type, data, sources)``, built by a ``slot_builder`` maker (no checks).
-fast_event: Final = slot_builder(SessionEvent, _init_event)
-
-
-def fast_result_data(
-    turn: int,
-    step: int,
-    call_id: str,
-    content: tuple[ContentBlock, ...],
-    is_error: bool,
-    error: ErrorInfo | None,
-    meta: Any,
-) -> ToolResultData:
-    """The ``tool/result`` data of one result block, built by ``slot_builder``'s makers."""
-    return _new_result_data(
-        turn,
-        step,
-        _new_message(_new_source(call_id), _new_block(call_id, content, is_error)),
-        error,
-        meta,
-    )
 
 
 # ---------------------------------------------------------------------------------------------

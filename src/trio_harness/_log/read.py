@@ -28,7 +28,6 @@ from .events import (
     TYPED_DATA,
     WIRE,
     SessionEvent,
-    fast_event,
 )
 
 __all__ = [
@@ -280,7 +279,7 @@ def read_event(raw: Any, expected_seq: int) -> tuple[SessionEvent, float | None]
         raise
     if seq != expected_seq:
         raise InvalidLine(Problem(ValueError, f"is {seq}, expected {expected_seq}").at("seq"))
-    return fast_event(seq, kind, data, sources), at
+    return SessionEvent(seq, kind, data, sources), at
 
 
 def _read_sources(raw: Any, seq: int) -> tuple[int, ...]:

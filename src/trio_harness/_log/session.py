@@ -34,12 +34,11 @@ from .events import (
     ToolResultBlock,
     ToolResultData,
     ToolResultMessage,
-    fast_event,
     unstructure_event,
 )
 from .read import JSON_BLANK, InvalidLine, Problem, flat_json_ok, json_problem, read_line
 
-__all__ = ["Session", "append_built"]
+__all__ = ["Session"]
 
 _type_of: Final = type
 
@@ -97,7 +96,7 @@ class Session:
         events = self._events
         seq = len(events)
         sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
-        event = fast_event(seq, type, data, sources)
+        event = SessionEvent(seq, type, data, sources)
         events.append(event)
         return event
 
@@ -287,18 +286,3 @@ def _result_data_ok(data: ToolResultData) -> bool:
 
 
 _TYPED_OK: Final[dict[type, Any]] = {ToolCallData: _call_data_ok, ToolResultData: _result_data_ok}
-
-
-def append_built(
-    session: Session, type: str, data: ToolCallData | ToolResultData, source: int | None
-) -> SessionEvent:
-    """``session.append(type, data, source_event_seqs=...)`` for a plain :class:`Session` (the
-    caller checks ``type(session) is Session``: a subclass may override ``append``) and data
-    the pool built from parts already checked: exact ``int``/``str`` fields, content and meta
-    that are lossless JSON (results from ``ToolScheduler.finish``), ``source`` the seq of an
-    earlier event or ``None``. Every check ``append`` makes is then known to pass (pinned by
-    tests/runtime/test_plans.py), so none is made again."""
-    events = session._events
-    event = fast_event(len(events), type, data, None if source is None else (source,))
-    events.append(event)
-    return event

@@ -1,126 +1,117 @@
 """The pool's Trio driver: it only *runs* the decisions of :class:`~.machine.StepCore`.
 
-One driver task (the caller's) owns classification, ordered prepare, ordered commit and the
-session log; dispatch tasks run in a nursery per group (the core never starts more than ``cap``
-dispatches at once: that is the window), store each outcome in its slot and post the slot index
-to the driver's inbox, the one ordered committer. A dispatch task that finished its dispatch
-takes the next one waiting, or parks until the driver hands it one, so a group spawns at most
-``cap`` tasks instead of one per call (spawning is the largest cost of a no-op call); each
-dispatch still runs in the context a task spawned for it would have had, and no task outlives
-its group. Before every decision the driver drains the inbox, so results that can be committed
-are committed before the next call is classified or started (a commit may change the
-registry). The inbox is a deque and a parked-driver wake-up (what an unbounded memory channel
-with one receiver does, without its bookkeeping: one post per call is on the hot path).
+How Trio's primitives carry the rules of one step:
+
+* **The ordered committer** is the driver's own task (the caller's). It alone asks the core what
+  to do next and does it: classify a call (``runtime.execution_mode``), record its start and
+  ``await scheduler.prepare``, commit the call at the cursor (``await scheduler.finalize`` or
+  ``scheduler.finish``, then the recorder). Policy and results therefore stay in model order.
+* **A nursery per group.** Each group of the core runs in a nursery of its own; its dispatch
+  tasks cannot outlive it.
+* **The window is a** ``trio.CapacityLimiter(cap)``. A dispatch task holds one token, taken on
+  its behalf by the driver when it is spawned and released when its dispatch returns; the core
+  counts the same dispatches and starts a call only while a token is free (so the driver takes
+  it with ``acquire_on_behalf_of_nowait``; a ``WouldBlock`` there would be a bug of the core).
+* **A memory channel carries settled slots to the committer.** A dispatch task sends its slot
+  (the call's index, its execution and result, or the scheduler failure it raised); the driver
+  receives when the core says ``WAIT``, and takes everything already sent before every other
+  decision, so a result that can be committed is committed before the next call is classified
+  or started (a commit may change the registry).
+* **Cancel scopes for abort.** The step opens one :func:`~.._runtime.abort_relay` for its abort
+  event: a watcher task that, once the event is set, cancels the cancel scope each running body
+  registered with it (the runtime's :func:`~.._runtime.cancel_on_abort`). The driver checks the
+  event before every decision and tells the core, which then starts nothing more.
+* **Deferred failures.** A scheduler failure (an exception escaping ``prepare``, ``dispatch``,
+  ``finalize``, ``finish``, ``execution_mode`` or the recorder) is caught where it happens and
+  reported to the core, which drains the in-flight dispatches; the driver raises it itself,
+  outside the nursery, once every dispatch settled.
+
+Dispatches are *entered* in model order, as upstream invokes them synchronously. Trio may run
+newly spawned tasks in either order, so a dispatch task is not bound to a call: the driver
+queues ``(index, exec)`` when the core says a prepared call dispatches, spawns one task for it,
+and whichever task runs first takes the oldest queued dispatch. (Each task still runs exactly
+one dispatch, in the context it was spawned with.)
 
 Streaming: a step fed by an async iterable of calls runs one more task, the *pump*, in a nursery
-around the step: it reads the source and posts each call (and the end, or the source's error) to
-the inbox the dispatch tasks post settles to, so the driver waits on one inbox for whichever
-comes first. The driver admits arrivals only when it drains the inbox, before every
-decision, exactly as it takes settles; a call that arrived is therefore classified, started and
-committed at the same points as if the whole list had been given.
+around the step: it reads the source and sends each call (then the end, or the source's error)
+on the same channel the dispatch tasks send their slots on, so the committer waits for whichever
+comes first and admits arrivals at the same points as settles.
 
-Failures and cancellation:
-
-* a scheduler failure (an exception escaping ``prepare``/``dispatch``/``finalize``/``finish`` or
-  ``execution_mode``) is caught where it happens and kept; the core drains the in-flight
-  dispatches and the driver raises the first failure itself, outside the nursery;
-* the step's ``abort`` event is watched by one ``abort_relay`` opened before any nursery, so the
-  runtime's per-body scopes are cancelled without a task per call;
-* cancellation from outside (the caller's scope, ``KeyboardInterrupt``) propagates at once; while
-  it unwinds, the driver closes the log synchronously (no ``await`` in that path): every recorded
-  ``tool/call`` gets an ``ABORTED`` result and every call never recorded gets a synthetic pair.
+Cancellation from outside (the caller's scope, ``KeyboardInterrupt``) propagates at once; while
+it unwinds, the driver closes the log synchronously: every recorded ``tool/call`` gets an
+``ABORTED`` result and every call never recorded gets a synthetic pair.
 """
 
 from __future__ import annotations
 
-import contextvars
-import types
+import math
 from collections import deque
 from collections.abc import AsyncIterable, Callable
-from typing import Any, cast
+from typing import Any, NamedTuple
 
-import attrs
 import trio
 from trio.lowlevel import enable_ki_protection
 
 from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, unreachable
 from .._runtime import (
-    NO_PROOF,
-    ArgsProof,
     ToolExecution,
     ToolExecutionInput,
-    ToolScheduler,
     abort_relay,
     current_relay,
-    direct_classifier,
-    fast_input,
     raise_sole,
-    stale_cancellation,
 )
 from .._values import ToolExecutionResult
-from .machine import (
-    OP_CLASSIFY,
-    OP_CLOSE_GROUP,
-    OP_COMMIT,
-    OP_DONE,
-    OP_OPEN_GROUP,
-    OP_RAISE,
-    OP_RECEIVE,
-    OP_SKIP,
-    OP_START,
-    OP_WAIT,
-    StepCore,
-)
+from .machine import Op, StepCore
 from .protocols import PoolRuntime, PoolTracer, Recorder
 
 __all__ = ["Driver"]
 
 
-# A settled call waiting for its commit: (exec, result, needs post-execute). A plain tuple: one
-# is built per call on the hot path.
-_Slot = tuple["ToolExecution", ToolExecutionResult, bool]
+class _Settled(NamedTuple):
+    """A dispatch returned: call ``call``'s result, and whether post-execute still runs."""
+
+    call: int
+    exec: ToolExecution
+    result: ToolExecutionResult
+    needs_post: bool
 
 
-@attrs.frozen
-class _Failed:
-    # A dispatch that raised.
+class _Failed(NamedTuple):
+    """A dispatch raised: a scheduler failure."""
+
+    call: int
     error: Exception
 
 
-# What the pump posts to the driver's inbox besides settled slot indices (which are >= 0).
-_ARRIVED = -1
-_ENDED = -2
-_BROKEN = -3
+class _Arrived(NamedTuple):
+    """The pump read one more call of a streaming step."""
+
+    item: object
+
+
+class _Ended(NamedTuple):
+    """The pump's source ended (``error`` is ``None``) or raised ``error``."""
+
+    error: Exception | None
+
+
+_Message = _Settled | _Failed | _Arrived | _Ended
 
 
 class Driver:
-    """Runs one :class:`StepCore` against a runtime (see the module docstring)."""
+    """Runs one :class:`StepCore` against a runtime (see the module docstring).
 
-    __slots__ = (
-        "_abort",
-        "_admit",
-        "_agent",
-        "_arrivals",
-        "_calls",
-        "_checked",
-        "_classifier",
-        "_closing",
-        "_core",
-        "_fast",
-        "_idle",
-        "_inbox",
-        "_inputs",
-        "_pending",
-        "_pump_scope",
-        "_recorder",
-        "_runtime",
-        "_scheduler",
-        "_slots",
-        "_source",
-        "_source_error",
-        "_trace",
-        "_waiter",
-    )
+    Args:
+        runtime: Classifies calls (``execution_mode``) and holds the scheduler (read once).
+        inputs: The calls known at the start, in model order (a streaming step appends).
+        cap: The window.
+        abort: The step's abort event, or ``None``.
+        recorder: Where started, committed and skipped calls are reported.
+        tracer: Told every phase of every call, or ``None``.
+        source: A streaming step's async iterable of calls.
+        admit: Turns each item of ``source`` into its input (and may raise: a scheduler
+            failure).
+    """
 
     def __init__(
         self,
@@ -133,176 +124,86 @@ class Driver:
         *,
         source: AsyncIterable[Any] | None = None,
         admit: Callable[[Any], ToolExecutionInput] | None = None,
-        own_arguments: bool = False,
-        calls: list[tuple[str, str, Any]] | None = None,
-        agent: object | None = None,
     ) -> None:
-        """``source``/``admit``: a streaming step. ``inputs`` are the calls known at the start
-        (they grow); ``admit`` turns each item of ``source`` into its input (and may raise).
-        ``own_arguments``: the caller made every input's arguments afresh (parsed from the
-        call's text) and hands them to nobody but this driver.
-
-        ``calls``/``agent`` (with an empty ``inputs``, no tracer and no source): the calls as
-        ``(call_id, name, arguments)``; call ``i``'s input is
-        ``ToolExecutionInput(*calls[i], abort, agent=agent)``, built only when something needs
-        it (the runtime's own scheduler and classification read the fields instead)."""
-        assert calls is None or not (inputs or tracer is not None or source is not None)
-        self._calls = calls
-        self._agent = agent
         self._runtime = runtime
-        # ``ToolRuntime.execution_mode`` without its frame (``None``: call the runtime's).
-        self._classifier = direct_classifier(runtime)
-        # Per call, the JSON node limit under which its classification found its arguments
-        # lossless (``Registry.classify``), when only this driver holds them: no tracer (its
-        # ``begin`` sees the inputs) and the runtime's own classification (which hands the
-        # classifier a snapshot, never the arguments). ``None``: never trusted.
-        self._checked: list[ArgsProof] | None = (
-            [NO_PROOF] * (len(inputs) if calls is None else len(calls))
-            if own_arguments and tracer is None and self._classifier is not None
-            else None
-        )
-        # The optional tracer's phase callback; ``None`` costs one test per phase.
+        self._scheduler = runtime.scheduler
+        self._inputs = inputs
+        self._abort = abort
+        self._recorder = recorder
         self._trace: Callable[[str, int, object], None] | None = None
         if tracer is not None:
             tracer.begin(inputs, cap)
             self._trace = tracer.phase
-        self._scheduler = runtime.scheduler
-        # The runtime's own scheduler (not a wrapper of it): the driver then takes its fast
-        # paths (``prepare_now``, ``dispatch_now``), which give exactly what ``prepare`` and
-        # ``dispatch`` would, without their coroutines and phase objects.
-        self._fast: ToolScheduler | None = (
-            self._scheduler if type(self._scheduler) is ToolScheduler else None
-        )
-        # Call ``i``'s input, or ``None`` until it is built from ``calls[i]`` (``_input``).
-        self._inputs: list[ToolExecutionInput | None] = (
-            [None] * len(calls)
-            if calls is not None
-            else cast("list[ToolExecutionInput | None]", inputs)
-        )
-        count = len(self._inputs)
-        self._abort = abort
-        self._recorder = recorder
         self._core = StepCore(
-            count,
+            len(inputs),
             cap,
             aborted=abort is not None and abort.is_set(),
             stream=source is not None,
         )
-        if self._core.aborted and self._trace is not None:
-            self._trace("abort", -1, None)
-        self._slots: list[_Slot | _Failed | None] = [None] * count
+        if self._core.aborted:
+            self._tell("abort", -1, None)
         self._source = source
         self._admit = admit
-        # Calls the pump read and the driver has not admitted yet, in stream order.
-        self._arrivals: deque[Any] = deque()
-        self._source_error: Exception | None = None
-        self._pump_scope = trio.CancelScope()
-        # The inbox: settled slot indices from the dispatch tasks (at most ``cap`` at a time) and,
-        # in a streaming step, the pump's messages (negative). ``_waiter`` is the driver's task
-        # while it is parked waiting for a post.
-        self._inbox: deque[int] = deque()
-        self._waiter: trio.lowlevel.Task | None = None
-        # Dispatches are entered in the order they were started (model order), as upstream
-        # invokes them synchronously. Trio runs new tasks in an unspecified order, so a dispatch
-        # task is not bound to a call: whichever task runs first takes the oldest pending
-        # dispatch. Invariant: one entry per spawned task that has not run yet.
-        self._pending: deque[tuple[int, ToolExecution, contextvars.Context]] = deque()
-        # Workers: a dispatch task runs dispatches one after another while there are some (each
-        # in the context a task spawned for it would have had), then parks in ``_idle`` until
-        # the driver hands it the next one or the group closes (``_closing``).
-        self._idle: list[trio.lowlevel.Task] = []
-        self._closing = False
-
-    @property
-    def runs_tool_scheduler(self) -> bool:
-        """Whether the step runs the runtime's own ``ToolScheduler`` (not a wrapper of it): its
-        ``finish`` then gives every committed result, materialized."""
-        return self._fast is not None
+        self._window = trio.CapacityLimiter(cap)
+        self._send, self._receive = trio.open_memory_channel[_Message](math.inf)
+        # Settled slots received and not committed yet, by call index.
+        self._slots: dict[int, _Settled] = {}
+        # Prepared dispatches waiting for a task to take them, in model order. Invariant: one
+        # entry per spawned dispatch task that has not run yet.
+        self._pending: deque[tuple[int, ToolExecution]] = deque()
 
     async def run(self) -> bool:
         """Run the step; return whether it was aborted. Raises the first scheduler failure."""
-        source = self._source
-        if source is None:
+        if self._source is None:
             return await self._run()
-        if isinstance(source, trio.MemoryReceiveChannel):
-            # The calls already sent are known at once, as a list's are (the pump would take
-            # them one checkpoint at a time).
-            try:
-                ended = self._take_buffered(source)
-            except Exception as exc:
-                self._end(exc)
-                return await self._run()
-            if ended:
-                self._end(None)
-                return await self._run()
+        pump_scope = trio.CancelScope()
         try:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._pump)
+                nursery.start_soon(self._pump, pump_scope)
                 try:
                     return await self._run()
                 finally:
                     # Only the pump's own scope: cancelling the nursery's would swallow an
                     # outside cancellation of the step.
-                    self._pump_scope.cancel()
+                    pump_scope.cancel()
         except BaseExceptionGroup as group:
             raise_sole(group)
             raise
 
-    async def _pump(self) -> None:
+    async def _pump(self, scope: trio.CancelScope) -> None:
         source = self._source
-        with self._pump_scope:
+        assert source is not None
+        with scope:
             try:
                 if isinstance(source, trio.MemoryReceiveChannel):
-                    while not self._take_buffered(source):
+                    # ``receive_nowait`` first: calls already sent are known at once, as a
+                    # list's are (``async for`` would take them one checkpoint at a time).
+                    while True:
                         try:
-                            item = await source.receive()
+                            item = source.receive_nowait()
+                        except trio.WouldBlock:
+                            try:
+                                item = await source.receive()
+                            except trio.EndOfChannel:
+                                break
                         except trio.EndOfChannel:
                             break
-                        self._post(item)
+                        self._send.send_nowait(_Arrived(item))
                 else:
-                    assert source is not None
                     async for item in source:
-                        self._post(item)
+                        self._send.send_nowait(_Arrived(item))
             except Exception as exc:
                 # The source broke (e.g. the model's stream): a scheduler failure of the step.
-                self._end(exc)
+                self._send.send_nowait(_Ended(exc))
             else:
-                self._end(None)
-
-    def _end(self, error: Exception | None) -> None:
-        self._source_error = error
-        self._deliver(_ENDED if error is None else _BROKEN)
-
-    def _post(self, item: object) -> None:
-        self._arrivals.append(item)
-        self._deliver(_ARRIVED)
-
-    def _deliver(self, message: int) -> None:
-        # Post to the inbox and wake the driver if it is parked (``_wait``).
-        self._inbox.append(message)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter)
-
-    def _take_buffered(self, source: trio.MemoryReceiveChannel[Any]) -> bool:
-        # Everything already sent, without a checkpoint (``receive`` has one per item); returns
-        # whether the channel ended.
-        while True:
-            try:
-                item = source.receive_nowait()
-            except trio.WouldBlock:
-                return False
-            except trio.EndOfChannel:
-                return True
-            self._post(item)
+                self._send.send_nowait(_Ended(None))
 
     async def _run(self) -> bool:
         abort = self._abort
         try:
             if abort is not None and current_relay(abort) is None:
-                # Opened before any nursery: dispatch tasks inherit it, so the runtime's body
-                # scopes register with this one watcher.
+                # Opened before any group's nursery: dispatch tasks inherit it, so every body's
+                # cancel scope registers with this one watcher.
                 async with abort_relay(abort):
                     return await self._steps()
             return await self._steps()
@@ -312,187 +213,170 @@ class Driver:
                 self._seal()
             raise
 
-    @enable_ki_protection
-    def _seal(self) -> None:
-        if self._arrivals:
-            # Calls read from the stream but not admitted yet are answered too.
-            while self._arrivals and not self._core.has_failure:
-                self._arrive()
-        started, unstarted = self._core.seal()
-        recorder = self._recorder
-        trace = self._trace
-        for index in started:
-            recorder.cut_short(index)
-            if trace is not None:
-                trace("aborted", index, TOOL_ABORTED)
-        for index in unstarted:
-            recorder.cut_short(index)
-            if trace is not None:
-                trace("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)
+    # -- the decisions, outside and inside a group -----------------------------------------
 
     async def _steps(self) -> bool:
         core = self._core
-        abort = self._abort
         while True:
-            if self._inbox:
-                self._drain()  # a streaming step: calls that arrived between groups
-            if abort is not None and abort.is_set() and not core.aborted:
-                self._abort_now()
+            self._take_sent()
             op, index = core.next_action()
-            if op is OP_CLASSIFY:
+            if op is Op.CLASSIFY:
                 self._classify(index)
-            elif op is OP_OPEN_GROUP:
-                if self._trace is not None:
-                    self._trace("group-open", index, core.group_parallel)
+            elif op is Op.OPEN_GROUP:
+                self._tell("group-open", index, core.group_parallel)
                 try:
-                    self._closing = False
                     async with trio.open_nursery() as nursery:
                         await self._group(nursery)
                 except BaseExceptionGroup as group:
                     raise_sole(group)
                     raise
-            elif op is OP_SKIP:
+            elif op is Op.SKIP:
                 self._skip(index)
-            elif op is OP_RECEIVE:
-                await self._wait()
-            elif op is OP_RAISE:
+            elif op is Op.RECEIVE:
+                await self._receive_one()
+            elif op is Op.RAISE:
                 failure = core.failure
                 assert isinstance(failure, BaseException)
                 raise failure
-            elif op is OP_DONE:
-                if self._trace is not None:
-                    self._trace("done", -1, core.aborted)
+            elif op is Op.DONE:
+                self._tell("done", -1, core.aborted)
                 return core.aborted
             else:  # pragma: no cover - the core only returns these outside a group
                 unreachable("Op", op.value)
 
     async def _group(self, nursery: trio.Nursery) -> None:
-        # START and COMMIT are handled inline (their awaits are the scheduler's own): this loop
-        # runs a few times per call, and a helper coroutine per call costs more than its body.
         core = self._core
-        abort = self._abort
-        scheduler = self._scheduler
-        fast = self._fast
-        slots = self._slots
-        trace = self._trace
-        inbox = self._inbox
-        checked = self._checked
-        calls = self._calls
         while True:
-            if inbox:
-                self._drain()
-            if abort is not None and abort.is_set() and not core.aborted:
-                self._abort_now()
+            self._take_sent()
             op, index = core.next_action()
-            if op is OP_START:
-                self._start(index)
-                if trace is not None:
-                    trace("started", index, None)
-                try:
-                    if fast is None:
-                        now = None
-                    else:
-                        proof = NO_PROOF if checked is None else checked[index]
-                        input = self._inputs[index]
-                        if input is None:
-                            assert calls is not None
-                            call_id, name, arguments = calls[index]
-                            now = fast.prepare_call(
-                                call_id, name, arguments, abort, self._agent, proof
-                            )
-                        else:
-                            now = fast.prepare_now(input, proof)
-                    if now is None:
-                        preparation = await scheduler.prepare(self._input(index))
-                        kind = preparation.kind
-                        if kind != "dispatch" and kind != "post-result" and kind != "final-result":
-                            unreachable("ScheduledToolPreparation", kind)
-                        exec = preparation.exec
-                        prepared = preparation.result
-                    else:
-                        kind, exec, prepared = now
-                except Exception as exc:
-                    self._fail(exc)
-                    continue
-                if trace is not None:
-                    trace("prepared", index, kind)
-                self._prepared(index, kind, exec, prepared, nursery)
-            elif op is OP_COMMIT:
-                slot = slots[index]
-                assert type(slot) is tuple
-                slots[index] = None
-                exec, result, needs_post = slot
-                try:
-                    if needs_post:
-                        if fast is None or (done := fast.finalize_now(exec, result)) is None:
-                            result = await scheduler.finalize(exec, result)
-                        else:
-                            result = done
-                    else:
-                        result = scheduler.finish(exec, result)
-                except Exception as exc:
-                    self._fail(exc)
-                    continue
-                self._record(index, result)
-            elif op is OP_CLASSIFY:
+            if op is Op.START:
+                await self._start(index, nursery)
+            elif op is Op.COMMIT:
+                await self._commit(index)
+            elif op is Op.CLASSIFY:
                 self._classify(index)
-            elif op is OP_WAIT or op is OP_RECEIVE:
-                await self._wait()
-            elif op is OP_CLOSE_GROUP:
-                if trace is not None:
-                    trace("group-close", index, None)
-                self._closing = True
-                idle = self._idle
-                while idle:
-                    trio.lowlevel.reschedule(idle.pop())
+            elif op is Op.WAIT or op is Op.RECEIVE:
+                await self._receive_one()
+            elif op is Op.CLOSE_GROUP:
+                self._tell("group-close", index, None)
                 return
             else:  # pragma: no cover - the core only returns these inside a group
                 unreachable("Op", op.value)
 
-    async def _wait(self) -> None:
-        # Park until something is posted (a settle, or in a streaming step an arrival, the end or
-        # the source's failure), then take everything posted. Only called with an empty inbox.
-        self._waiter = trio.lowlevel.current_task()
-        await trio.lowlevel.wait_task_rescheduled(self._unpark)
-        self._drain()
+    # -- the actions -----------------------------------------------------------------------
 
-    def _unpark(self, raise_cancel: object) -> trio.lowlevel.Abort:
-        # Cancelled while parked: nobody may reschedule the task any more.
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
-
-    def _drain(self) -> None:
-        inbox = self._inbox
-        while inbox:
-            self._settle(inbox.popleft())
-
-    def _settle(self, index: int) -> None:
-        if index < 0:
-            self._message(index)
+    def _classify(self, index: int) -> None:
+        try:
+            mode = self._runtime.execution_mode(self._inputs[index])
+        except Exception as exc:
+            self._fail(exc)
             return
-        slot = self._slots[index]
-        if isinstance(slot, _Failed):
-            self._slots[index] = None
-            self._core.dispatch_failed(index, slot.error)
-        else:
-            self._core.settled(index)
+        self._tell("classified", index, mode.kind)
+        self._core.classified(index, mode.kind == "parallel")
 
-    def _message(self, kind: int) -> None:
-        # What the pump posted, in stream order (see ``_pump``).
-        if kind == _ARRIVED:
-            if self._core.has_failure:
-                self._arrivals.popleft()  # nothing more is logged after a failure
+    async def _start(self, index: int, nursery: trio.Nursery) -> None:
+        self._record_start(index)
+        self._tell("started", index, None)
+        try:
+            preparation = await self._scheduler.prepare(self._inputs[index])
+            kind = preparation.kind
+            if kind != "dispatch" and kind != "post-result" and kind != "final-result":
+                unreachable("Preparation", kind)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        self._tell("prepared", index, kind)
+        # Settles that arrived while prepare awaited come first (they may commit).
+        self._take_sent()
+        exec = preparation.exec
+        if kind == "dispatch":
+            if self._core.prepared(index, dispatch=True):
+                self._window.acquire_on_behalf_of_nowait(index)
+                self._pending.append((index, exec))
+                nursery.start_soon(self._dispatch)
+        else:
+            # A result-carrying preparation; a scheduler that breaks that fails at the commit.
+            result: Any = preparation.result
+            self._slots[index] = _Settled(index, exec, result, kind == "post-result")
+            self._core.prepared(index, dispatch=False)
+
+    async def _dispatch(self) -> None:
+        # Taken before any checkpoint: tasks take dispatches in the order they first run, and
+        # the queue is in model order, so dispatches are entered in model order.
+        index, exec = self._pending.popleft()
+        self._tell("body-started", index, None)
+        message: _Settled | _Failed
+        try:
+            outcome = await self._scheduler.dispatch(exec)
+            message = _Settled(index, exec, outcome.result, outcome.kind == "post-result")
+        except Exception as exc:
+            # A scheduler failure: sent to the committer, never raised into the nursery
+            # (siblings must keep running until they settle).
+            message = _Failed(index, exc)
+        finally:
+            self._window.release_on_behalf_of(index)
+        self._tell("settled", index, message.error if type(message) is _Failed else None)
+        self._send.send_nowait(message)
+
+    async def _commit(self, index: int) -> None:
+        settled = self._slots.pop(index)
+        try:
+            if settled.needs_post:
+                result = await self._scheduler.finalize(settled.exec, settled.result)
             else:
-                self._arrive()
-        elif kind == _ENDED:
-            self._core.end_stream()
-        else:
-            error = self._source_error
-            assert error is not None
-            self._core.fail(error)
+                result = self._scheduler.finish(settled.exec, settled.result)
+        except Exception as exc:
+            self._fail(exc)
+            return
+        if self._record_commit(index, result):
+            self._tell("committed", index, result)
+            # Application callbacks (``accept_context``) run only once the commit is booked.
+            try:
+                self._recorder.delivered(index, result)
+            except Exception as exc:
+                self._fail(exc)
 
-    def _arrive(self) -> None:
-        item = self._arrivals.popleft()
+    # -- the channel -------------------------------------------------------------------------
+
+    async def _receive_one(self) -> None:
+        # Wait for one message (a settle, or in a streaming step an arrival or the end), then
+        # take everything else already sent.
+        self._take(await self._receive.receive())
+        self._take_sent()
+
+    def _take_sent(self) -> None:
+        # Everything already sent, without a checkpoint; then the abort, before any decision.
+        while True:
+            try:
+                message = self._receive.receive_nowait()
+            except trio.WouldBlock:
+                break
+            self._take(message)
+        abort = self._abort
+        if abort is not None and abort.is_set() and not self._core.aborted:
+            self._core.abort()
+            self._tell("abort", -1, None)
+
+    def _take(self, message: _Message) -> None:
+        core = self._core
+        if type(message) is _Settled:
+            self._slots[message.call] = message
+            core.settled(message.call)
+        elif type(message) is _Failed:
+            core.dispatch_failed(message.call, message.error)
+        elif type(message) is _Arrived:
+            if core.has_failure:
+                return  # nothing more is logged after a failure
+            self._arrive(message.item)
+        elif type(message) is _Ended:
+            if message.error is None:
+                core.end_stream()
+            else:
+                core.fail(message.error)
+        else:  # pragma: no cover - only the driver's own tasks send
+            unreachable("message", message)
+
+    def _arrive(self, item: object) -> None:
         admit = self._admit
         assert admit is not None
         try:
@@ -501,159 +385,30 @@ class Driver:
             self._core.fail(exc)
             return
         self._inputs.append(input)
-        self._slots.append(None)
-        if self._checked is not None:
-            self._checked.append(NO_PROOF)
         index = self._core.arrived()
-        if self._trace is not None:
-            self._trace("arrived", index, (input.call_id, input.name))
+        self._tell("arrived", index, (input.call_id, input.name))
 
     def _fail(self, error: Exception) -> None:
         # Failures that settled earlier in a dispatch task come first.
-        self._drain()
+        self._take_sent()
         self._core.fail(error)
 
-    def _input(self, index: int) -> ToolExecutionInput:
-        # Call ``index``'s input, built from its call the first time something needs it.
-        input = self._inputs[index]
-        if input is None:
-            calls = self._calls
-            assert calls is not None
-            call_id, name, arguments = calls[index]
-            input = self._inputs[index] = fast_input(
-                call_id, name, arguments, self._abort, self._agent
-            )
-        return input
-
-    def _classify(self, index: int) -> None:
-        input = self._inputs[index]
-        classifier = self._classifier
-        try:
-            if classifier is None:
-                mode = self._runtime.execution_mode(self._input(index))
-            else:
-                if input is None:
-                    assert self._calls is not None
-                    _, name, arguments = self._calls[index]
-                else:
-                    name, arguments = input.name, input.arguments
-                mode, checked = classifier(name, arguments)
-                if self._checked is not None:
-                    self._checked[index] = checked
-        except Exception as exc:
-            self._fail(exc)
-            return
+    def _tell(self, phase: str, index: int, detail: object) -> None:
         if self._trace is not None:
-            self._trace("classified", index, mode.kind)
-        self._core.classified(index, mode.kind == "parallel")
+            self._trace(phase, index, detail)
 
-    def _prepared(
-        self,
-        index: int,
-        kind: str,
-        exec: ToolExecution,
-        result: ToolExecutionResult | None,
-        nursery: trio.Nursery,
-    ) -> None:
-        if self._inbox:
-            self._drain()
-        if kind == "dispatch":
-            if self._core.prepared(index, dispatch=True):
-                self._pending.append((index, exec, contextvars.copy_context()))
-                idle = self._idle
-                if idle:
-                    trio.lowlevel.reschedule(idle.pop())
-                else:
-                    nursery.start_soon(self._worker)
-        else:
-            # A result-carrying preparation; a scheduler that breaks that fails at the commit.
-            self._slots[index] = (exec, cast(ToolExecutionResult, result), kind == "post-result")
-            self._core.prepared(index, dispatch=False)
-
-    async def _worker(self) -> None:
-        # Taken before any checkpoint: workers enter dispatches in the order they run, and the
-        # queue is in start order, so dispatches are entered in model order.
-        pending = self._pending
-        idle = self._idle
-        task = trio.lowlevel.current_task()
-
-        def unpark(raise_cancel: object) -> trio.lowlevel.Abort:
-            # Cancelled while idle (the group's nursery is unwinding).
-            idle.remove(task)
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        while True:
-            if pending:
-                index, exec, context = pending.popleft()
-                await _in_context(context, self._dispatch(index, exec))
-            elif self._closing:
-                return
-            else:
-                idle.append(task)
-                await trio.lowlevel.wait_task_rescheduled(unpark)
-
-    async def _dispatch(self, index: int, exec: ToolExecution) -> None:
-        slot: _Slot | _Failed
-        if self._trace is not None:
-            self._trace("body-started", index, None)
-        try:
-            fast = self._fast
-            if fast is None or (body := fast.dispatch_now(exec)) is None:
-                outcome = await self._scheduler.dispatch(exec)
-                slot = (exec, outcome.result, outcome.kind == "post-result")
-            else:
-                # ``ToolScheduler.dispatch`` with no execute wrapper, written out.
-                try:
-                    result = await body
-                except Exception as error:
-                    slot = (exec, fast.dispatch_failed(exec, error), False)
-                except trio.Cancelled as cancelled:
-                    failure = stale_cancellation(cancelled)
-                    if failure is None:
-                        raise
-                    slot = (exec, fast.dispatch_failed(exec, failure), False)
-                else:
-                    slot = (exec, fast.body_dispatched(exec, result), True)
-        except Exception as exc:
-            # A scheduler failure: kept for the driver, never raised into the nursery (siblings
-            # must keep running until they settle).
-            slot = _Failed(exc)
-        if self._trace is not None:
-            self._trace("settled", index, slot.error if type(slot) is _Failed else None)
-        self._slots[index] = slot
-        self._inbox.append(index)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(waiter)
-
-    def _abort_now(self) -> None:
-        self._core.abort()
-        if self._trace is not None:
-            self._trace("abort", -1, None)
+    # -- bookkeeping protected from KeyboardInterrupt ------------------------------------------
+    #
+    # Each records with no checkpoint and no application code between the recorder and the
+    # core's report, so neither an outside cancellation nor a SIGINT ever sees a recorded call
+    # or result the core does not know about (the seal would then record a second one).
 
     @enable_ki_protection
-    def _skip(self, first: int) -> None:
-        # The synthetic pairs of an abort and the core's report, as one protected unit.
-        trace = self._trace
-        for index in range(first, self._core.count):
-            self._recorder.skipped(index)
-            if trace is not None:
-                trace("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)
-        self._core.skipped()
-
-    @enable_ki_protection
-    def _start(self, index: int) -> None:
-        # Protected: a SIGINT between the log's append and the core's (and recorder's) bookkeeping
-        # would make the seal add a second ``tool/call`` for this call.
+    def _record_start(self, index: int) -> None:
         self._recorder.started(index)
 
     @enable_ki_protection
-    def _commit(self, index: int, result: ToolExecutionResult) -> bool:
-        # Recording and the core's report happen with no checkpoint and no application code
-        # between them, and protected from KeyboardInterrupt, so neither an outside cancellation
-        # nor a SIGINT ever sees a recorded result the core still counts as uncommitted (the seal
-        # would then record a second result for the call).
+    def _record_commit(self, index: int, result: ToolExecutionResult) -> bool:
         try:
             self._recorder.committed(index, result)
         except Exception as exc:
@@ -663,37 +418,28 @@ class Driver:
         self._core.committed_call(index)
         return True
 
-    def _record(self, index: int, result: ToolExecutionResult) -> None:
-        if self._commit(index, result):
-            if self._trace is not None:
-                self._trace("committed", index, result)
-            # Application callbacks (``accept_context``) run only once the commit is booked.
-            try:
-                self._recorder.delivered(index, result)
-            except Exception as exc:
-                self._fail(exc)
+    @enable_ki_protection
+    def _skip(self, first: int) -> None:
+        # The synthetic pairs of an abort and the core's report, as one unit.
+        for index in range(first, self._core.count):
+            self._recorder.skipped(index)
+            self._tell("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)
+        self._core.skipped()
 
-
-@types.coroutine
-def _in_context(context: contextvars.Context, coro: Any) -> Any:
-    # Runs ``coro`` as if it were its own task's coroutine in ``context`` (a worker runs many
-    # dispatches; none may see another's context changes): every step of it in the context,
-    # every trap and answer passed through unchanged. An exception thrown in is thrown on from
-    # outside the ``except`` block, so the coroutine sees no exception being handled.
-    run = context.run
-    failure: BaseException | None = None
-    try:
-        trap = run(coro.send, None)
-        while True:
+    @enable_ki_protection
+    def _seal(self) -> None:
+        # Calls the pump sent but the driver had not admitted are answered too.
+        while not self._core.has_failure:
             try:
-                answer = yield trap
-            except BaseException as exc:
-                failure = exc
-            if failure is None:
-                trap = run(coro.send, answer)
-            else:
-                thrown, failure = failure, None
-                trap = run(coro.throw, thrown)
-                del thrown
-    except StopIteration as stop:
-        return stop.value
+                message = self._receive.receive_nowait()
+            except (trio.WouldBlock, trio.ClosedResourceError):
+                break
+            if type(message) is _Arrived:
+                self._arrive(message.item)
+        started, unstarted = self._core.seal()
+        for index in started:
+            self._recorder.cut_short(index)
+            self._tell("aborted", index, TOOL_ABORTED)
+        for index in unstarted:
+            self._recorder.cut_short(index)
+            self._tell("aborted", index, TOOL_ABORTED_BEFORE_DISPATCH)

@@ -2,7 +2,7 @@
 
 :class:`StepCore` knows nothing about Trio, tools or session logs. It tracks the calls of one
 step by index (model order) and answers one question, :meth:`StepCore.next_action`: *what should
-the driver do now?* The driver (``_pool.py``) performs the action, reports what happened
+the driver do now?* The driver (:mod:`.driver`) performs the action, reports what happened
 (``classified``, ``prepared``, ``settled``, ``dispatch_failed``, ``committed``, ``fail``,
 ``abort``) and asks again. Every rule of upstream's ``executeToolCalls``/``runGroup`` lives here:
 
@@ -67,23 +67,6 @@ class Op(enum.Enum):
     DONE = "done"
 
 
-# Enum member lookups (``Op.START``) go through a descriptor on Python 3.11 (~0.2 µs each);
-# ``next_action`` runs a few times per call, so it returns these prebuilt constants, and the
-# driver (``_pool.py``) imports them to compare against.
-OP_CLASSIFY: Final = Op.CLASSIFY
-OP_OPEN_GROUP: Final = Op.OPEN_GROUP
-OP_START: Final = Op.START
-OP_COMMIT: Final = Op.COMMIT
-OP_WAIT: Final = Op.WAIT
-OP_CLOSE_GROUP: Final = Op.CLOSE_GROUP
-OP_SKIP: Final = Op.SKIP
-OP_RAISE: Final = Op.RAISE
-OP_RECEIVE: Final = Op.RECEIVE
-OP_DONE: Final = Op.DONE
-_WAIT_ACTION: Final = (OP_WAIT, -1)
-_RAISE_ACTION: Final = (OP_RAISE, -1)
-
-
 class CallState(enum.IntEnum):
     """Where one call is in its life."""
 
@@ -99,15 +82,6 @@ class CallState(enum.IntEnum):
     #: Its dispatch raised (a scheduler failure).
     FAILED = 8
 
-
-_PREPARING: Final = CallState.PREPARING.value
-_IN_FLIGHT: Final = CallState.IN_FLIGHT.value
-_SETTLED: Final = CallState.SETTLED.value
-_COMMITTING: Final = CallState.COMMITTING.value
-_COMMITTED: Final = CallState.COMMITTED.value
-_SKIPPED: Final = CallState.SKIPPED.value
-_ABANDONED: Final = CallState.ABANDONED.value
-_FAILED: Final = CallState.FAILED.value
 
 _CAP_MESSAGE: Final = "max_parallel_tool_calls must be a positive integer"
 _UNCOMMITTED_MESSAGE: Final = "tool-call scheduler: uncommitted settled calls"
@@ -156,7 +130,7 @@ class StepCore:
     ) -> None:
         self._count = count
         self._cap = validate_cap(cap)
-        self._state = bytearray(count)  # CallState per call; zero = PENDING
+        self._state = [CallState.PENDING] * count
         self._next = 0  # first call not started
         self._cursor = 0  # first call not committed; invariant: cursor <= next
         self._in_flight = 0
@@ -231,7 +205,7 @@ class StepCore:
 
     def state(self, index: int) -> CallState:
         """The state of call ``index``."""
-        return CallState(self._state[index])
+        return self._state[index]
 
     # -- the decision ---------------------------------------------------------------------------
 
@@ -246,14 +220,14 @@ class StepCore:
         if self._has_failure:
             # Drain: no commit, no start, until every in-flight dispatch settled.
             if self._in_flight:
-                return _WAIT_ACTION
+                return (Op.WAIT, -1)
             self._in_group = False
-            return OP_CLOSE_GROUP, self._group_start
+            return Op.CLOSE_GROUP, self._group_start
         cursor = self._cursor
         state = self._state
-        if cursor < self._next and state[cursor] == _SETTLED:
-            state[cursor] = _COMMITTING
-            return OP_COMMIT, cursor
+        if cursor < self._next and state[cursor] == CallState.SETTLED:
+            state[cursor] = CallState.COMMITTING
+            return Op.COMMIT, cursor
         nxt = self._next
         if (
             not self._aborted
@@ -265,10 +239,10 @@ class StepCore:
             if nxt == self._group_start or mode is True:
                 self._next_mode = None
                 self._next = nxt + 1
-                state[nxt] = _PREPARING
-                return OP_START, nxt
+                state[nxt] = CallState.PREPARING
+                return Op.START, nxt
             if mode is None:
-                return OP_CLASSIFY, nxt
+                return Op.CLASSIFY, nxt
             # No longer parallel: a barrier. Filling stops until a dispatch settles; the call
             # is classified afresh then (upstream reclassifies on every fill attempt).
             self._next_mode = None
@@ -283,27 +257,27 @@ class StepCore:
         ):
             # The window has room and the group goes on with the next call: wait for it (or
             # for the end of the stream, which ends the group once it drains).
-            return OP_RECEIVE, nxt
+            return Op.RECEIVE, nxt
         if self._in_flight:
-            return _WAIT_ACTION
+            return (Op.WAIT, -1)
         # Quiescent: every started call must be committed by now.
         if cursor != nxt:
             raise RuntimeError(_UNCOMMITTED_MESSAGE)
         self._in_group = False
-        return OP_CLOSE_GROUP, self._group_start
+        return Op.CLOSE_GROUP, self._group_start
 
     def _between_groups(self) -> tuple[Op, int]:
         if self._has_failure:
-            return _RAISE_ACTION
+            return (Op.RAISE, -1)
         nxt = self._next
         if nxt == self._count:
             # Streaming: even an aborted step still answers every call that arrives.
-            return (OP_RECEIVE if self._open else OP_DONE), nxt
+            return (Op.RECEIVE if self._open else Op.DONE), nxt
         if self._aborted:
-            return OP_SKIP, nxt
+            return Op.SKIP, nxt
         first = self._first_mode
         if first is None:
-            return OP_CLASSIFY, nxt
+            return Op.CLASSIFY, nxt
         self._first_mode = None
         self._in_group = True
         self._parallel = first
@@ -311,7 +285,7 @@ class StepCore:
         self._group_end = self._count if first else nxt + 1
         self._blocked = False
         self._next_mode = None
-        return OP_OPEN_GROUP, nxt
+        return Op.OPEN_GROUP, nxt
 
     # -- reports --------------------------------------------------------------------------------
 
@@ -321,7 +295,7 @@ class StepCore:
             raise RuntimeError("arrived() after the end of the stream (or in a list step)")
         index = self._count
         self._count = index + 1
-        self._state.append(0)
+        self._state.append(CallState.PENDING)
         if self._in_group and self._parallel:
             self._group_end = index + 1  # a parallel group runs over the rest of the step
         return index
@@ -345,42 +319,37 @@ class StepCore:
         ``dispatch`` is false when prepare already produced a result (the call is settled). A
         call prepared for dispatch after a scheduler failure was recorded is abandoned.
         """
+        self._expect(index, CallState.PREPARING)
         state = self._state
-        if state[index] != _PREPARING:  # inlined ``_expect``: three reports per call
-            self._unexpected(index, _PREPARING)
         if not dispatch:
-            state[index] = _SETTLED
+            state[index] = CallState.SETTLED
             return False
         if self._has_failure:
-            state[index] = _ABANDONED
+            state[index] = CallState.ABANDONED
             return False
-        state[index] = _IN_FLIGHT
+        state[index] = CallState.IN_FLIGHT
         self._in_flight += 1
         return True
 
     def settled(self, index: int) -> None:
         """Report that the dispatch of call ``index`` produced a result."""
-        state = self._state
-        if state[index] != _IN_FLIGHT:
-            self._unexpected(index, _IN_FLIGHT)
-        state[index] = _SETTLED
+        self._expect(index, CallState.IN_FLIGHT)
+        self._state[index] = CallState.SETTLED
         self._in_flight -= 1
         self._blocked = False
 
     def dispatch_failed(self, index: int, error: object) -> None:
         """Report that the dispatch of call ``index`` raised ``error`` (a scheduler failure)."""
-        self._expect(index, _IN_FLIGHT)
-        self._state[index] = _FAILED
+        self._expect(index, CallState.IN_FLIGHT)
+        self._state[index] = CallState.FAILED
         self._in_flight -= 1
         self._blocked = False
         self.fail(error)
 
     def committed_call(self, index: int) -> None:
         """Report that the result of call ``index`` was committed."""
-        state = self._state
-        if state[index] != _COMMITTING:
-            self._unexpected(index, _COMMITTING)
-        state[index] = _COMMITTED
+        self._expect(index, CallState.COMMITTING)
+        self._state[index] = CallState.COMMITTED
         self._cursor = index + 1
 
     def fail(self, error: object) -> None:
@@ -399,7 +368,7 @@ class StepCore:
             raise RuntimeError("skipped() outside an aborted step")
         state = self._state
         for index in range(self._next, self._count):
-            state[index] = _SKIPPED
+            state[index] = CallState.SKIPPED
         self._next = self._cursor = self._count
 
     def seal(self) -> tuple[range, range]:
@@ -412,19 +381,14 @@ class StepCore:
         unstarted = range(self._next, self._count)
         state = self._state
         for index in started:
-            state[index] = _COMMITTED
+            state[index] = CallState.COMMITTED
         for index in unstarted:
-            state[index] = _SKIPPED
+            state[index] = CallState.SKIPPED
         self._next = self._cursor = self._count
         self._in_flight = 0
         self._in_group = False
         return started, unstarted
 
-    def _expect(self, index: int, state: int) -> None:
-        if self._state[index] != state:
-            self._unexpected(index, state)
-
-    def _unexpected(self, index: int, state: int) -> None:
-        raise RuntimeError(
-            f"call {index} is {CallState(self._state[index]).name}, expected {CallState(state).name}"
-        )
+    def _expect(self, index: int, state: CallState) -> None:
+        if self._state[index] is not state:
+            raise RuntimeError(f"call {index} is {self._state[index].name}, expected {state.name}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterable, Callable, Sequence
-from typing import Any, Final
+from typing import Any
 
 import attrs
 import trio
@@ -20,23 +20,19 @@ from .._log import (
     TOOL_CALL,
     TOOL_RESULT,
     Session,
+    ToolCallData,
     ToolResultData,
-    append_built,
-    fast_call_data,
-    fast_result_data,
 )
 from .._runtime import (
     ToolExecution,
     ToolExecutionInput,
     abort_type_error,
-    fast_input,
     refuse_awaitable,
 )
 from .._values import (
     ToolExecutionResult,
     aborted_before_dispatch_result,
     aborted_result,
-    slot_builder,
 )
 from .driver import Driver
 from .machine import validate_cap
@@ -53,7 +49,6 @@ __all__ = [
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
-    "fast_step_result",
 ]
 
 #: Default rolling-window size of a step (:func:`execute_tool_calls`).
@@ -145,43 +140,15 @@ class _SessionRecorder:
     concluded: bool = False
     # Committed results in commit order, which is model order (index i answers block i).
     results: list[ToolExecutionResult] = attrs.field(factory=list)
-    # The results come from the runtime's own ``ToolScheduler.finish`` (set once the driver
-    # knows). A success from it is valid ``tool/result`` data by construction (content and meta
-    # are fresh lossless snapshots, no error), as every ``tool/call`` data is (plain blocks,
-    # plain ints): a plain ``Session`` takes both unchecked. A failure is checked (its message
-    # and error info come from the exception).
-    checked_results: bool = False
-    _plain: bool = attrs.field(init=False)
-
-    def __attrs_post_init__(self) -> None:
-        self._plain = type(self._session) is Session
 
     def started(self, index: int) -> None:
         block = self._blocks[index]
-        data = fast_call_data(self._turn, self._step, block.id, block.name, block.arguments)
-        if self._plain:
-            self._call_seqs[index] = append_built(self._session, TOOL_CALL, data, None).seq
-        else:
-            self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
+        data = ToolCallData(self._turn, self._step, block.id, block.name, block.arguments)
+        self._call_seqs[index] = self._session.append(TOOL_CALL, data).seq
 
     def committed(self, index: int, result: ToolExecutionResult) -> None:
-        if self._plain and self.checked_results and not result.is_error:
-            # ``ToolResultData.from_result`` of a success (no error), written out.
-            data = fast_result_data(
-                self._turn,
-                self._step,
-                self._blocks[index].id,
-                tuple(result.content),
-                False,
-                None,
-                result.meta,
-            )
-            append_built(self._session, TOOL_RESULT, data, self._call_seqs[index])
-        else:
-            data = ToolResultData.from_result(
-                self._turn, self._step, self._blocks[index].id, result
-            )
-            self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
+        data = ToolResultData.from_result(self._turn, self._step, self._blocks[index].id, result)
+        self._session.append(TOOL_RESULT, data, source_event_seqs=(self._call_seqs[index],))
         self.results.append(result)
         if result.concludes_turn:
             self.concluded = True
@@ -311,36 +278,14 @@ async def execute_tool_calls(
             plain = _plain_call(len(blocks), block)
             blocks.append(plain)
             call_seqs.append(-1)
-            return fast_input(plain.id, plain.name, parse_arguments(plain.arguments), abort, agent)
+            return _input(plain, abort, agent)
 
-        driver = Driver(
-            runtime,
-            [],
-            cap,
-            abort,
-            recorder,
-            tracer,
-            source=tool_calls,
-            admit=admit,
-            own_arguments=True,
-        )
+        driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
     else:
         blocks = _plain_blocks(tool_calls)
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        if tracer is None:
-            # The driver builds a call's input only if something needs it (not the runtime's
-            # own scheduler: ``ToolScheduler.prepare_call``).
-            calls = [(block.id, block.name, parse_arguments(block.arguments)) for block in blocks]
-            driver = Driver(
-                runtime, [], cap, abort, recorder, own_arguments=True, calls=calls, agent=agent
-            )
-        else:
-            inputs = [
-                fast_input(block.id, block.name, parse_arguments(block.arguments), abort, agent)
-                for block in blocks
-            ]
-            driver = Driver(runtime, inputs, cap, abort, recorder, tracer, own_arguments=True)
-    recorder.checked_results = driver.runs_tool_scheduler
+        inputs = [_input(block, abort, agent) for block in blocks]
+        driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
     aborted = await driver.run()
     return StepOutcome(
         concluded=recorder.concluded,
@@ -354,26 +299,17 @@ def _step_results(
 ) -> tuple[StepResult, ...]:
     # Results are committed in model order, so result i answers call i.
     return tuple(
-        fast_step_result(call.id, call.name, result)
-        for call, result in zip(calls, results, strict=True)
+        StepResult(call.id, call.name, result) for call, result in zip(calls, results, strict=True)
     )
 
 
-# attrs' frozen ``__init__`` sets each field through ``object.__setattr__``; the pool builds one
-# ``StepResult`` per call with ``slot_builder``'s maker instead (equal to the constructor's,
-# pinned by tests/runtime/test_plans.py; the class has no validator, converter or post-init hook).
-assert tuple(field.name for field in attrs.fields(StepResult)) == ("call_id", "name", "result")
-
-
-def _init_step_result(self: Any, call_id: str, name: str, result: ToolExecutionResult) -> None:
-    self.call_id = call_id
-    self.name = name
-    self.result = result
-    self.__class__ = StepResult
-
-
-#: ``StepResult(call_id, name, result)``, built by a ``slot_builder`` maker.
-fast_step_result: Final = slot_builder(StepResult, _init_step_result)
+def _input(
+    block: ToolCallBlock, abort: trio.Event | None, agent: object | None
+) -> ToolExecutionInput:
+    # The one parse of the call's argument text; the runtime snapshots the value it is given.
+    return ToolExecutionInput(
+        block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
+    )
 
 
 def _plain_int(option: str, value: int) -> int:

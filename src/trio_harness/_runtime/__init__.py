@@ -38,7 +38,6 @@ from .execution import (
     ToolExecution,
     ToolExecutionInput,
     context_message,
-    fast_input,
 )
 from .hooks import (
     Accept,
@@ -61,17 +60,14 @@ from .hooks import (
 )
 from .json_tool import define_json_tool, json_schema_validator
 from .pipeline import ToolScheduler
-from .registry import NO_PROOF, ArgsProof
-from .tool_runtime import ToolRuntime, direct_classifier
+from .tool_runtime import ToolRuntime
 
 __all__ = [
-    "NO_PROOF",
     "Accept",
     "Allow",
     "ApprovalOutcome",
     "ApprovalRequest",
     "ApprovalService",
-    "ArgsProof",
     "Ask",
     "Block",
     "Deny",
@@ -98,8 +94,6 @@ __all__ = [
     "current_relay",
     "define_json_tool",
     "define_tool",
-    "direct_classifier",
-    "fast_input",
     "group_leaves",
     "json_schema_validator",
     "raise_sole",

@@ -7,16 +7,10 @@ delivered), and whether its cancel scope was cancelled while it ran (:data:`RAN`
 :data:`STOPPED`, :data:`OVERRAN`); that triple is mapped to a result once (aborted, timed out,
 the body's failure, or its value through the output contract).
 
-Three ways to run a body, one answer. The first two were measured (``bench/bench_pool.py``) and
-are written out in :func:`dispatch_body` (no extra coroutine per call):
-
-* **no event, no timeout** (the hot path): nothing but the caller's own scope can cancel the
-  body, so it runs with no cancel scope at all;
-* **the pool's relay**: the call's one event is watched by the step's
-  :func:`~.abort.abort_relay`, so the body's scope is registered with that relay directly;
-* **everything else** (a timeout, a direct ``runtime.execute`` with an event, or a wrapper that
-  replaced the event): :func:`~.abort.cancel_on_abort`, with the deadline set on its scope, and a
-  fused event when the body must see either of two events.
+The body runs in a cancel scope of its own: cancelled when its abort event is set (through the
+step's :func:`~.abort.abort_relay` when the pool opened one for that event, else a private
+watcher: :func:`~.abort.cancel_on_abort`), and given the tool's deadline; a fused event when
+an execute wrapper replaced the event, so the body sees either of two.
 
 The body sees ``exec.abort`` as the event that cancels it; whatever it assigns there is undone
 when it returns.
@@ -27,7 +21,6 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-import types
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
@@ -42,7 +35,7 @@ from .._values import (
     aborted_result,
     error_result,
 )
-from .abort import cancel_on_abort, current_relay
+from .abort import cancel_on_abort
 from .define import ARGS_ROOT
 from .execution import ToolExecution
 from .registry import RegisteredTool, Registry
@@ -105,20 +98,15 @@ def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
         return entry.definition.execute(exec._arguments, exec)
     check, execute, owner = plan
     args = exec._arguments
-    if exec._valid_under is not check:
-        violations = check(args, ARGS_ROOT)
-        if violations:
-            raise ToolArgsError(violations)
-    # else: that pure check found these very arguments valid during classification.
+    violations = check(args, ARGS_ROOT)
+    if violations:
+        raise ToolArgsError(violations)
     pending = execute(args, exec)
-    if type(pending) is not _COROUTINE and not inspect.isawaitable(pending):
+    if not inspect.isawaitable(pending):
         raise TypeError(
             f"{owner}: execute must be an async function (it returned {type(pending).__name__})"
         )
     return pending
-
-
-_COROUTINE: Final = types.CoroutineType
 
 
 def _ending(scope: trio.CancelScope) -> int:
@@ -130,7 +118,7 @@ def _ending(scope: trio.CancelScope) -> int:
 async def _guarded(
     exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, entry: RegisteredTool
 ) -> tuple[Any, BaseException | None, int]:
-    """The general way: a cancel scope cancelled by ``abort`` (through a relay when there is one,
+    """Run the body in a cancel scope cancelled by ``abort`` (through a relay when there is one,
     else a private watcher) and by the deadline."""
     value: Any = UNSET
     failure: BaseException | None = None
@@ -182,65 +170,20 @@ async def dispatch_body(registry: Registry, exec: ToolExecution) -> ToolExecutio
     else:
         exec._body_invoked = True
         timeout_s = entry.timeout_s
-        # Run: the body's value, or its failure, and its ending.
-        value: Any = UNSET
-        failure: BaseException | None = None
-        ending = RAN
-        relay = (
-            current_relay(caller)
-            if current is caller and caller is not None and timeout_s is None
-            else None
-        )
-        if caller is None and current is None and timeout_s is None:
-            # The hot path: no cancel scope, and no abort to re-check afterwards.
-            try:
-                value = await _begin(entry, exec)
-            except Exception as error:
-                failure = error
-            except trio.Cancelled as cancelled:
-                failure = stale_cancellation(cancelled)
-                if failure is None:
-                    raise
-            finally:
-                exec._abort = None  # the body may have replaced it
-        elif relay is not None:
-            # The pool's path with an abort event (``_guarded``'s relay case, written out): one
-            # event, watched by the step's relay, which alone can cancel this scope, and only
-            # once the event is set.
-            with trio.CancelScope() as scope:
-                # The event was seen unset with no checkpoint since: no need to re-check it
-                # (``AbortRelay.scopes``).
-                scopes = relay.scopes
-                scopes.add(scope)
-                try:
-                    value = await _begin(entry, exec)
-                except Exception as error:
-                    failure = error
-                except trio.Cancelled as cancelled:
-                    failure = stale_cancellation(cancelled)
-                    if failure is None:
-                        raise
-                finally:
-                    scopes.discard(scope)
-                    exec._abort = current  # the body may have replaced it
-            # ``_ending``, written out.
-            if scope.cancelled_caught:
-                ending = STOPPED
-            elif scope.cancel_called:
-                ending = OVERRAN
-        else:
-            try:
-                if current is caller or current is None or caller is None:
-                    # One event (or none): the body sees it unchanged.
-                    exec._abort = caller if current is None else current
-                    value, failure, ending = await _guarded(exec, exec._abort, timeout_s, entry)
-                else:
-                    # A wrapper replaced the event: the body sees a third event set by either.
-                    async with _fused(caller, current) as fused:
-                        exec._abort = fused
-                        value, failure, ending = await _guarded(exec, fused, timeout_s, entry)
-            finally:
-                exec._abort = current
+        value: Any
+        failure: BaseException | None
+        try:
+            if current is caller or current is None or caller is None:
+                # One event (or none): the body sees it unchanged.
+                exec._abort = caller if current is None else current
+                value, failure, ending = await _guarded(exec, exec._abort, timeout_s, entry)
+            else:
+                # A wrapper replaced the event: the body sees a third event set by either.
+                async with _fused(caller, current) as fused:
+                    exec._abort = fused
+                    value, failure, ending = await _guarded(exec, fused, timeout_s, entry)
+        finally:
+            exec._abort = current  # the body may have replaced it
         # Map the ending, once.
         if failure is not None:
             # A tool-owned failure is kept even when it was raised in reaction to the abort.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 import trio
@@ -29,9 +29,6 @@ __all__ = [
     "ToolExecution",
     "ToolExecutionInput",
     "context_message",
-    "fast_input",
-    "fast_outcome",
-    "fast_preparation",
     "normalize_context",
 ]
 
@@ -127,10 +124,6 @@ class ToolExecution:
     _body_result: ToolExecutionResult | None = None
     # A result the pipeline built itself from fresh snapshots: ``finish`` need not copy it again.
     _fresh_result: ToolExecutionResult | None = None
-    # The pure argument check that already found ``_arguments`` valid (``Registry.classify``,
-    # on an equal snapshot nobody else could reach): the body's check, if it is that one, takes
-    # its verdict. Cleared before any execute wrapper sees the execution.
-    _valid_under: Callable[[object, str], list[str]] | None = None
 
     @property
     def token(self) -> object:
@@ -310,66 +303,3 @@ class Runtime(Protocol):
     def execution_mode(self, input: ToolExecutionInput, /) -> ExecutionMode: ...
 
     async def execute(self, input: ToolExecutionInput, /) -> ToolExecutionResult: ...
-
-
-# ---------------------------------------------------------------------------------------------
-# Hot-path builders
-# ---------------------------------------------------------------------------------------------
-#
-# The pool builds an input, a preparation and a dispatch outcome per call. attrs' frozen
-# ``__init__`` sets each field through ``object.__setattr__``; these builders set the slots
-# directly. They give objects equal, field for field, to the constructors' (pinned by
-# tests/runtime/test_plans.py); none of these classes has a validator, converter or post-init
-# hook to bypass.
-
-_new: Final = object.__new__
-
-
-def _slot_setters(cls: type, *names: str) -> tuple[Any, ...]:
-    assert tuple(field.name for field in attrs.fields(cls)) == names, cls
-    return tuple(cls.__dict__[name].__set__ for name in names)
-
-
-_IN_CALL_ID, _IN_NAME, _IN_ARGUMENTS, _IN_ABORT, _IN_PARENT, _IN_AGENT, _IN_ROOT = _slot_setters(
-    ToolExecutionInput, "call_id", "name", "arguments", "abort", "parent", "agent", "root_call_id"
-)
-_PREP_KIND, _PREP_EXEC, _PREP_RESULT = _slot_setters(Preparation, "kind", "exec", "result")
-_OUT_KIND, _OUT_RESULT = _slot_setters(DispatchOutcome, "kind", "result")
-
-
-def fast_input(
-    call_id: str, name: str, arguments: Any, abort: trio.Event | None, agent: object | None
-) -> ToolExecutionInput:
-    """``ToolExecutionInput(call_id, name, arguments, abort, agent=agent)``, slot by slot."""
-    input: ToolExecutionInput = _new(ToolExecutionInput)
-    _IN_CALL_ID(input, call_id)
-    _IN_NAME(input, name)
-    _IN_ARGUMENTS(input, arguments)
-    _IN_ABORT(input, abort)
-    _IN_PARENT(input, None)
-    _IN_AGENT(input, agent)
-    _IN_ROOT(input, None)
-    return input
-
-
-def fast_preparation(
-    kind: Literal["dispatch", "post-result", "final-result"],
-    exec: ToolExecution,
-    result: ToolExecutionResult | None,
-) -> Preparation:
-    """``Preparation(kind, exec, result)``, slot by slot."""
-    preparation: Preparation = _new(Preparation)
-    _PREP_KIND(preparation, kind)
-    _PREP_EXEC(preparation, exec)
-    _PREP_RESULT(preparation, result)
-    return preparation
-
-
-def fast_outcome(
-    kind: Literal["post-result", "final-result"], result: ToolExecutionResult
-) -> DispatchOutcome:
-    """``DispatchOutcome(kind, result)``, slot by slot."""
-    outcome: DispatchOutcome = _new(DispatchOutcome)
-    _OUT_KIND(outcome, kind)
-    _OUT_RESULT(outcome, result)
-    return outcome

@@ -16,7 +16,6 @@ result.
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
 from typing import Any, Final, Literal
 
 import attrs
@@ -27,7 +26,7 @@ from .._errors import (
     error_message,
     unreachable,
 )
-from .._json import NOT_JSON, json_node_limit, snapshot_json_value
+from .._json import NOT_JSON, snapshot_json_value
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -46,8 +45,6 @@ from .execution import (
     Runtime,
     ToolExecution,
     ToolExecutionInput,
-    fast_outcome,
-    fast_preparation,
     normalize_context,
 )
 from .hooks import (
@@ -63,7 +60,7 @@ from .hooks import (
     PreToolDecision,
     refuse_awaitable,
 )
-from .registry import NO_PROOF, ArgsProof, Registry
+from .registry import Registry
 from .results import (
     cancellation_result,
     create_success_result,
@@ -71,7 +68,7 @@ from .results import (
     with_contexts,
 )
 
-__all__ = ["PreparedNow", "ToolScheduler"]
+__all__ = ["ToolScheduler"]
 
 #: Where contained observer failures are reported.
 logger: Final = logging.getLogger("trio_harness.runtime")
@@ -94,18 +91,12 @@ def _contexts(given: object) -> tuple[dict[str, Any], ...]:
     return tuple(normalize_context(context) for context in given)  # type: ignore[attr-defined]
 
 
-#: What :meth:`ToolScheduler.prepare_now` gives: the fields of a ``Preparation``.
-PreparedNow = tuple[
-    Literal["dispatch", "post-result", "final-result"], ToolExecution, ToolExecutionResult | None
-]
-
-
 def _prepared(
     kind: Literal["post-result", "final-result"], exec: ToolExecution, result: ToolExecutionResult
 ) -> Preparation:
-    # Results built here are fresh: ``finish`` may skip re-snapshotting them.
+    # Results built here are fresh: ``finish`` need not snapshot them again.
     exec._fresh_result = result
-    return fast_preparation(kind, exec, result)
+    return Preparation(kind, exec, result)
 
 
 class ToolScheduler:
@@ -141,9 +132,7 @@ class ToolScheduler:
     # prepare
     # -----------------------------------------------------------------------------------------
 
-    def _create(
-        self, input: ToolExecutionInput, proof: ArgsProof = NO_PROOF
-    ) -> tuple[ToolExecution, BaseException | None]:
+    def _create(self, input: ToolExecutionInput) -> tuple[ToolExecution, BaseException | None]:
         # Each input field is read exactly once; the arguments last, so that the definition's
         # finalize_content is captured before any argument accessor runs.
         call_id = input.call_id
@@ -160,49 +149,14 @@ class ToolScheduler:
             failure = abort_type_error(abort)
             if failure is not None:
                 abort = None
+        arguments: Any = UNSET
         try:
             raw = input.arguments
         except Exception as error:
             failure = failure or error
-            raw = _UNREAD
-        return self._execution(
-            call_id,
-            name,
-            raw,
-            abort,
-            parent,
-            agent,
-            call_id if root_call_id is None else root_call_id,
-            finalize_content,
-            failure,
-            proof,
-        )
-
-    def _execution(
-        self,
-        call_id: str,
-        name: str,
-        raw: Any,
-        abort: trio.Event | None,
-        parent: ToolExecution | None,
-        agent: object | None,
-        root_call_id: str,
-        finalize_content: Any,
-        failure: BaseException | None,
-        proof: ArgsProof,
-    ) -> tuple[ToolExecution, BaseException | None]:
-        # ``_create``'s execution, from the fields it read (``raw``: the arguments, or
-        # ``_UNREAD`` when reading them raised).
-        arguments: Any = UNSET
-        checked, valid = proof
-        if raw is not _UNREAD:
-            if checked and checked == json_node_limit():
-                # The caller alone holds ``raw``, found lossless under this very limit (see
-                # ``prepare_now``): the snapshot would be an equal tree nobody else can reach.
-                arguments = raw
-            else:
-                valid = None
-                arguments = snapshot_json_value(raw)
+        else:
+            # The one copy of the arguments: every phase, and the body, see this snapshot.
+            arguments = snapshot_json_value(raw)
             if arguments is NOT_JSON:
                 arguments = UNSET
                 failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
@@ -213,15 +167,12 @@ class ToolScheduler:
             arguments,
             agent,
             parent,
-            root_call_id,
+            call_id if root_call_id is None else root_call_id,
             self._runtime,
             abort,
             abort,
             finalize_content,
         )
-        if valid is not None and failure is None:
-            # The body's argument check may take the classification's verdict (``_begin``).
-            exec._valid_under = valid
         return exec, failure
 
     async def _pre_execute(self, exec: ToolExecution) -> PreToolDecision:
@@ -321,72 +272,6 @@ class ToolScheduler:
         exec._fresh_result = result
         return result
 
-    def _answer_now(self, exec: ToolExecution, failure: BaseException | None) -> PreparedNow:
-        # What ``prepare`` answers for a call with no policy phase: ``_early``'s common answer
-        # (dispatch) in place, else its final result.
-        if failure is None:
-            caller = exec._caller_abort
-            if caller is None or not caller.is_set():
-                return ("dispatch", exec, None)
-        result = self._early(exec, failure)
-        assert result is not None
-        return ("final-result", exec, result)
-
-    def prepare_now(
-        self, input: ToolExecutionInput, proof: ArgsProof = NO_PROOF
-    ) -> PreparedNow | None:
-        """:meth:`prepare` without its coroutine nor its ``Preparation``, when it would await
-        nothing (no pre-execute hook and no guard: the waterfall would allow); else ``None``
-        (await :meth:`prepare`). The pool's fast path: ``(kind, exec, result)``, the fields of the
-        preparation ``prepare`` gives.
-
-        ``proof``: other than ``NO_PROOF`` only from a caller that alone holds
-        ``input.arguments`` (nobody else has seen them, so nobody can have changed them), as
-        ``Registry.classify`` found them: lossless JSON under that JSON node limit (while the
-        limit is still that, the execution takes them as they are instead of a snapshot equal to
-        them), and valid under that argument check (the body's check, if it is that very check
-        and no execute wrapper ran, takes that verdict instead of checking them again)."""
-        policy = self._policy
-        if policy.pre_execute.items or policy.guards.items:
-            return None
-        exec, failure = self._create(input, proof)
-        return self._answer_now(exec, failure)
-
-    def prepare_call(
-        self,
-        call_id: str,
-        name: str,
-        arguments: Any,
-        abort: trio.Event | None,
-        agent: object | None,
-        proof: ArgsProof = NO_PROOF,
-    ) -> PreparedNow | None:
-        """:meth:`prepare_now` of ``ToolExecutionInput(call_id, name, arguments, abort,
-        agent=agent)``, without that input (the pool's calls, which nobody else sees as
-        inputs): the same answer, read from the same fields."""
-        policy = self._policy
-        if policy.pre_execute.items or policy.guards.items:
-            return None
-        entry = self._registry.lookup(name)
-        failure: BaseException | None = None
-        if abort is not None:
-            failure = abort_type_error(abort)
-            if failure is not None:
-                abort = None
-        exec, failure = self._execution(
-            call_id,
-            name,
-            arguments,
-            abort,
-            None,
-            agent,
-            call_id,
-            entry.definition.finalize_content if entry is not None else None,
-            failure,
-            proof,
-        )
-        return self._answer_now(exec, failure)
-
     async def prepare(self, input: ToolExecutionInput) -> Preparation:
         """Create the execution and run the policy phase (pre-execute, approval, guards).
 
@@ -395,13 +280,14 @@ class ToolScheduler:
             still goes through post-execute) or ``final-result`` (bypasses post-execute: argument
             failures, pre-aborted calls, policy exceptions).
         """
-        now = self.prepare_now(input)
-        if now is not None:
-            return fast_preparation(*now)
         exec, failure = self._create(input)
         early = self._early(exec, failure)
         if early is not None:
-            return fast_preparation("final-result", exec, early)
+            return Preparation("final-result", exec, early)
+        policy = self._policy
+        if not policy.pre_execute.items and not policy.guards.items:
+            # No hook and no guard: the waterfall allows.
+            return Preparation("dispatch", exec, None)
         caller = exec._caller_abort
         try:
             if self._abort_cancels_callbacks and caller is not None:
@@ -426,7 +312,7 @@ class ToolScheduler:
             return _prepared("post-result", exec, denied_result(reason))
         if _aborted(caller):
             return _prepared("post-result", exec, aborted_before_dispatch_result())
-        return fast_preparation("dispatch", exec, None)
+        return Preparation("dispatch", exec, None)
 
     # -----------------------------------------------------------------------------------------
     # dispatch
@@ -468,9 +354,7 @@ class ToolScheduler:
         return with_contexts(create_success_result(exec, entry, result.value), after=contexts)
 
     async def _wrapped(self, exec: ToolExecution) -> ToolExecutionResult:
-        # Only called with at least one wrapper (``dispatch`` checks first). A wrapper may change
-        # the arguments before the body: it checks them again.
-        exec._valid_under = None
+        # Only called with at least one wrapper (``dispatch`` checks first).
         wrappers = self._policy.execute_wrappers.items
         last = len(wrappers)
 
@@ -481,17 +365,8 @@ class ToolScheduler:
 
         return self._normalize_wrapped(exec, await step(0))
 
-    def dispatch_now(self, exec: ToolExecution) -> Coroutine[Any, Any, ToolExecutionResult] | None:
-        """The pool's fast path of :meth:`dispatch` when no execute wrapper is registered: the
-        body's coroutine, whose result (or failure) the caller hands to :meth:`dispatched` (or
-        :meth:`dispatch_failed`) exactly as ``dispatch`` would; else ``None`` (await
-        :meth:`dispatch`)."""
-        if self._policy.execute_wrappers.items:
-            return None
-        return dispatch_body(self._registry, exec)
-
-    def dispatched(self, exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
-        """The ``post-result`` of a dispatch whose wrappers and body gave ``result``."""
+    def _dispatched(self, exec: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        # The ``post-result`` of a dispatch whose wrappers and body gave ``result``.
         exec._deferring_closed = True
         if exec._deferred:
             result = with_contexts(result, before=exec._deferred)
@@ -500,21 +375,8 @@ class ToolScheduler:
             result = cancellation_result(exec, result)
         return result
 
-    def body_dispatched(
-        self, exec: ToolExecution, result: ToolExecutionResult
-    ) -> ToolExecutionResult:
-        """:meth:`dispatched` for the result of :meth:`dispatch_now`'s coroutine, awaited
-        directly: ``dispatch_body`` checked the caller's abort after the body, with no code in
-        between, so a success it gives is known not to have lost that race (a failure is never
-        turned into ``ABORTED``)."""
-        exec._deferring_closed = True
-        if exec._deferred:
-            result = with_contexts(result, before=exec._deferred)
-        return result
-
-    def dispatch_failed(self, exec: ToolExecution, failure: BaseException) -> ToolExecutionResult:
-        """The ``final-result`` of a dispatch whose wrappers or body raised ``failure`` (an
-        ``Exception``, or the failure :func:`stale_cancellation` made of a ``Cancelled``)."""
+    def _dispatch_failed(self, exec: ToolExecution, failure: BaseException) -> ToolExecutionResult:
+        # The ``final-result`` of a dispatch whose wrappers or body raised ``failure``.
         exec._deferring_closed = True
         return error_result(failure)
 
@@ -535,13 +397,13 @@ class ToolScheduler:
             else:
                 result = await self._wrapped(exec)
         except Exception as error:
-            return fast_outcome("final-result", self.dispatch_failed(exec, error))
+            return DispatchOutcome("final-result", self._dispatch_failed(exec, error))
         except trio.Cancelled as cancelled:
             failure = stale_cancellation(cancelled)
             if failure is None:
                 raise
-            return fast_outcome("final-result", self.dispatch_failed(exec, failure))
-        return fast_outcome("post-result", self.dispatched(exec, result))
+            return DispatchOutcome("final-result", self._dispatch_failed(exec, failure))
+        return DispatchOutcome("post-result", self._dispatched(exec, result))
 
     # -----------------------------------------------------------------------------------------
     # finalize / finish
@@ -607,18 +469,6 @@ class ToolScheduler:
                 if failure is None:
                     raise
                 result = error_result(failure)
-        caller = exec._caller_abort
-        if caller is not None and not result.is_error and caller.is_set():
-            result = cancellation_result(exec, result)
-        return self.finish(exec, result)
-
-    def finalize_now(
-        self, exec: ToolExecution, result: ToolExecutionResult
-    ) -> ToolExecutionResult | None:
-        """:meth:`finalize` without its coroutine when it would await nothing (no post-execute
-        hook); else ``None`` (await :meth:`finalize`). The pool's fast path."""
-        if self._policy.post_execute.items:
-            return None
         caller = exec._caller_abort
         if caller is not None and not result.is_error and caller.is_set():
             result = cancellation_result(exec, result)

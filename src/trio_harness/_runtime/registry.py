@@ -12,19 +12,12 @@ from typing import Any, Final
 
 import attrs
 
-from .._json import NOT_JSON, json_node_limit, snapshot_json_value
+from .._json import NOT_JSON, snapshot_json_value
 from .._validation import assert_supported_json_schema, compile_validator
 from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
 from .define import ARGS_ROOT, ClassifierPlan, ExecutePlan, classifier_plan, execute_plan
 
-__all__ = ["NO_PROOF", "ArgsProof", "RegisteredTool", "Registry"]
-
-#: What :meth:`Registry.classify` found of a call's arguments: the JSON node limit under which
-#: they were found lossless (``0``: not found so), and the argument check that found them valid
-#: (``None``: none did).
-ArgsProof = tuple[int, Callable[[object, str], list[str]] | None]
-#: Nothing found.
-NO_PROOF: Final[ArgsProof] = (0, None)
+__all__ = ["RegisteredTool", "Registry"]
 
 _OUTPUT_CONTRACT: Final = 'tool "{}" must declare output {{ schema, render, presentationMeta? }}'
 
@@ -93,8 +86,7 @@ class Registry:
 
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
-        #: ``lookup(name)``: the registered entry for ``name``, if any (the dict's own ``get``,
-        #: bound once: a call looks a tool up three times).
+        #: ``lookup(name)``: the registered entry for ``name``, if any.
         self.lookup: Callable[[str], RegisteredTool | None] = self._tools.get
 
     def register(self, tool: ToolDefinition) -> Callable[[], None]:
@@ -152,53 +144,29 @@ class Registry:
         return out
 
     def execution_mode(self, name: str, arguments: object) -> ExecutionMode:
-        """Fail-closed classification: parallel only when the classifier returns exactly ``True``."""
-        return self.classify(name, arguments)[0]
+        """Fail-closed classification: parallel only when the classifier returns exactly ``True``.
 
-    def classify(self, name: str, arguments: object) -> tuple[ExecutionMode, ArgsProof]:
-        """:meth:`execution_mode`, and what the classification found of ``arguments``
-        (:data:`ArgsProof`): the JSON node limit under which its snapshot found them lossless
-        JSON (``0``: no snapshot was taken, or it failed), and the argument check of
-        ``define_tool``'s soft classifier when that check found the snapshot valid (else
-        ``None``). Only the snapshot reaches the classifier, never ``arguments`` itself: a caller
-        that alone holds ``arguments`` knows them unchanged, lossless while that limit stands,
-        and valid under that check (a check's verdict depends on the value alone)."""
+        The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
+        arguments), but a detached copy of them when they are lossless JSON: one that mutates
+        what it is given must not change what the call then validates and runs with. A
+        classifier that raises is a "no", never a crash of the step.
+        """
         entry = self._tools.get(name)
         if entry is None:
-            return EXCLUSIVE, NO_PROOF
+            return EXCLUSIVE
         classifier = entry.definition.is_concurrency_safe
         if classifier is None:
-            return EXCLUSIVE, NO_PROOF
-        checked = 0
-        valid: Callable[[object, str], list[str]] | None = None
+            return EXCLUSIVE
         try:
-            # The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
-            # arguments), but a detached copy of them when they are lossless JSON: one that
-            # mutates what it is given must not change what the call then validates and runs with
-            # (the log keeps the text the model wrote).
-            limit = json_node_limit()
             copy = snapshot_json_value(arguments)
-            if copy is NOT_JSON:
-                given = arguments
-            else:
-                given = copy
-                checked = limit
+            given = arguments if copy is NOT_JSON else copy
             plan = entry.classify
             if plan is None:
                 verdict = classifier(given)
             else:
                 # ``define_tool``'s soft wrapper, run inline: invalid arguments are a "no".
-                check, classify, pure = plan
-                if check(given, ARGS_ROOT):
-                    verdict = False
-                else:
-                    if checked and pure:
-                        valid = check
-                    verdict = classify(given)
+                check, classify, _pure = plan
+                verdict = False if check(given, ARGS_ROOT) else classify(given)
         except Exception:
-            # A raising classifier is a classification "no", never a crash of the step.
-            return EXCLUSIVE, (checked, valid) if checked else NO_PROOF
-        return (PARALLEL if verdict is True else EXCLUSIVE), (
-            checked,
-            valid,
-        ) if checked else NO_PROOF
+            return EXCLUSIVE
+        return PARALLEL if verdict is True else EXCLUSIVE

@@ -27,7 +27,6 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
     error_result,
-    fast_success_result,
     is_well_formed_error,
 )
 from .execution import ToolExecution
@@ -102,7 +101,13 @@ def create_success_result(
     # Presentation metadata is for what a user sees: top-level calls only, never nested ones.
     if tool.presentation_meta is not None and exec._parent is None:
         meta = _project(tool, "output.presentationMeta", tool.presentation_meta, args, value)
-    return fast_success_result(tuple(content), value, meta, exec._concluded)
+    return ToolExecutionResult(
+        is_error=False,
+        content=tuple(content),
+        value=value,
+        meta=meta,
+        concludes_turn=exec._concluded,
+    )
 
 
 def timeout_result(tool: RegisteredTool) -> ToolExecutionResult:

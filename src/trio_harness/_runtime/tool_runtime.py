@@ -28,9 +28,9 @@ from .hooks import (
     ResultObserver,
 )
 from .pipeline import ToolScheduler
-from .registry import ArgsProof, Registry
+from .registry import Registry
 
-__all__ = ["ToolRuntime", "direct_classifier"]
+__all__ = ["ToolRuntime"]
 
 
 @attrs.define(eq=False)
@@ -160,20 +160,3 @@ class ToolRuntime:
         if preparation.kind == "post-result":
             return await scheduler.finalize(exec, result)
         return scheduler.finish(exec, result)
-
-
-def direct_classifier(
-    runtime: object,
-) -> Callable[[str, Any], tuple[ExecutionMode, ArgsProof]] | None:
-    """When ``runtime`` is exactly a ``ToolRuntime`` (not a subclass, which may override
-    ``execution_mode``): its registry's ``classify``, called with ``(input.name,
-    input.arguments)``, which gives ``runtime.execution_mode(input)`` and what it found of the
-    arguments (see ``Registry.classify``); the pool's
-    classification without the facade's frame. ``None`` for any other runtime."""
-    if type(runtime) is ToolRuntime and ToolRuntime.execution_mode is _EXECUTION_MODE:
-        return runtime._registry.classify
-    return None
-
-
-# The facade's own method (a test may patch the class's).
-_EXECUTION_MODE = ToolRuntime.execution_mode
