@@ -146,6 +146,9 @@ class Driver:
         self._admit = admit
         self._window = trio.CapacityLimiter(cap)
         self._send, self._receive = trio.open_memory_channel[_Message](math.inf)
+        # Messages sent on the channel and not received yet: the committer reads the channel
+        # without waiting only when it holds something (an empty one raises ``WouldBlock``).
+        self._unread = 0
         # Settled slots received and not committed yet, by call index.
         self._slots: dict[int, _Settled] = {}
         # Prepared dispatches waiting for a task to take them, in model order. Invariant: one
@@ -188,15 +191,15 @@ class Driver:
                                 break
                         except trio.EndOfChannel:
                             break
-                        self._send.send_nowait(_Arrived(item))
+                        self._post(_Arrived(item))
                 else:
                     async for item in source:
-                        self._send.send_nowait(_Arrived(item))
+                        self._post(_Arrived(item))
             except Exception as exc:
                 # The source broke (e.g. the model's stream): a scheduler failure of the step.
-                self._send.send_nowait(_Ended(exc))
+                self._post(_Ended(exc))
             else:
-                self._send.send_nowait(_Ended(None))
+                self._post(_Ended(None))
 
     async def _run(self) -> bool:
         abort = self._abort
@@ -316,7 +319,7 @@ class Driver:
         finally:
             self._window.release_on_behalf_of(index)
         self._tell("settled", index, message.error if type(message) is _Failed else None)
-        self._send.send_nowait(message)
+        self._post(message)
 
     async def _commit(self, index: int) -> None:
         settled = self._slots.pop(index)
@@ -341,23 +344,25 @@ class Driver:
     async def _receive_one(self) -> None:
         # Wait for one message (a settle, or in a streaming step an arrival or the end), then
         # take everything else already sent.
-        self._take(await self._receive.receive())
+        message = await self._receive.receive()
+        self._take(message)
         self._take_sent()
+
+    def _post(self, message: _Message) -> None:
+        self._send.send_nowait(message)
+        self._unread += 1
 
     def _take_sent(self) -> None:
         # Everything already sent, without a checkpoint; then the abort, before any decision.
-        while True:
-            try:
-                message = self._receive.receive_nowait()
-            except trio.WouldBlock:
-                break
-            self._take(message)
+        while self._unread:
+            self._take(self._receive.receive_nowait())
         abort = self._abort
         if abort is not None and abort.is_set() and not self._core.aborted:
             self._core.abort()
             self._tell("abort", -1, None)
 
     def _take(self, message: _Message) -> None:
+        self._unread -= 1
         core = self._core
         if type(message) is _Settled:
             self._slots[message.call] = message

@@ -13,8 +13,9 @@ body can never start after its abort was observed and run uncancelled.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import partial
 
 import trio
 
@@ -26,6 +27,7 @@ __all__ = [
     "current_relay",
     "group_leaves",
     "raise_sole",
+    "watch_scope",
 ]
 
 
@@ -114,13 +116,26 @@ async def abort_relay(event: trio.Event) -> AsyncIterator[AbortRelay]:
         _innermost.reset(token)
 
 
-@contextmanager
-def _registered(relay: AbortRelay, scope: trio.CancelScope) -> Iterator[None]:
-    relay.register(scope)
-    try:
-        yield
-    finally:
-        relay.unregister(scope)
+def watch_scope(event: trio.Event | None, scope: trio.CancelScope) -> Callable[[], None]:
+    """Cancel ``scope`` when ``event`` is set (at once if it already is); returns the function
+    that stops watching (call it when the scope's block ends).
+
+    Uses the relay of an enclosing :func:`abort_relay` for the same event when there is one (no
+    extra task); otherwise starts a private watcher until stopped. ``None`` never cancels.
+    """
+    if event is None:
+        return _nothing
+    relay = current_relay(event)
+    if relay is not None:
+        relay.register(scope)
+        return partial(relay.unregister, scope)
+    private = AbortRelay(event)
+    private.register(scope)
+    return _spawn_watcher(private).cancel
+
+
+def _nothing() -> None:
+    pass
 
 
 @asynccontextmanager
@@ -134,22 +149,12 @@ async def cancel_on_abort(event: trio.Event | None) -> AsyncIterator[trio.Cancel
     starts a private watcher for the duration of the block. Check ``scope.cancelled_caught``
     afterwards to tell an abort from a normal exit.
     """
-    if event is None:
-        with trio.CancelScope() as scope:
+    with trio.CancelScope() as scope:
+        stop = watch_scope(event, scope)
+        try:
             yield scope
-        return
-    relay = current_relay(event)
-    if relay is not None:
-        with trio.CancelScope() as scope, _registered(relay, scope):
-            yield scope
-        return
-    private = AbortRelay(event)
-    watcher_scope = _spawn_watcher(private)
-    try:
-        with trio.CancelScope() as scope, _registered(private, scope):
-            yield scope
-    finally:
-        watcher_scope.cancel()
+        finally:
+            stop()
 
 
 def group_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

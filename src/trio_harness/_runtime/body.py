@@ -35,7 +35,7 @@ from .._values import (
     aborted_result,
     error_result,
 )
-from .abort import cancel_on_abort
+from .abort import watch_scope
 from .define import ARGS_ROOT
 from .execution import ToolExecution
 from .registry import RegisteredTool, Registry
@@ -102,7 +102,7 @@ def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
     if violations:
         raise ToolArgsError(violations)
     pending = execute(args, exec)
-    if not inspect.isawaitable(pending):
+    if not (inspect.iscoroutine(pending) or inspect.isawaitable(pending)):
         raise TypeError(
             f"{owner}: execute must be an async function (it returned {type(pending).__name__})"
         )
@@ -122,9 +122,8 @@ async def _guarded(
     else a private watcher) and by the deadline."""
     value: Any = UNSET
     failure: BaseException | None = None
-    async with cancel_on_abort(abort) as scope:
-        if timeout_s is not None:
-            scope.deadline = trio.current_time() + timeout_s
+    if abort is None and timeout_s is None:
+        # Nothing but the caller's own scope can cancel the body: it needs no scope of its own.
         try:
             value = await _begin(entry, exec)
         except Exception as error:
@@ -133,6 +132,21 @@ async def _guarded(
             failure = stale_cancellation(cancelled)
             if failure is None:
                 raise
+        return value, failure, RAN
+    with trio.CancelScope() as scope:
+        if timeout_s is not None:
+            scope.deadline = trio.current_time() + timeout_s
+        stop = watch_scope(abort, scope)
+        try:
+            value = await _begin(entry, exec)
+        except Exception as error:
+            failure = error
+        except trio.Cancelled as cancelled:
+            failure = stale_cancellation(cancelled)
+            if failure is None:
+                raise
+        finally:
+            stop()
     return value, failure, _ending(scope)
 
 
