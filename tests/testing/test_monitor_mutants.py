@@ -33,8 +33,8 @@ from trio_harness._pool.driver import Driver
 from trio_harness._pool.machine import CallState, StepCore
 from trio_harness.lowlevel import DispatchOutcome, Preparation
 
-SETTLED = CallState.SETTLED.value
-IN_FLIGHT = CallState.IN_FLIGHT.value
+SETTLED = CallState.SETTLED
+IN_FLIGHT = CallState.IN_FLIGHT
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,10 +194,11 @@ def wrap(mp: pytest.MonkeyPatch, owner: Any, name: str, make: Callable[[Any], An
 
 def window_too_wide(mp: pytest.MonkeyPatch) -> None:
     def make(init: Any) -> Any:
-        # The state machine alone enforces the window (the driver has no limiter of its own).
+        # The core's count and the limiter's tokens both one too many.
         def __init__(self: Driver, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
             self._core._cap += 1
+            self._window.total_tokens += 1
 
         return __init__
 
@@ -209,6 +210,7 @@ def window_of_one(mp: pytest.MonkeyPatch) -> None:
         def __init__(self: Driver, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
             self._core._cap = 1
+            self._window.total_tokens = 1
 
         return __init__
 
@@ -239,7 +241,7 @@ def no_rolling_refill(mp: pytest.MonkeyPatch) -> None:
                 and id(self) in draining
                 and not commit_ready
             ):
-                return machine_module.OP_WAIT, -1
+                return machine_module.Op.WAIT, -1
             if self._in_flight == 0:
                 draining.pop(id(self), None)
             return next_action(self)
@@ -268,7 +270,7 @@ def exclusive_joins_a_group(mp: pytest.MonkeyPatch) -> None:
     def make(between: Any) -> Any:
         def patched(self: StepCore) -> Any:
             action = between(self)
-            if action[0] is machine_module.OP_OPEN_GROUP and not self._parallel:
+            if action[0] is machine_module.Op.OPEN_GROUP and not self._parallel:
                 self._group_end = self._count
             return action
 
@@ -305,8 +307,8 @@ def barrier_before_commit(mp: pytest.MonkeyPatch) -> None:
                 self._next_mode = None
                 self._blocked = False
                 self._next = nxt + 1
-                self._state[nxt] = CallState.PREPARING.value
-                return machine_module.OP_START, nxt
+                self._state[nxt] = CallState.PREPARING
+                return machine_module.Op.START, nxt
             return next_action(self)
 
         return patched
@@ -401,15 +403,15 @@ def cut_short_marked_before_dispatch(mp: pytest.MonkeyPatch) -> None:
 
 def aborted_rewritten(mp: pytest.MonkeyPatch) -> None:
     def make(record: Any) -> Any:
-        def patched(self: Driver, index: int, result: th.ToolExecutionResult) -> None:
+        def patched(self: Driver, index: int, result: th.ToolExecutionResult) -> bool:
             info = result.error.info if result.error is not None else None
             if info is not None and info.code == th.TOOL_ABORTED:
                 result = th.aborted_before_dispatch_result()
-            record(self, index, result)
+            return bool(record(self, index, result))
 
         return patched
 
-    wrap(mp, Driver, "_record", make)
+    wrap(mp, Driver, "_record_commit", make)
 
 
 def failure_raised_at_once(mp: pytest.MonkeyPatch) -> None:
@@ -420,12 +422,10 @@ def failure_raised_at_once(mp: pytest.MonkeyPatch) -> None:
         try:
             outcome = await self._scheduler.dispatch(exec)  # a failure escapes into the nursery
         finally:
-            self._limiter.release_on_behalf_of(index)
+            self._window.release_on_behalf_of(index)
         if self._trace is not None:
             self._trace("settled", index, None)
-        self._slots[index] = (exec, outcome.result, outcome.kind == "post-result")
-        self._unread += 1
-        self._send.send_nowait(index)
+        self._post(driver_module._Settled(index, exec, outcome.result, outcome.kind == "post-result"))
 
     mp.setattr(Driver, "_dispatch", _dispatch)
 
@@ -434,8 +434,8 @@ def failure_swallowed(mp: pytest.MonkeyPatch) -> None:
     def make(next_action: Any) -> Any:
         def patched(self: StepCore) -> Any:
             action = next_action(self)
-            if action[0] is machine_module.OP_RAISE:
-                return machine_module.OP_DONE, self._count
+            if action[0] is machine_module.Op.RAISE:
+                return machine_module.Op.DONE, self._count
             return action
 
         return patched
@@ -448,7 +448,7 @@ def failure_does_not_stop(mp: pytest.MonkeyPatch) -> None:
     failures: dict[int, tuple[StepCore, object]] = {}
 
     def dispatch_failed(self: StepCore, index: int, error: object) -> None:
-        self._state[index] = CallState.FAILED.value
+        self._state[index] = CallState.FAILED
         self._in_flight -= 1
         self._blocked = False
         failures.setdefault(id(self), (self, error))
@@ -480,7 +480,7 @@ def close_group_before_draining(mp: pytest.MonkeyPatch) -> None:
         def patched(self: StepCore) -> Any:
             if self._in_group and self._has_failure and self._in_flight:
                 self._in_group = False
-                return machine_module.OP_CLOSE_GROUP, self._group_start
+                return machine_module.Op.CLOSE_GROUP, self._group_start
             return next_action(self)
 
         return patched
@@ -588,8 +588,8 @@ def cap_validated_late(mp: pytest.MonkeyPatch) -> None:
     cap_not_validated(mp)
 
     def make(start: Any) -> Any:
-        def patched(self: Driver, index: int) -> None:
-            start(self, index)
+        async def patched(self: Driver, index: int, nursery: trio.Nursery) -> None:
+            await start(self, index, nursery)
             cap = self._core.cap
             if not (type(cap) is int and cap >= 1):
                 raise ValueError("max_parallel_tool_calls must be a positive integer")
