@@ -425,7 +425,9 @@ def failure_raised_at_once(mp: pytest.MonkeyPatch) -> None:
             self._window.release_on_behalf_of(index)
         if self._trace is not None:
             self._trace("settled", index, None)
-        self._post(driver_module._Settled(index, exec, outcome.result, outcome.kind == "post-result"))
+        self._post(
+            driver_module._Settled(index, exec, outcome.result, outcome.kind == "post-result")
+        )
 
     mp.setattr(Driver, "_dispatch", _dispatch)
 

@@ -6,12 +6,13 @@ against the rules of :mod:`.rules`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, Callable, Sequence
 from typing import Any
 
+import attrs
 import trio
 
-from .._log import Session
+from .._log import TOOL_CALL, Session, ToolCallData
 from .._pool import (
     DEFAULT_MAX_PARALLEL_TOOL_CALLS,
     PoolTracer,
@@ -20,12 +21,15 @@ from .._pool import (
     execute_tool_calls,
 )
 from .._runtime import (
+    ApprovalRequest,
+    ApprovalService,
     DispatchOutcome,
     Preparation,
     Scheduler,
     ToolExecution,
     ToolExecutionInput,
     ToolRuntime,
+    ToolScheduler,
 )
 from .._values import (
     ExecutionMode,
@@ -77,6 +81,24 @@ class _MonitoredRuntime:
         return mode
 
 
+class _WatchedApproval:
+    """The runtime's approval service as the monitored step sees it: each request recorded."""
+
+    def __init__(self, monitor: PoolMonitor, inner: ApprovalService) -> None:
+        self._monitor = monitor
+        self.inner = inner
+
+    async def request(self, request: ApprovalRequest, /) -> str:
+        monitor = self._monitor
+        index = monitor._preparing if monitor._preparing is not None else -1
+        monitor._record("approval>", index, request.call_id)
+        try:
+            outcome = await self.inner.request(request)
+        finally:
+            monitor._record("approval<", index, request.call_id)
+        return outcome
+
+
 class PoolMonitor:
     """Checks every guarantee of the pool on the steps it watches (a scheduler wrapper and a
     :class:`~trio_harness.lowlevel.PoolTracer` in one).
@@ -108,11 +130,14 @@ class PoolMonitor:
         self._instrument: _DriverSteps | None = None
         self.reset()
         runtime.scheduler = self
+        policy = runtime._policy
+        if policy.approval is not None and not isinstance(policy.approval, _WatchedApproval):
+            policy.approval = _WatchedApproval(self, policy.approval)
 
     def reset(self) -> None:
         """Forget the step watched so far (:meth:`execute_tool_calls` does this first)."""
         self._stop_watching()
-        self.records: dict[str, BodyRecord] = {}
+        self.records: dict[int, BodyRecord] = {}
         self.max_in_flight = 0
         self._violations = []
         self._events: list[Event] = []
@@ -127,21 +152,32 @@ class PoolMonitor:
         self._running: dict[int, BodyRecord] = {}
         self._modes: dict[int, object] = {}
         self._began = 0
+        self._preparing: int | None = None
+        self._committed: list[tuple[int, ToolExecutionResult]] = []
+        self._contexts_given = False
+        self._driver: trio.lowlevel.Task | None = None
+        self._checked = False
 
     # -- the tracer ----------------------------------------------------------------------------
 
     def begin(self, calls: Sequence[ToolExecutionInput], cap: int, /) -> None:
-        """Called by the pool when the step starts (forwarded to ``tracer``, if one was given)."""
+        """Called by the pool when the step starts (forwarded to ``tracer``, if one was given).
+
+        A step begun after the last one was checked starts afresh (as :meth:`reset`)."""
+        if self._checked:
+            self.reset()
         self._began += 1
         self._live = calls  # a streaming step appends its later calls to this very sequence
         self._initial = len(calls)
         self._inputs = list(calls)
         self._index = {id(call): index for index, call in enumerate(self._inputs)}
         self._cap = cap
-        self._abort = self._inputs[0].abort if self._inputs else None
+        if self._abort is None:
+            self._abort = self._inputs[0].abort if self._inputs else None
         self._record("begin", -1, cap)
         self._stop_watching()
-        self._instrument = _DriverSteps(self, trio.lowlevel.current_task())
+        self._driver = trio.lowlevel.current_task()
+        self._instrument = _DriverSteps(self, self._driver)
         trio.lowlevel.add_instrument(self._instrument)
         if self._tee is not None:
             self._tee.begin(calls, cap)
@@ -154,6 +190,8 @@ class PoolMonitor:
 
     def phase(self, name: str, index: int, detail: object, /) -> None:
         """Called by the pool at each phase instant (forwarded to ``tracer``, if one was given)."""
+        if name == "committed" and isinstance(detail, ToolExecutionResult):
+            self._committed.append((index, detail))
         if name == "classified":
             self._modes[index] = detail
         elif name == "arrived":
@@ -193,6 +231,7 @@ class PoolMonitor:
                 trio.current_time(),
                 self._busy > 0,
                 abort is not None and abort.is_set(),
+                trio.lowlevel.current_task() is self._driver,
             )
         )
 
@@ -204,18 +243,21 @@ class PoolMonitor:
         if index is None:
             return await self.inner.prepare(input)
         alone = bool(self._truth(input)) or self._modes.get(index) == "exclusive"
-        self.records[input.call_id] = BodyRecord(
-            input.call_id, input.name, alone, trio.current_time()
+        self.records[index] = BodyRecord(
+            input.call_id, input.name, alone, trio.current_time(), index=index
         )
         self._record("prepare>", index, None)
         self._busy += 1
+        self._preparing = index
         try:
             preparation = await self.inner.prepare(input)
         except BaseException as error:
             self._busy -= 1
+            self._preparing = None
             self._record("prepare<", index, error)
             raise
         self._busy -= 1
+        self._preparing = None
         self._exec_index[id(preparation.exec)] = index
         self._record("prepare<", index, preparation)
         return preparation
@@ -223,11 +265,12 @@ class PoolMonitor:
     async def dispatch(self, exec: ToolExecution, /) -> DispatchOutcome:
         """Record the body's interval around the forwarded dispatch."""
         index = self._exec_index.get(id(exec)) if exec.parent is None else None
-        record = self.records.get(exec.call_id) if index is not None else None
+        record = self.records.get(index) if index is not None else None
         if index is None or record is None:
             return await self.inner.dispatch(exec)
         record.body_started = trio.current_time()
-        record.overlapped = sorted(r.call_id for r in self._running.values())
+        record.overlapping = sorted(self._running)
+        record.overlapped = [self._running[i].call_id for i in record.overlapping]
         self._running[index] = record
         self.max_in_flight = max(self.max_in_flight, len(self._running))
         self._record("dispatch>", index, None)
@@ -279,7 +322,7 @@ class PoolMonitor:
     async def execute_tool_calls(
         self,
         session: Session,
-        tool_calls: Sequence[ToolCallBlock],
+        tool_calls: Sequence[ToolCallBlock] | AsyncIterable[ToolCallBlock],
         *,
         max_parallel_tool_calls: Any = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
         tracer: PoolTracer | None = None,
@@ -294,11 +337,14 @@ class PoolMonitor:
         """
         self.reset()
         self._tee = tracer
+        self._abort = options.get("abort")
         first_seq = len(session.events)
         accept = options.get("accept_context")
         if accept is not None and callable(accept):
+            self._contexts_given = True
 
             def accept_context(context: Any) -> object:
+                self._record("context", self._holder(context), None)
                 try:
                     return accept(context)
                 except Exception as error:
@@ -319,7 +365,7 @@ class PoolMonitor:
             self._tee = None
             self.check(
                 session,
-                tool_calls,
+                _calls_of(session, first_seq, tool_calls),
                 cap=max_parallel_tool_calls,
                 first_seq=first_seq,
                 raised=error,
@@ -329,7 +375,7 @@ class PoolMonitor:
         self._tee = None
         self.check(
             session,
-            tool_calls,
+            _calls_of(session, first_seq, tool_calls),
             cap=max_parallel_tool_calls,
             first_seq=first_seq,
             outcome=outcome,
@@ -347,6 +393,7 @@ class PoolMonitor:
         raised: bool | BaseException = False,
         outcome: StepOutcome | None = None,
         complete: bool = False,
+        abort: trio.Event | None = None,
     ) -> list[PoolViolation]:
         """Check the step whose events start at ``first_seq``; returns (and keeps) the violations.
 
@@ -359,6 +406,8 @@ class PoolMonitor:
             outcome: What it returned.
             complete: Every failure the step could raise was observed (``accept_context`` and
                 the classifier were watched: :meth:`execute_tool_calls` does this).
+            abort: The step's abort event, when the pool did not hand it on its inputs (a step
+                with no call, or your own pool's inputs without it).
 
         Rules (each violation names its rule):
 
@@ -389,9 +438,27 @@ class PoolMonitor:
         :func:`check_session` over the log, from ``first_seq`` on.
         """
         self._stop_watching()
+        self._checked = True
+        if abort is not None and self._abort is None:
+            self._abort = abort
+            self._events = [
+                attrs.evolve(event, aborted=True)
+                if event.kind == "done" and abort.is_set()
+                else event
+                for event in self._events
+            ]
         error = raised if isinstance(raised, BaseException) else None
+        policy = self.runtime._policy
         watched = Watched(
-            self._events, self._began, self._cap, self._initial, self.records, self.max_in_flight
+            self._events,
+            self._began,
+            self._cap,
+            self._initial,
+            self.records,
+            self.max_in_flight,
+            wrapped_dispatch=bool(policy.execute_wrappers.items),
+            own_scheduler=isinstance(self.inner, ToolScheduler),
+            contexts_given=self._contexts_given,
         )
         checker = StepCheck(
             watched, session, list(tool_calls), cap, first_seq, raised is not False, error, outcome
@@ -399,6 +466,13 @@ class PoolMonitor:
         found = checker.run(complete)
         self._violations = found
         return found
+
+    def _holder(self, context: object) -> int:
+        # The committed call whose result holds ``context`` (the latest one), or -1.
+        for index, result in reversed(self._committed):
+            if any(item is context for item in result.additional_contexts):
+                return index
+        return -1
 
     def violations(self) -> list[PoolViolation]:
         """The violations the last check found (``[]``: the step kept every guarantee)."""
@@ -410,3 +484,17 @@ class PoolMonitor:
             raise AssertionError(
                 "pool guarantees broken:\n  " + "\n  ".join(map(str, self._violations))
             )
+
+
+def _calls_of(
+    session: Session, first_seq: int, given: Sequence[ToolCallBlock] | AsyncIterable[ToolCallBlock]
+) -> Sequence[ToolCallBlock]:
+    """The step's calls: as given, or for a streamed step, as its ``tool/call`` events logged
+    them (every call that arrived before a failure is logged, in model order)."""
+    if not isinstance(given, AsyncIterable):
+        return given
+    return [
+        ToolCallBlock(event.data.call_id, event.data.name, event.data.arguments)
+        for event in session.events[first_seq:]
+        if event.type == TOOL_CALL and isinstance(event.data, ToolCallData)
+    ]

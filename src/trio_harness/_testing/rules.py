@@ -7,6 +7,7 @@ Each broken rule is one :class:`PoolViolation` naming its rule; the rules are li
 
 from __future__ import annotations
 
+import collections
 from typing import Final
 
 import attrs
@@ -48,6 +49,8 @@ class BodyRecord:
         body_started: When ``dispatch`` (wrappers and body) was entered; ``None`` if never.
         body_ended: When ``dispatch`` returned or raised; ``None`` if never.
         overlapped: Call ids whose body ran while this call's body started.
+        index: The call's position in the step (call ids may repeat; records are keyed by it).
+        overlapping: The positions of the calls in ``overlapped``.
     """
 
     call_id: str
@@ -57,6 +60,8 @@ class BodyRecord:
     body_started: float | None = None
     body_ended: float | None = None
     overlapped: list[str] = attrs.field(factory=list)
+    index: int = -1
+    overlapping: list[int] = attrs.field(factory=list)
 
 
 @attrs.frozen
@@ -89,6 +94,7 @@ class Event:
     time: float
     busy: bool  # the driver was inside prepare or finalize
     aborted: bool  # the step's abort event was set
+    by_driver: bool = True  # recorded in the task that began the step
 
 
 def valid_cap(cap: object) -> bool:
@@ -104,8 +110,11 @@ class Watched:
     began: int  # how many times the pool began a step
     cap: int | None  # the window the pool began with
     initial: int  # the calls the step had when it began
-    records: dict[str, BodyRecord]
+    records: dict[int, BodyRecord]
     max_in_flight: int
+    wrapped_dispatch: bool  # the runtime had execute wrappers (they may wait before the body)
+    own_scheduler: bool  # the monitor wraps the runtime's own ToolScheduler directly
+    contexts_given: bool  # the step was given an accept_context the monitor watched
 
 
 def is_cancel(error: BaseException) -> bool:
@@ -116,6 +125,33 @@ def is_cancel(error: BaseException) -> bool:
 
 
 _READY: Final = "ready"
+
+#: The phases (and monitor events) whose telling is tracked per call for the ``trace`` rule.
+_TRACED: Final = frozenset(
+    {
+        "classified",
+        "started",
+        "prepared",
+        "body-started",
+        "dispatch>",
+        "dispatch<",
+        "settled",
+        "committed",
+        "aborted",
+        "finalize>",
+        "finalize<",
+        "finish",
+    }
+)
+#: ``(needed, after)``: a call that went through ``after`` must have been told ``needed``.
+_PHASE_NEEDS: Final = (
+    ("started", "prepare<"),
+    ("prepared", "prepare<"),
+    ("body-started", "dispatch>"),
+    ("settled", "dispatch<"),
+    ("committed", "finish"),
+    ("committed", "finalize<"),
+)
 
 
 class StepCheck:
@@ -154,7 +190,13 @@ class StepCheck:
         self.found.append(PoolViolation(rule, message, call_id))
 
     def name(self, index: int) -> str:
-        return self.ids[index] if 0 <= index < len(self.ids) else f"#{index}"
+        if not 0 <= index < len(self.ids):
+            return f"#{index}"
+        call_id = self.ids[index]
+        if self.ids.count(call_id) > 1:
+            # Models reuse ids ("" or a fixed one): name the call by its position too.
+            return f"{call_id!r} (call {index})"
+        return call_id
 
     def run(self, complete: bool) -> list[PoolViolation]:
         m = self.m
@@ -202,7 +244,7 @@ class StepCheck:
         group_open = False
         group_parallel = False
         group_at = -1
-        last_settle = -1
+        last_commit = -1  # a commit may change the registry: a classification older is stale
         self.failure: tuple[int, BaseException] | None = None
         finalizing: dict[int, int] = {}
         preparing: int | None = None
@@ -212,6 +254,13 @@ class StepCheck:
         dispatch_order: list[int] = []
         seen_begin = False
         known = m.initial  # calls the step had; a streaming step admits more as they arrive
+        idle: tuple[float, str, int] | None = None  # a wait that breaks window-idle if time passes
+        self.phases: dict[int, set[str]] = {}  # the phases told per call
+        finalized: list[int] = []  # calls whose post-execute (or finish) began, in that order
+        approving: int | None = None  # the call whose approval request is open
+        approved: list[int] = []
+        self.accepted: list[int] = []  # the call of each context handed to accept_context
+        dispatch_began_unaborted: set[int] = set()
 
         def cursor() -> int | None:
             for index in self.started:
@@ -237,9 +286,19 @@ class StepCheck:
             if kind == "arrived":
                 known = max(known, index + 1)
                 continue
+            if idle is not None and kind == "prepare>":
+                idle = None  # the next call is being started (perhaps in another task)
+            if idle is not None and event.by_driver:
+                # The driver yielded with work it could do; it was idle only if virtual time
+                # passed before anything else happened (a yield to let a task start, as
+                # ``nursery.start`` does, is not a wait).
+                if event.time > idle[0]:
+                    self.say("window-idle", idle[1], idle[2])
+                idle = None
             if kind == "yield":
                 if (
                     event.busy
+                    or preparing is not None
                     or self.cut
                     or self.failure is not None
                     or event.aborted
@@ -250,27 +309,41 @@ class StepCheck:
                 # body to settle, so it must have had nothing else to do.
                 waiting = ready_at_cursor()
                 if waiting is not None:
-                    self.say(
-                        "window-idle",
+                    idle = (
+                        event.time,
                         f"the pool waited with the result of {self.name(waiting)} ready to commit",
                         waiting,
                     )
+                    continue
                 nxt = len(self.started)
                 if nxt < min(n, known) and in_flight < cap:
                     mode = classified.get(nxt)
                     blocked = (
                         mode is not None
                         and mode[1] == "exclusive"
-                        and mode[0] > max(last_settle, group_at)
+                        and mode[0] > max(last_commit, group_at)
                     )
                     if not blocked:
-                        self.say(
-                            "window-idle",
+                        idle = (
+                            event.time,
                             f"the pool waited with {in_flight} of {cap} bodies running while "
                             f"{self.name(nxt)} could start",
                             nxt,
                         )
                 continue
+            if kind in _TRACED:
+                told = self.phases.setdefault(index, set())
+                if kind == "started" and "classified" not in told:
+                    self.say(
+                        "trace", f"{self.name(index)} started without a classified phase", index
+                    )
+                if kind == "dispatch>" and "body-started" not in told:
+                    self.say(
+                        "trace",
+                        f"the body of {self.name(index)} began without a body-started phase",
+                        index,
+                    )
+                told.add(kind)
             if kind in ("classified", "started"):
                 waiting = ready_at_cursor()
                 if waiting is not None and self.failure is None:
@@ -302,30 +375,78 @@ class StepCheck:
             elif kind == "prepare<":
                 preparing = None
                 fail(at, event.detail)
+                if not isinstance(event.detail, BaseException):
+                    self.phases.setdefault(index, set()).add("prepare<")
             elif kind == "prepared":
                 if event.detail == "dispatch":
                     in_flight += 1
                     dispatch_order.append(index)
+                    if event.aborted and m.own_scheduler and self.failure is None:
+                        self.say(
+                            "abort",
+                            f"{self.name(index)} was prepared for dispatch though the abort was "
+                            "set during its policy phase",
+                            index,
+                        )
                 else:
                     self.ready.add(index)
             elif kind == "body-started":
                 body_order.append(index)
             elif kind == "dispatch>":
                 running.add(index)
+                if not event.aborted:
+                    dispatch_began_unaborted.add(index)
             elif kind == "dispatch<":
                 running.discard(index)
                 if event.detail == CANCELLED:
                     self.cancelled.append(index)
                 fail(at, event.detail)
+                result = getattr(event.detail, "result", None)
+                if (
+                    index in dispatch_began_unaborted
+                    and m.own_scheduler
+                    and not m.wrapped_dispatch
+                    and isinstance(result, ToolExecutionResult)
+                    and error_code(result) == TOOL_ABORTED_BEFORE_DISPATCH
+                ):
+                    self.say(
+                        "abort",
+                        f"the body of {self.name(index)} began before the abort but was answered "
+                        "ABORTED_BEFORE_DISPATCH (a started body is answered ABORTED)",
+                        index,
+                    )
             elif kind == "settled":
                 in_flight -= 1
-                last_settle = at
                 if event.detail is None:
                     self.ready.add(index)
                 else:
                     fail(at, event.detail)
-            elif kind == "finalize>":
-                finalizing[index] = at
+            elif kind == "finalize>" or (kind == "finish" and index not in finalizing):
+                if kind == "finalize>":
+                    finalizing[index] = at
+                open_post = [i for i in finalized if i in finalizing and i not in self.produced]
+                if open_post:
+                    self.say(
+                        "post-execute",
+                        f"the post-execute phase of {self.name(index)} began while that of "
+                        f"{self.name(open_post[0])} was still running",
+                        index,
+                    )
+                if index in finalized:
+                    self.say("post-execute", f"{self.name(index)} was finalized twice", index)
+                elif finalized and index < finalized[-1]:
+                    self.say(
+                        "post-execute",
+                        f"the post-execute phase of {self.name(index)} began after that of "
+                        f"{self.name(finalized[-1])} (not in model order)",
+                        index,
+                    )
+                finalized.append(index)
+                if kind == "finish":
+                    if isinstance(event.detail, BaseException):
+                        fail(at, event.detail)
+                    else:
+                        self.produced[index] = event.detail
             elif kind in ("finalize<", "finish"):
                 if isinstance(event.detail, BaseException):
                     fail(at, event.detail)
@@ -333,7 +454,35 @@ class StepCheck:
                     self.produced[index] = event.detail
             elif kind in ("mode", "accept"):
                 fail(at, event.detail)
+            elif kind == "approval>":
+                if index < 0 or index != preparing:
+                    self.say(
+                        "approval",
+                        f"an approval was requested for {event.detail!r} outside its call's "
+                        "policy phase (approvals run inside prepare, one call at a time)",
+                    )
+                elif approving is not None:
+                    self.say(
+                        "approval",
+                        f"the approval of {self.name(index)} was requested while that of "
+                        f"{self.name(approving)} was still open",
+                        index,
+                    )
+                elif approved and index < approved[-1]:
+                    self.say(
+                        "approval",
+                        f"the approval of {self.name(index)} was requested after that of "
+                        f"{self.name(approved[-1])} (not in model order)",
+                        index,
+                    )
+                approving = index
+                approved.append(index)
+            elif kind == "approval<":
+                approving = None
+            elif kind == "context":
+                self._context(event, index)
             elif kind == "committed":
+                last_commit = at
                 self._committed(at, event, index, finalizing)
             elif kind == "aborted":
                 self._aborted(at, event, index)
@@ -350,6 +499,14 @@ class StepCheck:
         self.running_at_end = running
         if body_order != dispatch_order[: len(body_order)]:
             for position, index in enumerate(body_order):
+                if position >= len(dispatch_order):
+                    self.say(
+                        "trace",
+                        f"the body of {self.name(index)} began but the pool never told the "
+                        "tracer it was prepared for dispatch",
+                        index,
+                    )
+                    break
                 if dispatch_order[position] != index:
                     self.say(
                         "order",
@@ -455,28 +612,70 @@ class StepCheck:
             )
         self.terminal[index] = ("aborted", code)
 
+    def _context(self, event: Event, index: int) -> None:
+        # ``index``: the committed call whose result holds this context (-1: none does).
+        if index < 0:
+            self.say(
+                "contexts",
+                "accept_context was handed a context no committed result holds (yet)",
+            )
+            return
+        if self.accepted and index < self.accepted[-1]:
+            self.say(
+                "contexts",
+                f"a context of {self.name(index)} reached accept_context after one of "
+                f"{self.name(self.accepted[-1])} (not in model order)",
+                index,
+            )
+        self.accepted.append(index)
+
+    def told(self) -> None:
+        # ``trace``: every phase of every call was told to the tracer.
+        if self.cut or self.failure is not None:
+            return
+        for index, phases in sorted(self.phases.items()):
+            for needed, after in _PHASE_NEEDS:
+                if after in phases and needed not in phases:
+                    self.say(
+                        "trace",
+                        f"the pool never told the tracer the {needed} phase of {self.name(index)}",
+                        index,
+                    )
+
     # -- after the step --------------------------------------------------------------------------
 
     def after(self, complete: bool) -> None:
         m = self.m
+        self.told()
+        if m.contexts_given and self.failure is None and not self.raised:
+            delivered = collections.Counter(self.accepted)
+            for index, (how, detail) in sorted(self.terminal.items()):
+                if how != "committed" or not isinstance(detail, ToolExecutionResult):
+                    continue
+                count = len(detail.additional_contexts)
+                if delivered[index] != count:
+                    self.say(
+                        "contexts",
+                        f"{self.name(index)} committed {count} contexts but accept_context got "
+                        f"{delivered[index]}",
+                        index,
+                    )
         cap = self.cap
         assert isinstance(cap, int)
         if m.max_in_flight > cap:
             self.say("window", f"{m.max_in_flight} bodies in flight at once, cap {cap}")
         for record in m.records.values():
-            for other_id in record.overlapped:
-                other = m.records[other_id]
+            for other_index in record.overlapping:
+                other = m.records[other_index]
                 if record.exclusive or other.exclusive:
-                    alone, partner = (
-                        (record.call_id, other_id)
-                        if record.exclusive
-                        else (other_id, record.call_id)
-                    )
+                    alone, partner = (record, other) if record.exclusive else (other, record)
                     self.say(
                         "exclusive",
-                        f"the body of {alone}, which must run alone, overlaps the body of "
-                        f"{partner} ({record.call_id} started at {record.body_started:g} while "
-                        f"{other_id} was running)",
+                        f"the body of {self.name(alone.index)}, which must run alone, overlaps "
+                        f"the body of {self.name(partner.index)} ({self.name(record.index)} "
+                        f"started at {record.body_started:g} while {self.name(other.index)} "
+                        "was running)",
+                        alone.index,
                     )
         failure = self.failure
         error = self.error
