@@ -32,6 +32,7 @@ from typing import Any, Final
 from .._errors import JsonSchemaError
 from .._json import MAX_FINITE_JSON_INT, is_json_value
 from .codegen import GeneratedSource, generate, generate_check
+from .rules import CODE_NAMESPACE
 from .subset import assert_supported_json_schema
 from .walker import validate_json_schema_value
 
@@ -383,6 +384,7 @@ def _load(generated: GeneratedSource, walk: object) -> object:
     cattrs does), so a traceback or a debugger through a compiled validator shows its lines.
     """
     namespace: dict[str, object] = {
+        **CODE_NAMESPACE,
         **generated.constants,
         "_lossless": _lossless,
         "_odd_keys": _has_odd_keys,
