@@ -36,6 +36,7 @@ ORDER: list[tuple[str, float]] = [
     ("_errors", 1.1),
     ("_validation.paths", 1.9),
     ("_validation.subset", 2.0),
+    ("_validation.rules", 2.05),
     ("_validation.walker", 2.1),
     ("_validation.codegen_check", 2.15),
     ("_validation.codegen", 2.2),

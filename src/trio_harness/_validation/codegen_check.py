@@ -43,6 +43,8 @@ INLINE_NODES: Final = 24
 #: per distinct scalar schema (see :func:`leaf_key`). So a wide object costs a table entry per
 #: property, not lines of source: ``compile()`` time stays small and linear.
 TABLE_WIDTH: Final = 200
+
+
 def bound_tests(node: dict[str, object], var: str) -> list[str]:
     """Expressions true iff ``var`` (of the node's type, already checked) is within the node's
     extended-vocabulary bounds (:data:`~.rules.BOUNDS`, the bounds as exact literals).

@@ -51,9 +51,9 @@ import math
 import operator
 import string
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
-from .._json import MAX_FINITE_JSON_INT
+from .._json import MAX_FINITE_JSON_INT, js_json
 
 __all__ = [
     "BOUNDS",
@@ -63,11 +63,11 @@ __all__ = [
     "SCALAR_KINDS",
     "TYPE_RULES",
     "TYPE_TESTS",
+    "Check",
     "Literal",
     "TypeRule",
-    "bound_holds",
+    "bound_check",
     "bound_test",
-    "bound_violation",
     "counted",
     "type_test",
     "type_violation",
@@ -263,7 +263,9 @@ def type_violation(type_name: str, value: object, path: str) -> str:
     return violation(rule.violation, path=path)
 
 
-def type_violation_code(type_name: str, var: str, type_var: str, path: str) -> list[tuple[str, str]]:
+def type_violation_code(
+    type_name: str, var: str, type_var: str, path: str
+) -> list[tuple[str, str]]:
     """Generated code for a failed ``type_name`` check: ``(condition, message expression)``
     pairs, tried in order (the last condition is ``""``: always)."""
     rule = TYPE_RULES[type_name]
@@ -294,32 +296,42 @@ BOUNDS: Final[dict[str, tuple[str, bool, str, str]]] = {
     "maxProperties": ("<=", True, "too_many", "property"),
 }
 
-_COMPARE: Final[dict[str, Callable[[object, object], bool]]] = {
+_COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
     ">=": operator.ge,
     ">": operator.gt,
     "<=": operator.le,
     "<": operator.lt,
 }
 
+#: A check of the extended vocabulary: ``(value, diagnostic path) -> violation or None``.
+Check = Callable[[Any, str], "str | None"]
 
-def bound_holds(keyword: str, bound: object, value: object) -> bool:
-    """Whether ``value`` (of the keyword's type, already checked) satisfies ``keyword: bound``."""
-    comparison, on_length, _name, _noun = BOUNDS[keyword]
-    measure = len(value) if on_length else value  # type: ignore[arg-type]
-    return _COMPARE[comparison](measure, int(bound) if on_length else bound)  # type: ignore[call-overload]
+
+def bound_check(keyword: str, bound: object) -> Check:
+    """The check of ``keyword: bound`` (:data:`BOUNDS`) on a value of the keyword's type."""
+    comparison, on_length, name, noun = BOUNDS[keyword]
+    compare = _COMPARE[comparison]
+    if on_length:
+        limit = int(bound)  # type: ignore[call-overload]
+        count = counted(limit, noun)
+
+        def length_check(value: object, path: str) -> str | None:
+            if compare(len(value), limit):  # type: ignore[arg-type]
+                return None
+            return violation(name, path=path, count=count)
+
+        return length_check
+    shown = js_json(bound)
+
+    def value_check(value: object, path: str) -> str | None:
+        return None if compare(value, bound) else violation(name, path=path, bound=shown)
+
+    return value_check
 
 
 def bound_test(keyword: str, bound: object, var: str) -> str:
-    """The expression of :func:`bound_holds` for generated code (the bound as a literal)."""
+    """The expression of :func:`bound_check`'s test for generated code (the bound a literal)."""
     comparison, on_length, _name, _noun = BOUNDS[keyword]
     if on_length:
         return f"len({var}) {comparison} {int(bound)!r}"  # type: ignore[call-overload]
     return f"{var} {comparison} {bound!r}"
-
-
-def bound_violation(keyword: str, bound: object, path: str, shown: str) -> str:
-    """The violation of a failed bound; ``shown`` is the bound's JSON text (number bounds)."""
-    _comparison, on_length, name, noun = BOUNDS[keyword]
-    if on_length:
-        return violation(name, path=path, count=counted(int(bound), noun))  # type: ignore[call-overload]
-    return violation(name, path=path, bound=shown)
