@@ -46,6 +46,7 @@ ORDER: list[tuple[str, float]] = [
     ("_validation.formats", 2.55),
     ("_validation.extended", 2.6),
     ("_validation.extended_compiled", 2.65),
+    ("_validation.crosscheck", 2.66),
     ("_validation.refs", 2.68),
     ("_validation.schema_types", 2.69),
     ("_validation.normalize", 2.7),

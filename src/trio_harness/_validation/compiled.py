@@ -26,6 +26,7 @@ import linecache
 import math
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
@@ -40,6 +41,7 @@ _copysign: Final = math.copysign
 
 __all__ = [
     "MAX_COMPILED_DEPTH",
+    "compilable",
     "STR_KEYED_SIZES",
     "Invalid",
     "Validator",
@@ -58,7 +60,7 @@ _LOSSLESS_BUDGET: Final = 1000
 Validator = Callable[[object, str], list[str]]
 
 
-def _compilable(schema: object) -> bool:
+def compilable(schema: object) -> bool:
     """Whether the generated code is used for ``schema``: it passes the subset assertion and is
     nested at most :data:`MAX_COMPILED_DEPTH` deep.
 
@@ -382,6 +384,9 @@ def _load(generated: GeneratedSource, walk: object) -> object:
 
     The source is compiled under a unique pseudo-filename registered in :mod:`linecache` (as
     cattrs does), so a traceback or a debugger through a compiled validator shows its lines.
+    Invariant: the entry lives exactly as long as the entry function (the validator the caches
+    hold): a finalizer drops it when the function is collected, so evicted validators leave
+    nothing behind.
     """
     namespace: dict[str, object] = {
         **CODE_NAMESPACE,
@@ -405,7 +410,9 @@ def _load(generated: GeneratedSource, walk: object) -> object:
     )
     code = compile(generated.text, filename, "exec")
     exec(code, namespace)  # generated from a well-formed schema; data only as constants
-    return namespace[generated.entry]
+    entry = namespace[generated.entry]
+    weakref.finalize(entry, linecache.cache.pop, filename, None)
+    return entry
 
 
 def _generated_source(validator: Validator) -> str:
@@ -524,7 +531,7 @@ def compile_validator(schema: object) -> Validator:
         hit = _by_identity.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    if not _compilable(schema):
+    if not compilable(schema):
         validator = _generic(schema)
     else:
         key = _content_key(schema)
