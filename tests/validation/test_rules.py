@@ -84,7 +84,7 @@ def test_a_violation_and_its_generated_code_build_the_same_text() -> None:
     )
     shown = rules.Literal('["x","y"]')
     code = rules.violation_code("not_in_enum", path="p", enum=shown)
-    assert code == "'\"' + p + '\" must be one of [\"x\",\"y\"]'"  # one literal after the path
+    assert code == '\'"\' + p + \'" must be one of ["x","y"]\''  # one literal after the path
     assert eval(code, {}, {"p": path}) == '"value.a" must be one of ["x","y"]'
 
 

@@ -44,8 +44,8 @@ from .extended_compiled import compile_extended_validator
 from .formats import FORMAT_ASSERTIONS
 from .normalize import NormalizedSchema, normalize_json_schema
 from .pattern import PatternError, translate_pattern
-from .subset import assert_object_json_schema, assert_supported_json_schema
 from .rules import ONE_OF_MISMATCH
+from .subset import assert_object_json_schema, assert_supported_json_schema
 from .walker import validate_json_schema_value
 
 __all__ = [

@@ -41,12 +41,12 @@ _copysign: Final = math.copysign
 
 __all__ = [
     "MAX_COMPILED_DEPTH",
-    "compilable",
     "STR_KEYED_SIZES",
     "Invalid",
     "Validator",
     "build_check",
     "build_checked",
+    "compilable",
     "compile_validator",
 ]
 

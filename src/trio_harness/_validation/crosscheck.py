@@ -17,7 +17,6 @@ strings and unions themselves, and cannot change an answer: any difference is an
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 from .compiled import Validator, compilable, compile_validator
@@ -28,7 +27,7 @@ from .walker import validate_json_schema_value
 __all__ = ["ValidatorsDisagree", "checked_violations", "engines", "neutral_extension"]
 
 
-class ValidatorsDisagree(AssertionError):  # noqa: N818 - the name states the failed invariant
+class ValidatorsDisagree(AssertionError):
     """Two validators of the package gave different answers on one case (a bug of one)."""
 
 
@@ -95,9 +94,10 @@ def engines(schema: object) -> dict[str, Validator]:
         return {"compiled": compile_validator(schema)}
     bounds = neutral_extension(schema)  # type: ignore[arg-type]
     closures = neutral_extension(schema, closures=True)  # type: ignore[arg-type]
-    extended_walker: Callable[[object, str], list[str]] = (
-        lambda value, path: validate_extended_value(bounds, value, path)
-    )
+
+    def extended_walker(value: object, path: str) -> list[str]:
+        return validate_extended_value(bounds, value, path)
+
     return {
         "compiled": compile_validator(schema),
         "walker": _walker(schema),
