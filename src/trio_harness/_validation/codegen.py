@@ -184,13 +184,12 @@ def _report(name: str, **holes: str) -> str:
 class _CollectGen:
     """Emits violation-collecting code mirroring the generic walker, node by node.
 
-    It also is the hot path: a bounded container node (see
-    :func:`~.codegen_check._unbounded`) first runs inline check-only code in a ``try`` and only
-    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid
-    parts cost what the check-only code costs and an invalid part is walked at most twice;
-    below the root (which is checked whole first, see :meth:`root`), unbounded nodes (arrays of
-    containers and their ancestors) are walked by collector code directly, so an invalid value
-    is walked at most twice in all: the root's check up to its first failure, then the collector.
+    Invariant: a value is walked at most twice, and a valid part once, by check-only code. A
+    bounded container node (see :func:`~.codegen_check._unbounded`) first runs inline
+    check-only code in a ``try`` and only on failure (``_Invalid``, or a ``KeyError`` of a
+    direct read) its collector code; below the root (which is checked whole first, see
+    :meth:`root`), unbounded nodes (arrays of containers and their ancestors) are walked by
+    collector code directly: the root's check up to its first failure, then the collector.
     """
 
     def __init__(self, source: Source, valid: ValidGen) -> None:
@@ -268,10 +267,10 @@ class _CollectGen:
         """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
 
         A root that is not a union runs check-only code first (the whole tree inline, also an
-        unbounded one) and calls the collector only when it fails (returning from the check is
-        cheaper than raising ``_Invalid`` for a small value): a valid value pays only for the
-        check. An invalid one pays the check up to its first failure (cheap, bounded checks
-        come first, see ``_cost``) and then the collector, which walks unbounded nodes directly.
+        unbounded one) and calls the collector only when it fails (by returning the collector's
+        answer, not by raising ``_Invalid``): a valid value is walked once, by the check. An
+        invalid one is walked by the check up to its first failure (bounded checks come first,
+        see ``_cost``) and then by the collector, which walks unbounded nodes directly.
         """
         name = self.src.name("_collect")
         body: list[str] = []

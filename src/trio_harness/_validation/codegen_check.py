@@ -305,8 +305,8 @@ def untyped_items(node: dict[str, object]) -> bool:
 
 
 #: Objects with at least this many declared properties test the size of the dict before
-#: looping over its keys (see :func:`_exact_keys`): already one key costs more to loop over
-#: (the loop sets up an iterator) than the size test (measured: 160 ns against 105 ns a call).
+#: looping over its keys (see :func:`_exact_keys`). The size test only ever skips the loop for
+#: a dict whose keys are all exact ``str``, so the answer is the loop's either way.
 SIZED_KEYS: Final = 1
 
 
@@ -527,7 +527,7 @@ class ValidGen:
         for key in sorted(properties, key=lambda k: _cost(properties[k])):
             # Validity does not depend on the order of checks; a required property is read
             # directly (known present, or a KeyError that the enclosing handler treats as a
-            # failure); ``in`` + ``[]`` beats ``.get`` with a sentinel.
+            # failure); an optional one is read only after ``in`` found it.
             item, name = src.name("p"), src.const(key)
             if key in required:
                 out.append(f"{pad}{item} = {var}[{name}]")

@@ -1,4 +1,4 @@
-"""``compile_validator``: per-schema specialised checkers for the hot path (every tool call).
+"""``compile_validator``: per-schema specialised checkers, what ``define_tool`` runs on each call.
 
 The per-schema work is done once: the schema is asserted, then Python source specialised to it is
 generated and compiled with ``compile()``. Two functions come out of it:
@@ -214,10 +214,10 @@ def _one(branches: tuple[Callable[[object], bool], ...], value: object) -> bool:
 
 
 def _lossless(value: object) -> bool:
-    """``is_json_value`` for the generated code: same answer, faster on small containers.
+    """``is_json_value`` for the generated code. Invariant: the same answer on every value.
 
-    Ints are compared with ``0x3FFFFFFF`` (the largest one-digit CPython int) first: CPython
-    specialises comparisons of one-digit ints, one with the 309-digit bound takes the generic path.
+    An ``int`` is lossless when it lies within ``±MAX_FINITE_JSON_INT``; the test tries the
+    sub-range ``±0x3FFFFFFF`` first, which never changes the answer.
 
     A first pass checks the value's own items and the items of its list items in place, with
     no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper

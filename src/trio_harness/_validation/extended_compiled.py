@@ -3,8 +3,8 @@
 :func:`compile_extended_validator` asserts the schema and builds two closures per node, tested to
 equal :func:`~.extended.validate_extended_value` (the reference walker) on every value:
 
-* a check-only predicate (``_fast``): no paths, no messages; valid calls, the common case, pay
-  only for the checks;
+* a check-only predicate (``_fast``): no paths, no messages; true iff the collector finds
+  no violation;
 * a collector (``_compile``), run only when the predicate fails, with the walker's violations.
 
 Subtrees without any extension keyword are compiled whole by ``compile_validator`` (generated
@@ -161,7 +161,7 @@ _Fast = Callable[[Any], bool]
 def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
     """A check-only predicate: ``True`` iff :func:`_compile`'s checker finds no violation.
 
-    No paths, no messages: valid calls (the common case) pay only for the checks.
+    No paths, no messages; the collector runs only when this says no.
     """
     if not has_extension(node):
         strict = compile_validator(node)
