@@ -103,7 +103,7 @@ def _walk(schema: dict[str, object], value: object, path: Path) -> list[str]:
         # Only a hostile dict key (its __hash__/__eq__) can raise here; upstream reports the
         # frame that was inspecting the value, and nothing else.
         frame = stack[-1] if stack else frame
-        return [f'"{diagnostic_path(frame.path)}" must be a lossless JSON value']
+        return [violation("lossless_value", path=diagnostic_path(frame.path))]
     return result
 
 
