@@ -121,6 +121,18 @@ def _extended_fast_arrays_accept_anything(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(extended_compiled, "_fast_array", lambda node, formats: lambda value: True)
 
 
+def _extended_generated_check_accepts_failures(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The extended vocabulary's generated check-only pass answers "valid" where its check fails.
+    original = compiled.generate_check
+
+    def generate_check(schema: dict[str, object], *, entry: bool = False) -> Any:
+        generated = original(schema, entry=entry)
+        text = generated.text.replace("return _walk(v, path)", "return []")
+        return type(generated)(text, generated.entry, generated.constants)
+
+    monkeypatch.setattr(compiled, "generate_check", generate_check)
+
+
 PLANTS: dict[str, Plant] = {
     "walker: integer check accepts fractions": _walker_integer_accepts_fractions,
     "walker: enum and const not checked": _walker_ignores_enum,
@@ -131,6 +143,7 @@ PLANTS: dict[str, Plant] = {
     "extended walker: required message misspelt": _extended_walker_misspells_required,
     "extended closures: required message misspelt": _extended_closures_misspell_required,
     "extended check-only closures: arrays accept anything": _extended_fast_arrays_accept_anything,
+    "extended generated check: failures answered valid": _extended_generated_check_accepts_failures,
 }
 
 
