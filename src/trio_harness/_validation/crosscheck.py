@@ -110,6 +110,9 @@ def engines(schema: object) -> dict[str, Validator]:
 def checked_violations(schema: object, value: object, path: str) -> list[str]:
     """What ``compile_validator(schema)(value, path)`` returns, once every engine agrees.
 
+    For JSON data (what the oracle decodes). On a value whose inspection raises (a hostile dict
+    key), the engines may each report the lossless violation at a different node.
+
     Raises:
         ValidatorsDisagree: An engine answered differently (names it and both answers).
     """
