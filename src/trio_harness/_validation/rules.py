@@ -41,8 +41,8 @@ its length), ``multipleOf`` (decimal-exact, :func:`~.formats.is_multiple`), ``pa
 ``additionalProperties``; their messages are in :data:`MESSAGES` too.
 
 Value notions (the Python mapping of upstream's): an object is an exact ``dict``, an array an
-exact ``list``; a number is an ``int`` (never a ``bool``) within ``±MAX_INT`` (it converts to a
-finite double) or a finite ``float`` other than ``-0.0``; an integral ``float`` is an integer.
+exact ``list``; a number is an ``int`` (never a ``bool``) within ``±MAX_FINITE_JSON_INT`` (it
+converts to a finite double) or a finite ``float`` other than ``-0.0``; an integral ``float`` is an integer.
 """
 
 from __future__ import annotations
@@ -54,12 +54,14 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .._json import MAX_FINITE_JSON_INT, js_json
+from .subset import js_same_value_zero
 
 __all__ = [
     "BOUNDS",
     "CODE_NAMESPACE",
     "MESSAGES",
     "ONE_OF_MISMATCH",
+    "PAYLOAD_RULES",
     "SCALAR_KINDS",
     "TYPE_RULES",
     "TYPE_TESTS",
@@ -227,6 +229,20 @@ SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
     "integer": (int, float),
     "boolean": (bool,),
     "null": (type(None),),
+}
+
+
+#: The scalar payload keywords, in the order they are checked, after the type check passed (a
+#: scalar reports one violation at most): keyword → (whether the value satisfies the payload,
+#: the violation). The violation's hole named like the keyword shows the payload as JSON.
+#: Generated code tests the same with ``in``/``==`` on the payload's members of the node's
+#: type (:data:`SCALAR_KINDS`): among exact scalars of one kind, those are SameValueZero.
+PAYLOAD_RULES: Final[dict[str, tuple[Callable[[Any, object], bool], str]]] = {
+    "enum": (
+        lambda members, value: any(js_same_value_zero(member, value) for member in members),
+        "not_in_enum",
+    ),
+    "const": (js_same_value_zero, "not_const"),
 }
 
 

@@ -28,8 +28,7 @@ from typing import Final
 from .._errors import UnreachableVariantError, unreachable
 from .._json import is_json_value, js_json
 from .paths import Path, diagnostic_path, is_empty_path, property_path
-from .rules import ONE_OF_MISMATCH, TYPE_TESTS, type_violation, violation
-from .subset import js_same_value_zero
+from .rules import ONE_OF_MISMATCH, PAYLOAD_RULES, TYPE_TESTS, type_violation, violation
 
 __all__ = ["ONE_OF_MISMATCH", "one_of_violation", "validate_json_schema_value"]
 
@@ -42,16 +41,12 @@ def one_of_violation(path: Path, matched: int) -> str:
 
 
 def _payload_violation(node: dict[str, object], value: object, path: Path) -> str | None:
-    # ``enum`` first, then ``const``; one scalar violation at most. The value passed its type
-    # check, so it is an exact builtin scalar and the comparisons below run no user code.
-    if "enum" in node:
-        enum = node["enum"]
-        if not any(js_same_value_zero(member, value) for member in enum):  # type: ignore[attr-defined]
-            return violation("not_in_enum", path=diagnostic_path(path), enum=js_json(enum))
-    if "const" in node:
-        const = node["const"]
-        if not js_same_value_zero(const, value):
-            return violation("not_const", path=diagnostic_path(path), const=js_json(const))
+    # The value passed its type check, so it is an exact builtin scalar and the payload
+    # comparisons run no user code.
+    for keyword, (holds, name) in PAYLOAD_RULES.items():
+        if keyword in node and not holds(node[keyword], value):
+            shown = {keyword: js_json(node[keyword])}
+            return violation(name, path=diagnostic_path(path), **shown)
     return None
 
 
