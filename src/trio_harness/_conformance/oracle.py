@@ -23,6 +23,11 @@ input) becomes ``{"error": "<what>"}``: every input line gets exactly one output
 read as JavaScript's ``JSON.parse`` reads them (keys in JavaScript order, array indices first), and
 output is compact, JavaScript-exact JSON (:func:`js_json`), so a port can diff it byte for byte.
 
+Validation cases are answered with the validator ``define_tool`` runs (``compile_validator``),
+after every other validator of the package gave the same answer
+(:func:`~trio_harness._validation.checked_violations`): a difference is answered ``throws``
+``ValidatorsDisagree``, so the kit judges every engine.
+
 Every walk is iterative: inputs and answers of any depth work, under the same rules.
 """
 
@@ -37,9 +42,8 @@ from .._json import js_json, js_json_or_string, loads_any_depth, parse_arguments
 from .._validation import (
     assert_object_json_schema,
     assert_supported_json_schema,
+    checked_violations,
     parameter_schema_spec_to_json_schema,
-    validate_args,
-    validate_json_schema_value,
     value_schema_spec_to_json_schema,
 )
 from .scenario import answer_scenario
@@ -197,9 +201,8 @@ def _thrown(error: Exception) -> dict[str, object]:
 
 
 def _validate(inputs: dict[str, Any]) -> dict[str, object]:
-    return {
-        "violations": validate_json_schema_value(inputs["schema"], inputs["value"], inputs["path"])
-    }
+    # The validator ``define_tool`` runs, once every other engine agrees (else it raises).
+    return {"violations": checked_violations(inputs["schema"], inputs["value"], inputs["path"])}
 
 
 def _assert_supported(inputs: dict[str, Any]) -> dict[str, object]:
@@ -221,7 +224,9 @@ def _compile_value(inputs: dict[str, Any]) -> dict[str, object]:
 
 
 def _validate_args(inputs: dict[str, Any]) -> dict[str, object]:
-    return {"violations": validate_args(inputs["spec"], inputs["args"])}
+    # As ``define_tool`` does: the parameter map compiled, its arguments checked at the root "".
+    schema = parameter_schema_spec_to_json_schema(inputs["spec"])
+    return {"violations": checked_violations(schema, inputs["args"], "")}
 
 
 def _parse(inputs: dict[str, Any]) -> dict[str, object]:

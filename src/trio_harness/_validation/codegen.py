@@ -36,7 +36,7 @@ from .codegen_check import (
     union_sum,
     untyped_items,
 )
-from .walker import ONE_OF_MISMATCH
+from .rules import Literal, type_test, type_violation_code, violation_code
 
 __all__ = ["GeneratedSource", "generate", "generate_check"]
 
@@ -176,29 +176,20 @@ class _PathCode:
         return _PathCode(self.base, self.base_may_be_empty, (*self.segments, ("index", index_var)))
 
 
-def _message(path: _PathCode, suffix: str) -> str:
-    """Code appending ``"<diagnostic path>" <suffix>`` to the violation list ``o``."""
-    return f"o.append('\"' + {path.diagnostic()} + {suffix!r})"
-
-
-_SCALAR_SUFFIX: Final = {
-    "string": '" must be a string',
-    "integer": '" must be an integer',
-    "boolean": '" must be a boolean',
-    "null": '" must be null',
-}
+def _report(name: str, **holes: str) -> str:
+    """Code appending violation ``name`` of :data:`~.rules.MESSAGES` to the violation list ``o``."""
+    return f"o.append({violation_code(name, **holes)})"
 
 
 class _CollectGen:
     """Emits violation-collecting code mirroring the generic walker, node by node.
 
-    It also is the hot path: a bounded container node (see
-    :func:`~.codegen_check._unbounded`) first runs inline check-only code in a ``try`` and only
-    on failure (``_Invalid``, or a ``KeyError`` of a direct read) its collector code, so valid
-    parts cost what the check-only code costs and an invalid part is walked at most twice;
-    below the root (which is checked whole first, see :meth:`root`), unbounded nodes (arrays of
-    containers and their ancestors) are walked by collector code directly, so an invalid value
-    is walked at most twice in all: the root's check up to its first failure, then the collector.
+    Invariant: a value is walked at most twice, and a valid part once, by check-only code. A
+    bounded container node (see :func:`~.codegen_check._unbounded`) first runs inline
+    check-only code in a ``try`` and only on failure (``_Invalid``, or a ``KeyError`` of a
+    direct read) its collector code; below the root (which is checked whole first, see
+    :meth:`root`), unbounded nodes (arrays of containers and their ancestors) are walked by
+    collector code directly: the root's check up to its first failure, then the collector.
     """
 
     def __init__(self, source: Source, valid: ValidGen) -> None:
@@ -245,8 +236,7 @@ class _CollectGen:
             out.append(f"{inner}for {name} in {src.const(tuple(required))}:")
             out.append(f"{inner}    if {name} not in {var}:")
             out.append(
-                f"{inner}        o.append('missing required property \"' + "
-                f"{parent.dynamic_child(name)} + '\"')"
+                f"{inner}        {_report('missing_required', child=parent.dynamic_child(name))}"
             )
         if not properties:
             return
@@ -277,10 +267,10 @@ class _CollectGen:
         """The entry point ``(v, path='value') -> list[str]``; hostile keys go to the walker.
 
         A root that is not a union runs check-only code first (the whole tree inline, also an
-        unbounded one) and calls the collector only when it fails (returning from the check is
-        cheaper than raising ``_Invalid`` for a small value): a valid value pays only for the
-        check. An invalid one pays the check up to its first failure (cheap, bounded checks
-        come first, see ``_cost``) and then the collector, which walks unbounded nodes directly.
+        unbounded one) and calls the collector only when it fails (by returning the collector's
+        answer, not by raising ``_Invalid``): a valid value is walked once, by the check. An
+        invalid one is walked by the check up to its first failure (bounded checks come first,
+        see ``_cost``) and then by the collector, which walks unbounded nodes directly.
         """
         name = self.src.name("_collect")
         body: list[str] = []
@@ -369,13 +359,12 @@ class _CollectGen:
             )
             out.append(f"{pad}        raise _Invalid")
             out.append(
-                f"{pad}    o.append('\"' + {path.diagnostic()} + {ONE_OF_MISMATCH!r} + "
-                f"str({count}) + ')')"
+                f"{pad}    {_report('one_of', path=path.diagnostic(), matched=f'str({count})')}"
             )
             return
         if "type" not in node:
             out.append(f"{pad}if not _lossless({var}):")
-            out.append(pad + "    " + _message(path, '" must be a lossless JSON value'))
+            out.append(f"{pad}    {_report('lossless_value', path=path.diagnostic())}")
             return
         type_name: str = node["type"]  # type: ignore[assignment]
         if type_name == "object":
@@ -389,11 +378,11 @@ class _CollectGen:
         self, node: dict[str, object], var: str, path: _PathCode, out: list[str], depth: int
     ) -> None:
         pad = "    " * depth
-        out.append(f"{pad}if type({var}) is not list:")
-        out.append(pad + "    " + _message(path, '" must be an array'))
+        out.append(f"{pad}if not {type_test('array', var)}:")
+        out.append(f"{pad}    {_report('not_array', path=path.diagnostic())}")
         if "items" not in node:
             out.append(f"{pad}elif not _lossless({var}):")
-            out.append(pad + "    " + _message(path, '" must be a dense lossless JSON array'))
+            out.append(f"{pad}    {_report('lossless_array', path=path.diagnostic())}")
             return
         items: dict[str, object] = node["items"]  # type: ignore[assignment]
         index, item = self.src.name("i"), self.src.name("x")
@@ -418,25 +407,28 @@ class _CollectGen:
         if type_name in ("number", "integer"):
             out.append(f"{pad}_t = type({var})")
         out.append(f"{pad}if not {scalar_test(type_name, var)}:")
-        if type_name == "number":
-            out.append(f"{pad}    if _t is int or _t is float:")
-            out.append(pad + "        " + _message(path, '" must be a finite JSON number'))
-            out.append(f"{pad}    else:")
-            out.append(pad + "        " + _message(path, '" must be a number'))
+        cases = type_violation_code(type_name, var, "_t", path.diagnostic())
+        if len(cases) == 1:
+            out.append(f"{pad}    o.append({cases[0][1]})")
         else:
-            out.append(pad + "    " + _message(path, _SCALAR_SUFFIX[type_name]))
+            for index, (test, message) in enumerate(cases):
+                keyword = "else" if not test else ("elif " if index else "if ") + test
+                out.append(f"{pad}    {keyword}:")
+                out.append(f"{pad}        o.append({message})")
         if "enum" in node:
             enum = node["enum"]
             members = [m for m in enum if kind_of(type_name, m)]  # type: ignore[attr-defined]
             out.append(f"{pad}elif {var} not in {src.members(members)}:")
-            out.append(pad + "    " + _message(path, '" must be one of ' + js_json(enum)))
+            shown = Literal(js_json(enum))
+            out.append(f"{pad}    {_report('not_in_enum', path=path.diagnostic(), enum=shown)}")
         if "const" in node:
             const = node["const"]
             if kind_of(type_name, const):
                 out.append(f"{pad}elif {var} != {src.const(const)}:")
             else:
                 out.append(f"{pad}else:")
-            out.append(pad + "    " + _message(path, '" must be ' + js_json(const)))
+            shown = Literal(js_json(const))
+            out.append(f"{pad}    {_report('not_const', path=path.diagnostic(), const=shown)}")
 
     def _object(
         self, node: dict[str, object], var: str, path: _PathCode, out: list[str], depth: int
@@ -444,8 +436,8 @@ class _CollectGen:
         pad = "    " * depth
         inner = pad + "    "
         src = self.src
-        out.append(f"{pad}if type({var}) is not dict:")
-        out.append(pad + "    " + _message(path, '" must be an object'))
+        out.append(f"{pad}if not {type_test('object', var)}:")
+        out.append(f"{pad}    {_report('not_object', path=path.diagnostic())}")
         out.append(f"{pad}else:")
         before = src.name("n")
         out.append(f"{inner}{before} = len(o)")
@@ -456,10 +448,7 @@ class _CollectGen:
         else:
             for name in required:
                 out.append(f"{inner}if {src.const(name)} not in {var}:")
-                out.append(
-                    f"{inner}    o.append('missing required property \"' + {path.child(name).code}"
-                    " + '\"')"
-                )
+                out.append(f"{inner}    {_report('missing_required', child=path.child(name).code)}")
             for key in properties:
                 item, name = src.name("p"), src.const(key)
                 out.append(f"{inner}if {name} in {var}:")
@@ -480,22 +469,19 @@ class _CollectGen:
             out.append(f"{inner}    if type({key}) is not str:")
             out.append(f"{inner}        {odd} = True")
             out.append(f"{inner}    elif {key} not in {declared}:")
-            out.append(
-                f"{inner}        o.append('\"' + {path.dynamic_child(key)}"
-                " + '\" is not a declared property (additionalProperties: false)')"
-            )
+            out.append(f"{inner}        {_report('undeclared', child=path.dynamic_child(key))}")
             out.append(f"{inner}if {odd} and len(o) == {before}:")
-            out.append(inner + "    " + _message(path, '" must be a lossless JSON object'))
+            out.append(f"{inner}    {_report('lossless_object', path=path.diagnostic())}")
             return
         out.append(f"{inner}if len(o) == {before}:")
         if not properties:
             out.append(f"{inner}    if not _lossless({var}):")
-            out.append(inner + "        " + _message(path, '" must be a lossless JSON object'))
+            out.append(f"{inner}        {_report('lossless_object', path=path.diagnostic())}")
             return
         out.append(f"{inner}    for {key}, {child_value} in {var}.items():")
         out.append(
             f"{inner}        if type({key}) is not str or "
             f"({key} not in {declared} and not _lossless({child_value})):"
         )
-        out.append(inner + "            " + _message(path, '" must be a lossless JSON object'))
+        out.append(f"{inner}            {_report('lossless_object', path=path.diagnostic())}")
         out.append(f"{inner}            break")

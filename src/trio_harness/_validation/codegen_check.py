@@ -13,14 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from .._json import MAX_FINITE_JSON_INT
+from .rules import BOUNDS, SCALAR_KINDS, bound_test, type_test
 
 __all__ = [
-    "BOUND_KEYWORDS",
     "INLINE_NODES",
     "INLINE_UNION",
     "MAX_BLOCK_DEPTH",
-    "SCALAR_KINDS",
     "SIZED_KEYS",
     "TABLE_WIDTH",
     "Source",
@@ -29,7 +27,6 @@ __all__ = [
     "kind_of",
     "leaf_key",
     "literal_set",
-    "scalar_test",
     "union_sum",
     "untyped_items",
 ]
@@ -46,49 +43,15 @@ INLINE_NODES: Final = 24
 #: per distinct scalar schema (see :func:`leaf_key`). So a wide object costs a table entry per
 #: property, not lines of source: ``compile()`` time stays small and linear.
 TABLE_WIDTH: Final = 200
-#: The Python types a scalar schema type can match (enum/const members of other types never can).
-SCALAR_KINDS: Final[dict[str, tuple[type, ...]]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int, float),
-    "boolean": (bool,),
-    "null": (type(None),),
-}
-
-
-#: The extended vocabulary's bounds that check-only code tests inline (see :func:`bound_tests`),
-#: by keyword: the comparison, and whether it is on the value's length.
-BOUND_KEYWORDS: Final[dict[str, tuple[str, bool]]] = {
-    "minimum": (">=", False),
-    "exclusiveMinimum": (">", False),
-    "maximum": ("<=", False),
-    "exclusiveMaximum": ("<", False),
-    "minLength": (">=", True),
-    "maxLength": ("<=", True),
-    "minItems": (">=", True),
-    "maxItems": ("<=", True),
-    "minProperties": (">=", True),
-    "maxProperties": ("<=", True),
-}
 
 
 def bound_tests(node: dict[str, object], var: str) -> list[str]:
     """Expressions true iff ``var`` (of the node's type, already checked) is within the node's
-    extended-vocabulary bounds: the comparisons of :mod:`.extended`'s leaf checks, written as
-    exact literals (an asserted bound is a finite number; a count compares as an ``int``).
+    extended-vocabulary bounds (:data:`~.rules.BOUNDS`, the bounds as exact literals).
 
     Strict schemas have none of these keywords, so their generated code never changes.
     """
-    tests = []
-    for key, (operator, on_length) in BOUND_KEYWORDS.items():
-        if key not in node:
-            continue
-        bound = node[key]
-        if on_length:
-            tests.append(f"len({var}) {operator} {int(bound)!r}")  # type: ignore[call-overload]
-        else:
-            tests.append(f"{var} {operator} {bound!r}")
-    return tests
+    return [bound_test(key, node[key], var) for key in BOUNDS if key in node]
 
 
 def kind_of(type_name: str, value: object) -> bool:
@@ -201,7 +164,7 @@ def leaf_key(node: dict[str, object]) -> object:
         return ("any",)
     if type_name == "object" or type_name == "array":
         return None
-    if any(key in node for key in BOUND_KEYWORDS):
+    if any(key in node for key in BOUNDS):
         return ("bounded", id(node))  # extended-vocabulary bounds: never shared
     if "enum" not in node and "const" not in node:
         return type_name  # the common leaf: its type alone (no allocation)
@@ -263,33 +226,9 @@ class Source:
         return self.const(frozenset(values))
 
 
-# The bound as an int literal (a code constant): an int compares with an int faster than with a
-# float (int-to-float comparison takes the reflected, slower path), and the tested values are ints.
-_MAX_LITERAL: Final = repr(MAX_FINITE_JSON_INT)
-#: The largest one-digit CPython int, the fast path of the bound check.
-_SMALL: Final = repr(2**30 - 1)
-
-
-def _number_test(var: str, integer: bool) -> str:
-    """An expression true iff ``var`` passes the number (or integer) type check (``_t`` is its type)."""
-    not_negative_zero = f"not ({var} == 0.0 and _copysign(1.0, {var}) < 0.0)"
-    finite_float = f"{var}.is_integer()" if integer else f"{var} - {var} == 0.0"
-    # A one-digit int (below 2**30) is compared first: CPython specialises int comparisons
-    # only for such operands, and comparing with the 309-digit bound takes the generic path.
-    return (
-        f"(_t is int and (-{_SMALL} <= {var} <= {_SMALL} or -{_MAX_LITERAL} <= {var} <= {_MAX_LITERAL})"
-        f" or _t is float and {finite_float} and {not_negative_zero})"
-    )
-
-
 def scalar_test(type_name: str, var: str) -> str:
-    if type_name == "string":
-        return f"type({var}) is str"
-    if type_name == "boolean":
-        return f"type({var}) is bool"
-    if type_name == "null":
-        return f"{var} is None"
-    return _number_test(var, type_name == "integer")
+    """The type check of a scalar (:data:`~.rules.TYPE_RULES`); a number's reads ``_t``."""
+    return type_test(type_name, var, "_t" if type_name in ("number", "integer") else None)
 
 
 #: The exact Python types each schema type's values have (``number`` and ``integer`` overlap).
@@ -366,8 +305,8 @@ def untyped_items(node: dict[str, object]) -> bool:
 
 
 #: Objects with at least this many declared properties test the size of the dict before
-#: looping over its keys (see :func:`_exact_keys`): already one key costs more to loop over
-#: (the loop sets up an iterator) than the size test (measured: 160 ns against 105 ns a call).
+#: looping over its keys (see :func:`_exact_keys`). The size test only ever skips the loop for
+#: a dict whose keys are all exact ``str``, so the answer is the loop's either way.
 SIZED_KEYS: Final = 1
 
 
@@ -588,7 +527,7 @@ class ValidGen:
         for key in sorted(properties, key=lambda k: _cost(properties[k])):
             # Validity does not depend on the order of checks; a required property is read
             # directly (known present, or a KeyError that the enclosing handler treats as a
-            # failure); ``in`` + ``[]`` beats ``.get`` with a sentinel.
+            # failure); an optional one is read only after ``in`` found it.
             item, name = src.name("p"), src.const(key)
             if key in required:
                 out.append(f"{pad}{item} = {var}[{name}]")

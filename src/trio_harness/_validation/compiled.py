@@ -1,4 +1,4 @@
-"""``compile_validator``: per-schema specialised checkers for the hot path (every tool call).
+"""``compile_validator``: per-schema specialised checkers, what ``define_tool`` runs on each call.
 
 The per-schema work is done once: the schema is asserted, then Python source specialised to it is
 generated and compiled with ``compile()``. Two functions come out of it:
@@ -26,12 +26,14 @@ import linecache
 import math
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from .._errors import JsonSchemaError
 from .._json import MAX_FINITE_JSON_INT, is_json_value
 from .codegen import GeneratedSource, generate, generate_check
+from .rules import CODE_NAMESPACE
 from .subset import assert_supported_json_schema
 from .walker import validate_json_schema_value
 
@@ -44,6 +46,7 @@ __all__ = [
     "Validator",
     "build_check",
     "build_checked",
+    "compilable",
     "compile_validator",
 ]
 
@@ -57,7 +60,7 @@ _LOSSLESS_BUDGET: Final = 1000
 Validator = Callable[[object, str], list[str]]
 
 
-def _compilable(schema: object) -> bool:
+def compilable(schema: object) -> bool:
     """Whether the generated code is used for ``schema``: it passes the subset assertion and is
     nested at most :data:`MAX_COMPILED_DEPTH` deep.
 
@@ -211,10 +214,10 @@ def _one(branches: tuple[Callable[[object], bool], ...], value: object) -> bool:
 
 
 def _lossless(value: object) -> bool:
-    """``is_json_value`` for the generated code: same answer, faster on small containers.
+    """``is_json_value`` for the generated code. Invariant: the same answer on every value.
 
-    Ints are compared with ``0x3FFFFFFF`` (the largest one-digit CPython int) first: CPython
-    specialises comparisons of one-digit ints, one with the 309-digit bound takes the generic path.
+    An ``int`` is lossless when it lies within ``±MAX_FINITE_JSON_INT``; the test tries the
+    sub-range ``±0x3FFFFFFF`` first, which never changes the answer.
 
     A first pass checks the value's own items and the items of its list items in place, with
     no stack (tool arguments are mostly flat, or hold a list of scalars); containers met deeper
@@ -381,8 +384,12 @@ def _load(generated: GeneratedSource, walk: object) -> object:
 
     The source is compiled under a unique pseudo-filename registered in :mod:`linecache` (as
     cattrs does), so a traceback or a debugger through a compiled validator shows its lines.
+    Invariant: the entry lives exactly as long as the entry function (the validator the caches
+    hold): a finalizer drops it when the function is collected, so evicted validators leave
+    nothing behind.
     """
     namespace: dict[str, object] = {
+        **CODE_NAMESPACE,
         **generated.constants,
         "_lossless": _lossless,
         "_odd_keys": _has_odd_keys,
@@ -403,7 +410,9 @@ def _load(generated: GeneratedSource, walk: object) -> object:
     )
     code = compile(generated.text, filename, "exec")
     exec(code, namespace)  # generated from a well-formed schema; data only as constants
-    return namespace[generated.entry]
+    entry = namespace[generated.entry]
+    weakref.finalize(entry, linecache.cache.pop, filename, None)
+    return entry
 
 
 def _generated_source(validator: Validator) -> str:
@@ -522,7 +531,7 @@ def compile_validator(schema: object) -> Validator:
         hit = _by_identity.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    if not _compilable(schema):
+    if not compilable(schema):
         validator = _generic(schema)
     else:
         key = _content_key(schema)

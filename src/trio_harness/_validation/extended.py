@@ -32,7 +32,6 @@ walker, is :mod:`.extended_compiled`'s.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from .._errors import JsonSchemaError
@@ -40,6 +39,7 @@ from .._json import is_json_integer, is_json_number, is_json_value, js_json
 from .formats import FORMAT_ASSERTIONS, is_multiple
 from .paths import diagnostic_path, property_path
 from .pattern import PatternError, backtracking_problem, translate_pattern
+from .rules import TYPE_TESTS, Check, bound_check, type_violation, violation
 from .subset import assert_supported_json_schema, is_schema_record
 from .walker import one_of_violation, validate_json_schema_value
 
@@ -56,6 +56,7 @@ __all__ = [
     "extended_violations",
     "has_extension",
     "number_checks",
+    "report",
     "string_checks",
     "validate_extended_value",
 ]
@@ -314,97 +315,71 @@ def has_extension(node: object) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def number_checks(node: dict[str, Any]) -> list[Callable[[Any], str | None]]:
-    checks: list[Callable[[Any], str | None]] = []
-    if "minimum" in node:
-        low = node["minimum"]
-        checks.append(lambda v: None if v >= low else f"must be >= {js_json(low)}")
-    if "exclusiveMinimum" in node:
-        xlow = node["exclusiveMinimum"]
-        checks.append(lambda v: None if v > xlow else f"must be > {js_json(xlow)}")
-    if "maximum" in node:
-        high = node["maximum"]
-        checks.append(lambda v: None if v <= high else f"must be <= {js_json(high)}")
-    if "exclusiveMaximum" in node:
-        xhigh = node["exclusiveMaximum"]
-        checks.append(lambda v: None if v < xhigh else f"must be < {js_json(xhigh)}")
+def number_checks(node: dict[str, Any]) -> list[Check]:
+    """The checks of a number node's extension keywords: the bounds, then ``multipleOf``; each
+    ``(value, diagnostic path) -> violation or None``."""
+    checks = [bound_check(key, node[key]) for key in _NUMBER_BOUNDS if key in node]
     if "multipleOf" in node:
         step = node["multipleOf"]
+        shown = js_json(step)
         checks.append(
-            lambda v: None if is_multiple(v, step) else f"must be a multiple of {js_json(step)}"
+            lambda v, path: (
+                None if is_multiple(v, step) else violation("not_multiple", path=path, bound=shown)
+            )
         )
     return checks
 
 
-def _plural(count: int, word: str) -> str:
-    if count == 1:
-        return f"{count} {word}"
-    return f"{count} properties" if word == "property" else f"{count} {word}s"
+_NUMBER_BOUNDS: Final = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
 
 
-def string_checks(node: dict[str, Any], formats: Formats) -> list[Callable[[Any], str | None]]:
-    checks: list[Callable[[Any], str | None]] = []
-    if "minLength" in node:
-        low = int(node["minLength"])
-        checks.append(
-            lambda v: (
-                None if len(v) >= low else f"must be at least {_plural(low, 'character')} long"
-            )
-        )
-    if "maxLength" in node:
-        high = int(node["maxLength"])
-        checks.append(
-            lambda v: (
-                None if len(v) <= high else f"must be at most {_plural(high, 'character')} long"
-            )
-        )
+def string_checks(node: dict[str, Any], formats: Formats) -> list[Check]:
+    """The checks of a string node's extension keywords: lengths, ``pattern``, then ``format``
+    (only when formats are asserted)."""
+    checks = [bound_check(key, node[key]) for key in ("minLength", "maxLength") if key in node]
     if "pattern" in node:
         source = node["pattern"]
         search = re.compile(translate_pattern(source)).search
+        shown = js_json(source)
         checks.append(
-            lambda v: None if search(v) is not None else f"must match pattern {js_json(source)}"
+            lambda v, path: (
+                None
+                if search(v) is not None
+                else violation("no_pattern_match", path=path, pattern=shown)
+            )
         )
     if formats == "assert" and node.get("format") in FORMAT_ASSERTIONS:
         name = node["format"]
         test = FORMAT_ASSERTIONS[name]
-        checks.append(lambda v: None if test(v) else f'must be a valid "{name}"')
-    return checks
-
-
-def count_checks(
-    node: dict[str, Any], low_key: str, high_key: str, word: str
-) -> list[Callable[[Any], str | None]]:
-    checks: list[Callable[[Any], str | None]] = []
-    if low_key in node:
-        low = int(node[low_key])
         checks.append(
-            lambda v: None if len(v) >= low else f"must have at least {_plural(low, word)}"
-        )
-    if high_key in node:
-        high = int(node[high_key])
-        checks.append(
-            lambda v: None if len(v) <= high else f"must have at most {_plural(high, word)}"
+            lambda v, path: None if test(v) else violation("bad_format", path=path, format=name)
         )
     return checks
 
 
-def duplicate_problem(value: list[Any]) -> str | None:
+def count_checks(node: dict[str, Any], low_key: str, high_key: str) -> list[Check]:
+    """The checks of a container's count bounds (``minItems``/``maxItems`` and the like)."""
+    return [bound_check(key, node[key]) for key in (low_key, high_key) if key in node]
+
+
+def duplicate_problem(value: list[Any], path: str) -> str | None:
+    """The ``uniqueItems`` violation of ``value`` (the first pair of equal items), or ``None``."""
     seen: dict[Any, int] = {}
     keys = EqualityKeys()
     for index, item in enumerate(value):
         key = keys.key(item)
         if key in seen:
-            return f"must not contain duplicate items (items {seen[key]} and {index} are equal)"
+            return violation("duplicate_items", path=path, first=seen[key], second=index)
         seen[key] = index
     return None
 
 
-def _scalar_ok(type_name: str, value: object) -> bool:
-    if type_name == "string":
-        return type(value) is str
-    if type_name == "number":
-        return is_json_number(value)
-    return is_json_integer(value)
+def report(checks: list[Check], value: object, path: str, out: list[str]) -> None:
+    """Append what ``checks`` find wrong with ``value`` (at diagnostic ``path``) to ``out``."""
+    for check in checks:
+        problem = check(value, path)
+        if problem is not None:
+            out.append(problem)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -430,13 +405,9 @@ def _walk(node: dict[str, Any], value: Any, path: str, formats: Formats, out: li
     if type_name in ("string", "number", "integer"):
         own = validate_json_schema_value(skeleton, value, path)
         out.extend(own)
-        if not own or _scalar_ok(type_name, value):
+        if not own or TYPE_TESTS[type_name](value):
             checks = string_checks(node, formats) if type_name == "string" else number_checks(node)
-            label = f'"{diagnostic_path(path)}" '
-            for check in checks:
-                problem = check(value)
-                if problem is not None:
-                    out.append(label + problem)
+            report(checks, value, diagnostic_path(path), out)
         return
     if type_name == "array":
         _walk_array(node, value, path, formats, out)
@@ -453,14 +424,11 @@ STRICT_LOCAL: Final = frozenset(
 def _walk_array(
     node: dict[str, Any], value: Any, path: str, formats: Formats, out: list[str]
 ) -> None:
-    if type(value) is not list:
-        out.append(f'"{diagnostic_path(path)}" must be an array')
+    where = diagnostic_path(path)
+    if not TYPE_TESTS["array"](value):
+        out.append(type_violation("array", value, where))
         return
-    label = f'"{diagnostic_path(path)}" '
-    for check in count_checks(node, "minItems", "maxItems", "item"):
-        problem = check(value)
-        if problem is not None:
-            out.append(label + problem)
+    report(count_checks(node, "minItems", "maxItems"), value, where, out)
     prefix: list[Any] = node.get("prefixItems", [])
     items = node.get("items")
     before = len(out)
@@ -471,24 +439,25 @@ def _walk_array(
         elif items is not None:
             _walk(items, element, element_path, formats, out)
         elif not is_json_value(element):
-            out.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
+            out.append(violation("lossless_array", path=where))
             return
     if node.get("uniqueItems") is True and len(out) == before:
-        problem = duplicate_problem(value)
+        problem = duplicate_problem(value, where)
         if problem is not None:
-            out.append(label + problem)
+            out.append(problem)
 
 
 def _walk_object(
     node: dict[str, Any], value: Any, path: str, formats: Formats, out: list[str]
 ) -> None:
-    if type(value) is not dict:
-        out.append(f'"{diagnostic_path(path)}" must be an object')
+    where = diagnostic_path(path)
+    if not TYPE_TESTS["object"](value):
+        out.append(type_violation("object", value, where))
         return
     own: list[str] = []
     for name in node.get("required", ()):
         if name not in value:
-            own.append(f'missing required property "{property_path(path, name)}"')
+            own.append(violation("missing_required", child=property_path(path, name)))
     properties: dict[str, Any] = node.get("properties", {})
     for key, child in properties.items():
         if key in value:
@@ -502,21 +471,14 @@ def _walk_object(
         if key in properties:
             continue
         if extra is False:
-            own.append(
-                f'"{property_path(path, key)}" is not a declared property '
-                "(additionalProperties: false)"
-            )
+            own.append(violation("undeclared", child=property_path(path, key)))
         elif type(extra) is dict:
             _walk(extra, child, property_path(path, key), formats, own)
         elif not is_json_value(child):
             lossless = False
-    label = f'"{diagnostic_path(path)}" '
-    for check in count_checks(node, "minProperties", "maxProperties", "property"):
-        problem = check(value)
-        if problem is not None:
-            own.append(label + problem)
+    report(count_checks(node, "minProperties", "maxProperties"), value, where, own)
     if not own and not lossless:
-        own.append(f'"{diagnostic_path(path)}" must be a lossless JSON object')
+        own.append(violation("lossless_object", path=where))
     out.extend(own)
 
 
@@ -540,5 +502,5 @@ def validate_extended_value(
         _walk(schema, value, path, formats, out)  # type: ignore[arg-type]
     except (TypeError, RecursionError):
         # A hostile key (its __hash__/__eq__) or a value nested beyond Python's stack.
-        return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
+        return [violation("lossless_value", path=diagnostic_path(path))]
     return out

@@ -3,8 +3,8 @@
 :func:`compile_extended_validator` asserts the schema and builds two closures per node, tested to
 equal :func:`~.extended.validate_extended_value` (the reference walker) on every value:
 
-* a check-only predicate (``_fast``): no paths, no messages; valid calls, the common case, pay
-  only for the checks;
+* a check-only predicate (``_fast``): no paths, no messages; true iff the collector finds
+  no violation;
 * a collector (``_compile``), run only when the predicate fails, with the walker's violations.
 
 Subtrees without any extension keyword are compiled whole by ``compile_validator`` (generated
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from .._json import is_json_integer, is_json_number, is_json_value
+from .._json import is_json_value
 from .compiled import MAX_COMPILED_DEPTH, Validator, build_checked, compile_validator
 from .extended import (
     STRICT_LOCAL,
@@ -26,9 +26,11 @@ from .extended import (
     duplicate_problem,
     has_extension,
     number_checks,
+    report,
     string_checks,
 )
 from .paths import diagnostic_path, property_path
+from .rules import TYPE_TESTS, Check, type_violation, violation
 from .walker import one_of_violation
 
 __all__ = ["compile_extended_validator"]
@@ -68,14 +70,7 @@ def _compile(node: dict[str, Any], formats: Formats) -> _Check:
 def _compile_scalar(node: dict[str, Any], type_name: str, formats: Formats) -> _Check:
     strict = compile_validator({key: item for key, item in node.items() if key in STRICT_LOCAL})
     checks = string_checks(node, formats) if type_name == "string" else number_checks(node)
-    if type_name == "string":
-
-        def type_ok(value: Any) -> bool:
-            return type(value) is str
-    elif type_name == "number":
-        type_ok = is_json_number
-    else:
-        type_ok = is_json_integer
+    type_ok = TYPE_TESTS[type_name]
 
     def scalar(value: Any, path: str, out: list[str]) -> None:
         own = strict(value, path)
@@ -83,32 +78,24 @@ def _compile_scalar(node: dict[str, Any], type_name: str, formats: Formats) -> _
             out.extend(own)
             if not type_ok(value):
                 return
-        label = None
-        for check in checks:
-            problem = check(value)
-            if problem is not None:
-                if label is None:
-                    label = f'"{diagnostic_path(path)}" '
-                out.append(label + problem)
+        report(checks, value, diagnostic_path(path), out)
 
     return scalar
 
 
 def _compile_array(node: dict[str, Any], formats: Formats) -> _Check:
-    counts = count_checks(node, "minItems", "maxItems", "item")
+    counts = count_checks(node, "minItems", "maxItems")
     prefix = [_compile(child, formats) for child in node.get("prefixItems", [])]
     items = _compile(node["items"], formats) if "items" in node else None
     unique = node.get("uniqueItems") is True
     size = len(prefix)
 
     def array(value: Any, path: str, out: list[str]) -> None:
+        where = diagnostic_path(path)
         if type(value) is not list:
-            out.append(f'"{diagnostic_path(path)}" must be an array')
+            out.append(type_violation("array", value, where))
             return
-        for check in counts:
-            problem = check(value)
-            if problem is not None:
-                out.append(f'"{diagnostic_path(path)}" {problem}')
+        report(counts, value, where, out)
         before = len(out)
         for index, element in enumerate(value):
             if index < size:
@@ -116,12 +103,12 @@ def _compile_array(node: dict[str, Any], formats: Formats) -> _Check:
             elif items is not None:
                 items(element, f"{path}[{index}]", out)
             elif not is_json_value(element):
-                out.append(f'"{diagnostic_path(path)}" must be a dense lossless JSON array')
+                out.append(violation("lossless_array", path=where))
                 return
         if unique and len(out) == before:
-            problem = duplicate_problem(value)
+            problem = duplicate_problem(value, where)
             if problem is not None:
-                out.append(f'"{diagnostic_path(path)}" {problem}')
+                out.append(problem)
 
     return array
 
@@ -134,16 +121,17 @@ def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
     extra_node = node.get("additionalProperties")
     closed = extra_node is False
     extra = _compile(extra_node, formats) if type(extra_node) is dict else None
-    counts = count_checks(node, "minProperties", "maxProperties", "property")
+    counts = count_checks(node, "minProperties", "maxProperties")
 
     def obj(value: Any, path: str, out: list[str]) -> None:
+        where = diagnostic_path(path)
         if type(value) is not dict:
-            out.append(f'"{diagnostic_path(path)}" must be an object')
+            out.append(type_violation("object", value, where))
             return
         own: list[str] = []
         for name in required:
             if name not in value:
-                own.append(f'missing required property "{property_path(path, name)}"')
+                own.append(violation("missing_required", child=property_path(path, name)))
         for key, check in properties.items():
             if key in value:
                 check(value[key], property_path(path, key), own)
@@ -154,20 +142,14 @@ def _compile_object(node: dict[str, Any], formats: Formats) -> _Check:
             elif key in properties:
                 continue
             elif closed:
-                own.append(
-                    f'"{property_path(path, key)}" is not a declared property '
-                    "(additionalProperties: false)"
-                )
+                own.append(violation("undeclared", child=property_path(path, key)))
             elif extra is not None:
                 extra(child, property_path(path, key), own)
             elif not is_json_value(child):
                 lossless = False
-        for count in counts:
-            problem = count(value)
-            if problem is not None:
-                own.append(f'"{diagnostic_path(path)}" {problem}')
+        report(counts, value, where, own)
         if not own and not lossless:
-            own.append(f'"{diagnostic_path(path)}" must be a lossless JSON object')
+            own.append(violation("lossless_object", path=where))
         out.extend(own)
 
     return obj
@@ -179,7 +161,7 @@ _Fast = Callable[[Any], bool]
 def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
     """A check-only predicate: ``True`` iff :func:`_compile`'s checker finds no violation.
 
-    No paths, no messages: valid calls (the common case) pay only for the checks.
+    No paths, no messages; the collector runs only when this says no.
     """
     if not has_extension(node):
         strict = compile_validator(node)
@@ -198,6 +180,7 @@ def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
     type_name = node["type"]
     if type_name in ("string", "number", "integer"):
         checks = string_checks(node, formats) if type_name == "string" else number_checks(node)
+        type_ok: Callable[[Any], bool] = TYPE_TESTS[type_name]
         if "enum" in node or "const" in node:
             strict = compile_validator(
                 {key: item for key, item in node.items() if key in STRICT_LOCAL}
@@ -205,18 +188,12 @@ def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
 
             def type_ok(value: Any) -> bool:
                 return not strict(value, "")
-        elif type_name == "string":
-
-            def type_ok(value: Any) -> bool:
-                return type(value) is str
-        else:
-            type_ok = is_json_number if type_name == "number" else is_json_integer
 
         def scalar(value: Any) -> bool:
             if not type_ok(value):
                 return False
-            for check in checks:  # noqa: SIM110 - a loop beats all() over a generator here
-                if check(value) is not None:
+            for check in checks:  # noqa: SIM110 - a loop reads as the rule: every check holds
+                if check(value, "") is not None:
                     return False
             return True
 
@@ -227,7 +204,7 @@ def _fast(node: dict[str, Any], formats: Formats) -> _Fast:
 
 
 def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
-    counts = count_checks(node, "minItems", "maxItems", "item")
+    counts = count_checks(node, "minItems", "maxItems")
     prefix = [_fast(child, formats) for child in node.get("prefixItems", [])]
     items = _fast(node["items"], formats) if "items" in node else None
     unique = node.get("uniqueItems") is True
@@ -237,7 +214,7 @@ def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
         if type(value) is not list:
             return False
         for check in counts:
-            if check(value) is not None:
+            if check(value, "") is not None:
                 return False
         for index, element in enumerate(value):
             if index < size:
@@ -248,7 +225,7 @@ def _fast_array(node: dict[str, Any], formats: Formats) -> _Fast:
                     return False
             elif not is_json_value(element):
                 return False
-        return not unique or duplicate_problem(value) is None
+        return not unique or duplicate_problem(value, "") is None
 
     return array
 
@@ -263,7 +240,7 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
     # lossless check of everything else; the extension parts follow.
     declared: dict[str, Any] = node.get("properties", {})
     strict_properties: dict[str, Any] = {}
-    bounds: list[tuple[str, list[Callable[[Any], str | None]]]] = []
+    bounds: list[tuple[str, list[Check]]] = []
     extended: list[tuple[str, _Fast]] = []
     for key, child in declared.items():
         if not has_extension(child):
@@ -289,7 +266,7 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
     extra_node = node.get("additionalProperties")
     closed = extra_node is False
     extra = _fast(extra_node, formats) if type(extra_node) is dict else None
-    counts = count_checks(node, "minProperties", "maxProperties", "property")
+    counts = count_checks(node, "minProperties", "maxProperties")
 
     def obj(value: Any) -> bool:
         if strict(value, ""):
@@ -301,7 +278,7 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
             if key in value:
                 child = value[key]  # its type passed the strict check
                 for bound in checks:
-                    if bound(child) is not None:
+                    if bound(child, "") is not None:
                         return False
         for key, predicate in extended:
             if key in value and not predicate(value[key]):
@@ -312,8 +289,8 @@ def _fast_object(node: dict[str, Any], formats: Formats) -> _Fast:
                     continue
                 if closed or not extra(child):  # type: ignore[misc]
                     return False
-        for count in counts:  # noqa: SIM110 - a loop beats all() over a generator here
-            if count(value) is not None:
+        for count in counts:  # noqa: SIM110 - a loop reads as the rule: every count holds
+            if count(value, "") is not None:
                 return False
         return True
 
@@ -346,7 +323,7 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
             try:
                 check(value, path, out)
             except (TypeError, RecursionError):
-                return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
+                return [violation("lossless_value", path=diagnostic_path(path))]
             return out
 
         return build_checked(schema, collect)  # type: ignore[arg-type]
@@ -359,7 +336,7 @@ def compile_extended_validator(schema: object, *, formats: Formats = "annotate")
                 return out
             check(value, path, out)
         except (TypeError, RecursionError):
-            return [f'"{diagnostic_path(path)}" must be a lossless JSON value']
+            return [violation("lossless_value", path=diagnostic_path(path))]
         return out
 
     return validate
@@ -371,7 +348,7 @@ _CLOSURE_ONLY: Final = frozenset({"multipleOf", "pattern", "uniqueItems", "prefi
 
 def _inline_bounds_only(schema: dict[str, Any], formats: Formats) -> bool:
     """Whether the check-only pass of ``schema`` can be generated code: its only extension
-    keywords are bounds (:data:`~.codegen_check.BOUND_KEYWORDS`), ``format`` when it only
+    keywords are bounds (:data:`~.rules.BOUNDS`), ``format`` when it only
     annotates, and boolean ``additionalProperties``; nested at most ``MAX_COMPILED_DEPTH``."""
     stack: list[tuple[dict[str, Any], int]] = [(schema, 1)]
     while stack:

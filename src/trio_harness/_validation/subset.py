@@ -147,7 +147,7 @@ def _check_scalar(node: dict[str, object], type_name: str, at: Path, out: list[s
 
 def _after_properties(node: dict[str, object], at: Path, out: list[str]) -> None:
     # Runs after every property subtree, so these violations follow the children's. The path
-    # is rendered only for a violation (rendering costs the depth).
+    # is rendered only for a violation (paths are lazy chains, see paths.py).
     properties = node.get("properties")
     declared = properties if is_schema_record(properties) else {}
     if "required" in node:

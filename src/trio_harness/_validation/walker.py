@@ -1,7 +1,7 @@
 """The value validator of the raw subset: ``validate_json_schema_value`` (the generic walker).
 
 This is the reference implementation: an iterative walk over explicit frames that reads the
-schema on every call. :mod:`.compiled` (through :mod:`.codegen`) builds specialised checkers
+schema on every call and interprets :mod:`.rules` (its type checks, its order, its messages). :mod:`.compiled` (through :mod:`.codegen`) builds specialised checkers
 from it and is tested to agree with it exactly. Paths are :mod:`.paths`' lazy chains: a walk ``n``
 levels deep holds O(n) path data, and a path is rendered only for a violation.
 
@@ -26,61 +26,27 @@ from __future__ import annotations
 from typing import Final
 
 from .._errors import UnreachableVariantError, unreachable
-from .._json import is_json_integer, is_json_number, is_json_value, js_json
+from .._json import is_json_value, js_json
 from .paths import Path, diagnostic_path, is_empty_path, property_path
-from .subset import js_same_value_zero
+from .rules import ONE_OF_MISMATCH, PAYLOAD_RULES, TYPE_TESTS, type_violation, violation
 
 __all__ = ["ONE_OF_MISMATCH", "one_of_violation", "validate_json_schema_value"]
 
 _MISSING: Final = object()
 
-#: The ``oneOf`` violation's text between the quoted path and the count of matched branches
-#: (``"<path>" must match exactly one oneOf branch (matched <n>)``); generated code inlines it.
-ONE_OF_MISMATCH: Final = '" must match exactly one oneOf branch (matched '
-
 
 def one_of_violation(path: Path, matched: int) -> str:
     """The violation of a ``oneOf`` that matched ``matched`` branches (not exactly one)."""
-    return f'"{diagnostic_path(path)}{ONE_OF_MISMATCH}{matched})'
+    return violation("one_of", path=diagnostic_path(path), matched=matched)
 
 
-def _number_problem(value: object) -> str | None:
-    """``None`` for a finite JSON number, else the violation suffix."""
-    if is_json_number(value):
-        return None
-    kind = type(value)
-    return "must be a finite JSON number" if kind is int or kind is float else "must be a number"
-
-
-def _type_problem(type_name: object, value: object) -> str | None:
-    """Primitive type check of a scalar node: ``None`` when it passes, else the violation suffix."""
-    if type_name == "string":
-        return None if type(value) is str else "must be a string"
-    if type_name == "number":
-        return _number_problem(value)
-    if type_name == "integer":
-        return None if is_json_integer(value) else "must be an integer"
-    if type_name == "boolean":
-        return None if type(value) is bool else "must be a boolean"
-    if type_name == "null":
-        return None if value is None else "must be null"
-    unreachable("JsonSchemaType", type_name)
-
-
-def _scalar_violation(node: dict[str, object], type_name: object, value: object) -> str | None:
-    problem = _type_problem(type_name, value)
-    if problem is not None:
-        return problem
-    # Enum first, then const; one scalar violation at most. The value passed its type check, so
-    # it is an exact builtin scalar and the comparisons below run no user code.
-    if "enum" in node:
-        enum = node["enum"]
-        if not any(js_same_value_zero(member, value) for member in enum):  # type: ignore[attr-defined]
-            return f"must be one of {js_json(enum)}"
-    if "const" in node:
-        const = node["const"]
-        if not js_same_value_zero(const, value):
-            return f"must be {js_json(const)}"
+def _payload_violation(node: dict[str, object], value: object, path: Path) -> str | None:
+    # The value passed its type check, so it is an exact builtin scalar and the payload
+    # comparisons run no user code.
+    for keyword, (holds, name) in PAYLOAD_RULES.items():
+        if keyword in node and not holds(node[keyword], value):
+            shown = {keyword: js_json(node[keyword])}
+            return violation(name, path=diagnostic_path(path), **shown)
     return None
 
 
@@ -93,10 +59,7 @@ def _undeclared_violations(
     for key in value:
         # A non-str key is never a declared property; it is reported by the lossless check.
         if type(key) is str and key not in declared:  # type: ignore[operator]
-            out.append(
-                f'"{property_path(path, key)}" is not a declared property '
-                "(additionalProperties: false)"
-            )
+            out.append(violation("undeclared", child=property_path(path, key)))
 
 
 def _object_is_lossless(declared: object, value: dict[object, object]) -> bool:
@@ -135,7 +98,7 @@ def _walk(schema: dict[str, object], value: object, path: Path) -> list[str]:
         # Only a hostile dict key (its __hash__/__eq__) can raise here; upstream reports the
         # frame that was inspecting the value, and nothing else.
         frame = stack[-1] if stack else frame
-        return [f'"{diagnostic_path(frame.path)}" must be a lossless JSON value']
+        return [violation("lossless_value", path=diagnostic_path(frame.path))]
     return result
 
 
@@ -157,7 +120,7 @@ def _run(stack: list[_Frame]) -> None:
             if type(value) is dict:
                 _undeclared_violations(node, value, path, own)
                 if not own and not _object_is_lossless(node.get("properties") or {}, value):
-                    own.append(f'"{diagnostic_path(path)}" must be a lossless JSON object')
+                    own.append(violation("lossless_object", path=diagnostic_path(path)))
             stack.pop()
             frame.sink.extend(own)
             continue
@@ -173,53 +136,47 @@ def _run(stack: list[_Frame]) -> None:
         if "type" not in node:
             stack.pop()
             if not is_json_value(value):
-                frame.sink.append(f'"{diagnostic_path(path)}" must be a lossless JSON value')
+                frame.sink.append(violation("lossless_value", path=diagnostic_path(path)))
             continue
         type_name = node["type"]
+        if type(type_name) is not str or type_name not in TYPE_TESTS:
+            unreachable("JsonSchemaType", type_name)
+        if not TYPE_TESTS[type_name](value):
+            stack.pop()
+            frame.sink.append(type_violation(type_name, value, diagnostic_path(path)))
+            continue
         if type_name == "object":
-            if type(value) is not dict:
-                stack.pop()
-                frame.sink.append(f'"{diagnostic_path(path)}" must be an object')
-                continue
             frame.stage = 1
             own = frame.own  # type: ignore[assignment]
             required = node.get("required") or ()
             for name in required:  # type: ignore[attr-defined]
-                if name not in value:
-                    own.append(f'missing required property "{property_path(path, name)}"')
+                if name not in value:  # type: ignore[operator]
+                    own.append(violation("missing_required", child=property_path(path, name)))
             properties: dict[str, dict[str, object]] = node.get("properties") or {}  # type: ignore[assignment]
             children = []
             separator = "" if is_empty_path(path) else "."
             for key, child_node in properties.items():
-                child = value.get(key, _MISSING)
+                child = value.get(key, _MISSING)  # type: ignore[attr-defined]
                 if child is not _MISSING:
                     children.append(_Frame(child_node, child, (path, key, separator), own))
             stack.extend(reversed(children))
             continue
+        stack.pop()
         if type_name == "array":
-            if type(value) is not list:
-                stack.pop()
-                frame.sink.append(f'"{diagnostic_path(path)}" must be an array')
-                continue
             if "items" not in node:
-                stack.pop()
                 if not is_json_value(value):
-                    frame.sink.append(
-                        f'"{diagnostic_path(path)}" must be a dense lossless JSON array'
-                    )
+                    frame.sink.append(violation("lossless_array", path=diagnostic_path(path)))
                 continue
             # With ``items``, passing elements are lossless, so no whole-array check is needed
             # (module invariant); the frame only forwards its elements' violations.
-            stack.pop()
             items: dict[str, object] = node["items"]  # type: ignore[assignment]
             sink = frame.sink
-            for index in range(len(value) - 1, -1, -1):
-                stack.append(_Frame(items, value[index], (path, index, "["), sink))
+            for index in range(len(value) - 1, -1, -1):  # type: ignore[arg-type]
+                stack.append(_Frame(items, value[index], (path, index, "["), sink))  # type: ignore[index]
             continue
-        stack.pop()
-        problem = _scalar_violation(node, type_name, value)
+        problem = _payload_violation(node, value, path)
         if problem is not None:
-            frame.sink.append(f'"{diagnostic_path(path)}" {problem}')
+            frame.sink.append(problem)
 
 
 def validate_json_schema_value(schema: object, value: object, path: str = "value") -> list[str]:
