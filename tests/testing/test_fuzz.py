@@ -308,9 +308,7 @@ def test_fuzz_finds_a_failure_raised_before_the_in_flight_bodies_settle(seed: in
     assert result.vector is not None
     assert result.first_found_after is not None
     assert result.first_found_after <= 300
-    assert "settled expected" in (result.difference or "") or "endedAt" in (
-        result.difference or ""
-    )
+    assert "settled expected" in (result.difference or "") or "endedAt" in (result.difference or "")
 
 
 def test_fuzz_draws_tied_scenarios_and_skips_them() -> None:

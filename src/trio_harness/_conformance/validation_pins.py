@@ -12,6 +12,9 @@ someone who had not seen the kit, ``bench/kit_mutants.py``):
   which come before ``additionalProperties: false`` (in ``validate`` and in ``assert``);
 * ``dsl-enum`` — the parameter DSL checks only that ``enum`` is an array; its members' types and
   emptiness are checked by the raw-schema check afterwards (with its message and path);
+* ``dsl-shapes`` — the DSL's own shape messages: a parameter or item that is not a value schema
+  object, a parameter map (or ``properties``) that is not an object, a ``oneOf`` that is not an
+  array;
 * ``finite`` — ``NaN``, ``±Infinity`` and ``-0`` under ``number`` are ``must be a finite JSON
   number``, under ``integer`` ``must be an integer``;
 * ``const-enum`` — ``assert`` rejects a ``const`` that is not a member of its sibling ``enum``;
@@ -100,6 +103,18 @@ _DSL_ENUM: Final = (
     _value({"type": "array", "items": {"type": "null", "enum": [None, 0]}}),
 )
 
+_DSL_SHAPES: Final = (
+    _params({"a": 1}),
+    _params([]),
+    _params({"o": {"type": "object", "additionalProperties": False, "properties": {"p": None}}}),
+    _value({"type": "array", "items": "x"}),
+    _value({"type": "object", "additionalProperties": True, "properties": 1}),
+    _value({"oneOf": {}}),
+    _params({"u": {"oneOf": "ab"}}),
+    _value({"type": "array", "items": {"oneOf": None}}),
+    _params({"o": {"type": "object", "additionalProperties": True, "properties": ["p"]}}),
+)
+
 _FINITE: Final = (
     _validate({"type": "number"}, _NAN),
     _validate({"type": "number"}, _INF),
@@ -149,6 +164,7 @@ PIN_GROUPS: Final[tuple[tuple[str, tuple[dict[str, Any], ...]], ...]] = (
     ("keyword-order", _KEYWORD_ORDER),
     ("required-first", _REQUIRED_FIRST),
     ("dsl-enum", _DSL_ENUM),
+    ("dsl-shapes", _DSL_SHAPES),
     ("finite", _FINITE),
     ("const-enum", _CONST_ENUM),
     ("compiled-order", _COMPILED_ORDER),
