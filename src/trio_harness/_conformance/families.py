@@ -484,7 +484,7 @@ def _edge_cases() -> Iterator[tuple[str, dict[str, Any]]]:
             ],
         },
     )
-    # upstream-behavior.md f.4: cap 2, four parallel calls, c1 released first.
+    # RULES.md f.4: cap 2, four parallel calls, c1 released first.
     yield (
         "commit-order-example",
         {
