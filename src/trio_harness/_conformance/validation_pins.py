@@ -156,6 +156,20 @@ _COMPILED_ORDER: Final = (
         }
     ),
     _value({"oneOf": [{"type": "null"}, {"type": "json", "title": "any"}], "description": "u"}),
+    _value({"title": "n", "type": "number", "description": "a number", "default": 1}),
+    _params(
+        {
+            "p": {"description": "first", "type": "boolean", "title": "flag"},
+            "q": {"type": "object", "description": "q", "additionalProperties": False},
+        }
+    ),
+    _value(
+        {
+            "type": "array",
+            "items": {"type": "object", "title": "row", "additionalProperties": True},
+        }
+    ),
+    _value({"type": "json", "examples": [1], "description": "anything", "title": "any"}),
 )
 
 #: ``(group, requests)``, in file order.
