@@ -18,6 +18,9 @@ someone who had not seen the kit, ``bench/kit_mutants.py``):
 * ``finite`` — ``NaN``, ``±Infinity`` and ``-0`` under ``number`` are ``must be a finite JSON
   number``, under ``integer`` ``must be an integer``;
 * ``const-enum`` — ``assert`` rejects a ``const`` that is not a member of its sibling ``enum``;
+* ``null-members`` — ``validate`` (which does not check its schema) reads ``properties: null`` as
+  no properties and ``required: null`` as none (upstream's ``?? {}`` / ``?? []`` branches, found
+  unreached by the V8 coverage of the upstream port run, ``bench/kit_coverage.py``);
 * ``compiled-order`` — the key order of compiled schemas: ``type``, then ``description``,
   ``title``, ``default``, ``examples``, then ``additionalProperties``, ``properties``,
   ``required`` (objects), ``items`` (arrays), ``enum``, ``const`` (scalars).
@@ -170,6 +173,25 @@ _COMPILED_ORDER: Final = (
         }
     ),
     _value({"type": "json", "examples": [1], "description": "anything", "title": "any"}),
+    _params({"j": {"type": "json", "description": "free", "required": True}}),
+    _value({"type": "array", "items": {"type": "json", "default": None, "title": "item"}}),
+)
+
+_NULL_MEMBERS: Final = (
+    _validate({"type": "object", "properties": None}, {"a": 1}),
+    _validate(
+        {"type": "object", "required": None, "properties": {"a": {"type": "string"}}}, {"a": 1}
+    ),
+    _validate(
+        {"type": "object", "properties": None, "required": ["a"], "additionalProperties": False},
+        {"a": 1},
+        "",
+    ),
+    _validate(
+        {"type": "object", "properties": None, "additionalProperties": False}, {"b": []}, "args"
+    ),
+    _validate({"type": "array", "items": {"type": "object", "required": None}}, [{}]),
+    _validate(_obj({"x": {"type": "object", "properties": None}}), {"x": {"q": 1}}),
 )
 
 #: ``(group, requests)``, in file order.
@@ -182,4 +204,5 @@ PIN_GROUPS: Final[tuple[tuple[str, tuple[dict[str, Any], ...]], ...]] = (
     ("finite", _FINITE),
     ("const-enum", _CONST_ENUM),
     ("compiled-order", _COMPILED_ORDER),
+    ("null-members", _NULL_MEMBERS),
 )
