@@ -98,3 +98,19 @@ def test_each_pinned_rule_has_three_cases_or_more() -> None:
     for group, requests in PIN_GROUPS:
         assert len(requests) >= 3, group
         assert sum(1 for case_id in ids if case_id.startswith(f"{group}/")) == len(requests)
+
+
+def test_scheduling_cases_hold_unions_whose_branches_overlap() -> None:
+    # Issue 27: a union check that stops at the first matching branch passed every scheduling
+    # case while their unions could not overlap. Each of these has calls matching two branches
+    # (rejected before dispatch) beside calls matching one (their bodies run) in one window.
+    cases = load_cases(SPEC, ["scheduling/edge/union-overlap-*"])
+    assert len(cases) >= 3
+    for case in cases:
+        texts = [
+            " ".join(part["text"] for part in event["data"]["message"]["content"][0]["content"])
+            for event in case.expected["events"]
+            if event["type"] == "tool/result"
+        ]
+        assert any("must match exactly one oneOf branch (matched 2)" in text for text in texts)
+        assert any(not text.startswith("Error:") for text in texts)
