@@ -34,6 +34,7 @@ import trio.testing
 import trio_harness as th
 from trio_harness._conformance import add_commands as add_conformance_commands
 from trio_harness._conformance import run_command as run_conformance_command
+from trio_harness._conformance.case_timeline import kit_timelines
 from trio_harness.lowlevel import js_json
 
 #: Exit statuses (argparse itself exits 2 on a usage error).
@@ -183,8 +184,12 @@ def run_timeline(
     width: int,
     turn: int | None = None,
     step: int | None = None,
+    case: str | None = None,
 ) -> int:
     """Draw the step traces of ``path`` (all, or those of ``turn``/``step``) as text, or one as SVG.
+
+    A file of conformance kit lines, or a ``conformance run --json`` report, is drawn as its
+    scheduling cases' answers (those matching the ``case`` glob): expected above actual.
 
     Returns:
         ``0``; ``2`` when the file cannot be read, holds no (matching) trace, or ``--svg`` would
@@ -198,8 +203,18 @@ def run_timeline(
 
     try:
         with open(path, encoding="utf-8") as file:
-            traces = th.timeline.traces_from_lines(file.read().split("\n"))
-    except (OSError, UnicodeDecodeError, ValueError, MemoryError) as error:
+            text = file.read()
+    except (OSError, UnicodeDecodeError, MemoryError) as error:
+        return fail(f"cannot read {path}: {error}")
+    if case is not None or _kit_text(text):
+        charts = kit_timelines(text, case, width=width)
+        if charts is None:
+            return fail(f"{path} holds no scheduling case matching {case or '*'}")
+        sys.stdout.write("\n".join(charts) + "\n")
+        return 0
+    try:
+        traces = th.timeline.traces_from_lines(text.split("\n"))
+    except (ValueError, MemoryError) as error:
         return fail(f"cannot read {path}: {error}")
     if not traces:
         return fail(
@@ -237,6 +252,12 @@ def run_timeline(
     return 0
 
 
+def _kit_text(text: str) -> bool:
+    """Whether ``text`` is kit lines or a conformance report rather than step traces."""
+    head = text.lstrip()[:200]
+    return head.startswith('{"op":"schedule"') or head.startswith('{"port":')
+
+
 def _which(turn: int | None, step: int | None) -> str:
     parts = [f"turn {turn}" if turn is not None else "", f"step {step}" if step is not None else ""]
     return " ".join(part for part in parts if part)
@@ -270,13 +291,19 @@ def _timeline_arguments(parser: argparse.ArgumentParser) -> None:
         help="write one trace as a standalone SVG instead (the chosen one, else the first)",
     )
     parser.add_argument("--width", type=int, default=48, help="columns of the time axis (>= 8)")
+    parser.add_argument(
+        "--case",
+        metavar="GLOB",
+        help="FILE is kit lines or a 'conformance run --json' report: draw the scheduling cases "
+        "whose id matches GLOB (expected and, from a report, actual answers)",
+    )
 
 
 def _run_timeline(args: argparse.Namespace) -> int:
     if args.width < 8:
         sys.stderr.write(f"{_prog()} timeline: --width must be at least 8\n")
         return EXIT_INPUT_FAILED
-    return run_timeline(args.file, args.svg, args.width, args.turn, args.step)
+    return run_timeline(args.file, args.svg, args.width, args.turn, args.step, args.case)
 
 
 def _no_arguments(parser: argparse.ArgumentParser) -> None:

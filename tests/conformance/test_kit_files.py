@@ -21,6 +21,7 @@ from trio_harness._conformance.generate import (
 )
 from trio_harness._conformance.runner import load_cases
 from trio_harness._conformance.validation_edges import edge_cases
+from trio_harness._conformance.validation_pins import PIN_GROUPS
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,8 @@ def test_the_validation_edges_keep_their_number_texts() -> None:
     assert '"value":-0.0' in text
     cases = load_cases(SPEC, ["validation/edges/*"])
     assert len(cases) == len(edge_cases()) >= 60
-    assert {case.id.split("/")[3] for case in cases} == {"empty-key", "numbers", "argument-text"}
+    groups = {"empty-key", "numbers", "argument-text", *(group for group, _ in PIN_GROUPS)}
+    assert {case.id.split("/")[3] for case in cases} == groups
     sent = {case.id: case.text for case in cases}
     assert '"value":2.0' in sent["validation/edges/validate/numbers/005"]
     assert all('"expected"' not in line for line in sent.values())

@@ -19,6 +19,8 @@ KIT_FILES = (
     "FORMAT.md",
     "PROTOCOL.md",
     "README.md",
+    "RULES.md",
+    "UNREACHED.md",
     "VERSION",
     "scheduling-vectors.jsonl",
     "upstream-vectors.jsonl",

@@ -1,6 +1,6 @@
 """The scheduling behaviours of upstream, and which of them a scenario exercises.
 
-Each behaviour names a rule of ``upstream-behavior.md`` (sections e, f and g: the pipeline, the
+Each behaviour names a rule of ``spec/RULES.md`` (sections e, f and g: the pipeline, the
 pool, argument parsing) and carries a predicate over a scenario and the reference's answer. Tags
 are computed, never hand-written: a scenario is tagged with a behaviour only when its answer shows
 the behaviour happening (a barrier that held, a window that was full, a result with that code).

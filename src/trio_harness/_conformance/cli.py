@@ -123,7 +123,18 @@ def add_commands(commands: Any) -> None:
         metavar="DIR",
         help="also run the official suite's draft 2020-12 cases that fall inside the subset",
     )
-    run.add_argument("--json", metavar="FILE", help="write a machine-readable report to FILE")
+    run.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write a machine-readable report to FILE (every failure in full: input, both answers)",
+    )
+    run.add_argument(
+        "--show",
+        type=int,
+        default=10,
+        metavar="N",
+        help="draw the N smallest failures in full, one line for each other (10; 0: all)",
+    )
     fuzz = actions.add_parser(
         "fuzz",
         help="differential fuzzing: random cases to a port and to the reference",
@@ -321,4 +332,5 @@ def run_command(args: argparse.Namespace) -> int:
         args.timeout,
         args.json_schema_test_suite,
         args.json,
+        detailed=args.show,
     )

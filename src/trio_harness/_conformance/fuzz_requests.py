@@ -222,11 +222,11 @@ def exact_doubles(value: Any) -> Any:
     ``1152921504606847000``, where the reference keeps and prints every integer exactly (a
     documented difference, ``docs/porting.md``). The schema strategies draw such integers as
     edges for this library's own validator; a request to a port must not carry them. So an
-    integer whose nearest double prints as the integer does stays; any other becomes the
+    integer that is a double and prints as that double does stays; any other becomes the
     integer of its nearest double when that one prints alike in both
-    (``2**53 + 1`` → ``2**53``, ``10**22`` stays), else that double as a float (``2**60`` →
-    ``1.152921504606847e+18``, which both print as JavaScript does). Applied to the whole
-    request, so a schema and a value drawn for it stay alike.
+    (``2**53 + 1`` → ``2**53``, ``10**300 + 1`` → ``int(1e300)``, ``10**22`` stays), else that
+    double as a float (``2**60`` → ``1.152921504606847e+18``, which both print as JavaScript
+    does). Applied to the whole request, so a schema and a value drawn for it stay alike.
     """
     kind = type(value)
     if kind is int and not -_SAFE <= value <= _SAFE:
@@ -235,9 +235,10 @@ def exact_doubles(value: Any) -> Any:
         except OverflowError:  # past every double: left as drawn (no double to round to)
             return value
         held = js_number(nearest)
-        if js_number(value) == held:
-            return value  # JavaScript answers it alike (``2**53 + 2``, a double's own text)
         whole = int(nearest)
+        if whole == value and js_number(value) == held:
+            return value  # an exact double JavaScript prints alike (``2**53 + 2``, ``10**22``)
+        # Not a double (``10**300 + 1`` reads as ``1e300`` in JavaScript), or printed otherwise.
         return whole if js_number(whole) == held else nearest
     if kind is list:
         return [exact_doubles(item) for item in value]
@@ -307,18 +308,58 @@ def _with_odd_cap(draw: st.DrawFn, scenario: dict[str, Any]) -> dict[str, Any]:
     return scenario
 
 
+@st.composite
+def _failure_in_flight(draw: st.DrawFn, scenario: dict[str, Any]) -> dict[str, Any]:
+    """``scenario`` made a group of parallel ``read`` calls (a window of 2 or more, no abort)
+    with a scheduler failure at 1-15 ms while the other bodies run on (20-40 ms): the pool must
+    wait for them to settle before it raises. A failure after some time is no tie (a dispatch
+    failing after 0 ms beside a later start is), so fuzzing does not pass these over."""
+    calls = scenario["calls"]
+    if len(calls) < 2:
+        return scenario
+    tools = [
+        {**tool, "parallel": "always"} if tool["name"] == "read" else tool
+        for tool in scenario["tools"]
+    ]
+    failing = draw(st.sampled_from([call["id"] for call in calls]))
+    changed = []
+    for call in calls:
+        body = {key: value for key, value in (call.get("body") or {}).items() if key != "hangs"}
+        if call["id"] != failing:
+            body["ms"] = draw(st.integers(20, 40))
+        changed.append({**call, "name": "read", "arguments": "{}", "body": body})
+    failure = {
+        "call": failing,
+        "phase": draw(st.sampled_from(["dispatch", "prepare"])),
+        "ms": draw(st.integers(1, 15)),
+    }
+    rest = {key: value for key, value in scenario.items() if key not in ("abortAtMs", "cap")}
+    cap = draw(st.sampled_from([None, 2, 3, 4]))
+    return {
+        **rest,
+        "tools": tools,
+        "calls": changed,
+        "schedulerFailure": failure,
+        **({} if cap is None else {"cap": cap}),
+    }
+
+
 def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
     :func:`~.strategies.scheduling_scenarios`.
 
-    One scenario in four draws its argument texts and parameter maps from the edges above; the
+    One scenario in five draws its argument texts and parameter maps from the edges above, one
+    in five has a scheduler failure while other bodies run (:func:`_failure_in_flight`); the
     others are the plain scenarios, where windows fill and failures meet in-flight bodies (and
     shrinking goes towards them).
     """
     plain = scheduling_scenarios(**knobs)
     edges = scheduling_scenarios(**{"arguments": _CALL_TEXTS, "parameters": _PARAMETERS, **knobs})
+    in_flight = plain.flatmap(_failure_in_flight)
+    if knobs.get("failures") is False:
+        in_flight = plain
     return (
-        st.one_of(plain, plain, plain, edges)
+        st.one_of(plain, plain, plain, edges, in_flight)
         .flatmap(_with_odd_cap)
         .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})
     )

@@ -102,7 +102,11 @@ def _number_text(value: int | float, style: _Style) -> str:
     if math.isinf(value):
         return "1e400" if value > 0 else "-1e400"
     if style.numbers == "javascript":
-        return js_number(value)
+        text = js_number(value)
+        # JavaScript prints 2**60 as 1152921504606847000, an integer literal the reference
+        # reads exactly (not as the double): such a double is written in its own form.
+        exact = any(mark in text for mark in ".eE") or int(text) == value
+        return text if exact else repr(value)
     if style.numbers == "exponent":
         return f"{value:.17E}" if value.is_integer() else repr(value).upper()
     return repr(value)

@@ -34,6 +34,8 @@ import attrs
 
 from .._json import js_json, loads_any_depth
 from .._validation import assert_supported_json_schema
+from .compare import canon, compare_scheduling, first_difference, short
+from .failure_view import print_report
 from .oracle import answer_case, answer_request
 from .port import EXIT_CODES, PortError, PortProcess, Verdict, request_text
 
@@ -74,6 +76,8 @@ class Case:
             own text without ``expected`` (and ``tags``), so every number reaches the port as the
             kit file writes it (``2.0`` stays ``2.0``); by default ``request`` written by
             :func:`~.port.request_text`.
+        tags: The behaviour tags of a scheduling case (the rules it exercises), else ``()``.
+        source: Where the case is written: ``file:line`` of the kit, or ``None``.
     """
 
     id: str
@@ -83,6 +87,8 @@ class Case:
     text: str = attrs.field(
         default=attrs.Factory(lambda case: request_text(case.request), takes_self=True)
     )
+    tags: tuple[str, ...] = ()
+    source: str | None = None
 
 
 @attrs.frozen
@@ -94,8 +100,15 @@ class Failure:
         area: ``validation``, ``scheduling`` or ``json-schema-test-suite``.
         kind: ``fail`` (answer differs), ``error`` (the port answered ``{"error": ...}``),
             ``skipped`` (a skip the case does not allow), ``crash``, ``hang`` or ``malformed``.
-        call: The call id the first difference is about (scheduling), else ``None``.
+        call: The call id the first difference is about (scheduling: the expected event's
+            call), else ``None``.
         diff: A readable description of the first difference.
+        request: The case's input as sent (``None`` when the case never got an answer).
+        expected: The kit's answer.
+        actual: The port's answer (the ``expected`` member of its line, else the whole line).
+        tags: The scenario's behaviour tags (scheduling).
+        source: The kit file and line of the case.
+        size: Characters of the case's text: failures are listed smallest first.
     """
 
     id: str
@@ -103,6 +116,12 @@ class Failure:
     kind: str
     call: str | None
     diff: str
+    request: Any = None
+    expected: Any = None
+    actual: Any = None
+    tags: tuple[str, ...] = ()
+    source: str | None = None
+    size: int = 0
 
 
 @attrs.define
@@ -136,7 +155,9 @@ class Report:
                 for area in areas
             },
             "problems": list(self.problems),
-            "failures": [attrs.asdict(failure) for failure in self.failures],
+            "failures": [
+                {**attrs.asdict(failure), "tags": list(failure.tags)} for failure in self.failures
+            ],
         }
 
 
@@ -240,11 +261,12 @@ def load_cases(spec_dir: Path | Traversable, only: Sequence[str] = ()) -> list[C
                     continue
                 expected = case.pop("expected")
                 dropped = ["expected"]
+                tags: tuple[str, ...] = ()
                 if area == "scheduling":
-                    case.pop("tags", None)
+                    tags = tuple(str(tag) for tag in case.pop("tags", None) or ())
                     dropped.append("tags")
                 text = without_members(line, dropped)
-                cases.append(Case(case_id, area, case, expected, text))
+                cases.append(Case(case_id, area, case, expected, text, tags, f"{name}:{number}"))
     if not found:
         raise FileNotFoundError(f"no conformance kit files in {spec_dir}")
     return cases
@@ -295,184 +317,71 @@ def load_json_schema_test_suite(suite_dir: Path, only: Sequence[str] = ()) -> li
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparing
+# Judging
 # ---------------------------------------------------------------------------------------------
-
-
-def _canon(value: Any) -> str:
-    return js_json(value)
-
-
-def _short(value: Any, limit: int = 160) -> str:
-    text = _canon(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _first_difference(expected: Any, actual: Any, path: str = "") -> str:
-    """The path of the first difference between two JSON values and both sides there."""
-    if type(expected) is dict and type(actual) is dict:
-        for key in list(expected) + [k for k in actual if k not in expected]:
-            if key not in actual:
-                return f"{path}.{key}: missing (expected {_short(expected[key])})"
-            if key not in expected:
-                return f"{path}.{key}: unexpected {_short(actual[key])}"
-            if _canon(expected[key]) != _canon(actual[key]):
-                return _first_difference(expected[key], actual[key], f"{path}.{key}")
-    if type(expected) is list and type(actual) is list:
-        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
-            if _canon(left) != _canon(right):
-                return _first_difference(left, right, f"{path}[{index}]")
-        if len(expected) != len(actual):
-            return f"{path}: {len(expected)} items expected, got {len(actual)}"
-    return f"{path or '.'}: expected {_short(expected)}, got {_short(actual)}"
-
-
-def _event_call(event: Any) -> str | None:
-    if type(event) is not dict:
-        return None
-    data = event.get("data")
-    if type(data) is not dict:
-        return None
-    if "callId" in data:
-        return str(data["callId"])
-    try:
-        return str(data["message"]["source"]["callId"])
-    except (KeyError, TypeError):
-        return None
-
-
-def describe_event(event: Any) -> str:
-    """One line for a session event: ``#3 tool/result c1 (cites #1) error ABORTED "Error: …"``."""
-    if type(event) is not dict:
-        return _short(event)
-    kind = event.get("type")
-    head = f"#{event.get('seq')} {kind} {_event_call(event)}"
-    data: dict[str, Any] = event["data"] if type(event.get("data")) is dict else {}
-    if kind == "tool/call":
-        return f"{head} {data.get('name')} {_short(data.get('arguments'), 60)}"
-    if kind == "tool/result":
-        try:
-            block = data["message"]["content"][0]
-            texts = " ".join(part.get("text", "") for part in block["content"])
-            status = "error" if block["isError"] else "ok"
-        except (KeyError, TypeError, IndexError):
-            return f"{head} {_short(data)}"
-        code = (data.get("error") or {}).get("code")
-        cites = event.get("sourceEventSeqs")
-        return f"{head} (cites {cites}) {status}{' ' + code if code else ''} {json.dumps(texts)}"
-    return f"{head} {_short(data)}"
-
-
-def _outcome_matches(expected: Any, actual: Any) -> bool:
-    if type(expected) is dict and "rejectedCap" in expected:
-        # The message is the implementation's own (upstream: "maxParallelToolCalls must be a
-        # positive integer"); only the rejection is compared.
-        return type(actual) is dict and set(actual) == {"rejectedCap"}
-    return _canon(expected) == _canon(actual)
-
-
-def compare_scheduling(expected: dict[str, Any], actual: Any) -> tuple[str | None, str] | None:
-    """``None`` when the answers agree, else ``(call id or None, readable first difference)``.
-
-    Order: session events, then per-call times, then contexts, then the outcome.
-    """
-    if type(actual) is not dict:
-        return None, f"answer must be an object, got {_short(actual)}"
-    exp_events = expected.get("events", [])
-    act_events = actual.get("events")
-    if type(act_events) is not list:
-        return None, f"answer has no events list: {_short(actual)}"
-    for index in range(max(len(exp_events), len(act_events))):
-        left = exp_events[index] if index < len(exp_events) else None
-        right = act_events[index] if index < len(act_events) else None
-        if _canon(left) == _canon(right):
-            continue
-        call = _event_call(right) or _event_call(left)
-        lines = [
-            f"first differing event is #{index} (call {call}):",
-            f"  expected: {describe_event(left) if left is not None else '(no more events)'}",
-            f"  got:      {describe_event(right) if right is not None else '(no more events)'}",
-        ]
-        if left is not None and right is not None:
-            lines.append("  at " + _first_difference(left, right))
-        return call, "\n".join(lines)
-    exp_calls = expected.get("calls", [])
-    act_calls = actual.get("calls")
-    if type(act_calls) is not list:
-        return None, "answer has no calls list"
-    by_id = {entry.get("id"): entry for entry in act_calls if type(entry) is dict}
-    for entry in exp_calls:
-        mine = by_id.get(entry["id"])
-        if mine is None:
-            return entry["id"], f"call {entry['id']}: missing from the answer's calls"
-        for field in ("called", "prepared", "bodyStarted", "settled", "committed"):
-            if _canon(entry.get(field)) != _canon(mine.get(field)):
-                return (
-                    entry["id"],
-                    f"call {entry['id']}: {field} expected {_canon(entry.get(field))} ms, "
-                    f"got {_canon(mine.get(field))}",
-                )
-    if _canon(expected.get("contexts", [])) != _canon(actual.get("contexts")):
-        return None, "contexts differ at " + _first_difference(
-            expected.get("contexts", []), actual.get("contexts")
-        )
-    if not _outcome_matches(expected.get("outcome"), actual.get("outcome")):
-        return None, "outcome differs at " + _first_difference(
-            expected.get("outcome"), actual.get("outcome")
-        )
-    return None
 
 
 def _allows_skip(case: Case) -> bool:
     # JavaScript ``undefined`` has no counterpart in most languages: a port may skip such cases.
-    return case.area == "validation" and '"$undefined"' in _canon(case.request)
+    return case.area == "validation" and '"$undefined"' in canon(case.request)
 
 
 def judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
     """Compare one answer (the decoded line a port returned) with the case's expectation.
 
-    Never raises: an answer whose shape the comparison cannot follow (a content block that is a
-    string, an ``error`` that is a string, a list as a call id, ...) is ``malformed``.
+    A failure carries the case's input, both answers, its behaviour tags and its kit line, for
+    the report (:mod:`.failure_view`). Never raises: an answer whose shape the comparison cannot
+    follow (a content block that is a string, an ``error`` that is a string, a list as a call
+    id, ...) is ``malformed``.
     """
     try:
-        return _judge(case, answer)
+        outcome = _judge(case, answer)
     except Exception as error:
-        return Failure(
-            case.id,
-            case.area,
+        outcome = (
             "malformed",
             None,
-            f"answer cannot be judged ({type(error).__name__}: {error}): {_short(answer)}",
+            f"answer cannot be judged ({type(error).__name__}: {error}): {short(answer)}",
         )
+    if outcome == "pass" or outcome == "skipped":
+        return outcome
+    kind, call, diff = outcome
+    actual = answer.get("expected", answer) if type(answer) is dict else answer
+    return Failure(
+        case.id,
+        case.area,
+        kind,
+        call,
+        diff,
+        request=case.request,
+        expected=case.expected,
+        actual=actual,
+        tags=case.tags,
+        source=case.source,
+        size=len(case.text),
+    )
 
 
-def _judge(case: Case, answer: Any) -> Failure | Literal["pass", "skipped"]:
+def _judge(case: Case, answer: Any) -> tuple[str, str | None, str] | Literal["pass", "skipped"]:
     if type(answer) is not dict:
-        return Failure(
-            case.id, case.area, "malformed", None, f"answer is not an object: {_short(answer)}"
-        )
+        return "malformed", None, f"answer is not an object: {short(answer)}"
     if "expected" not in answer:
         if "error" in answer:
-            return Failure(
-                case.id, case.area, "error", None, f"port answered error: {_short(answer['error'])}"
-            )
-        return Failure(
-            case.id, case.area, "malformed", None, f"answer has no expected: {_short(answer)}"
-        )
+            return "error", None, f"port answered error: {short(answer['error'])}"
+        return "malformed", None, f"answer has no expected: {short(answer)}"
     got = answer["expected"]
     if type(got) is dict and set(got) == {"skipped"}:
         if _allows_skip(case):
             return "skipped"
-        return Failure(case.id, case.area, "skipped", None, f"skipped: {_short(got['skipped'])}")
+        return "skipped", None, f"skipped: {short(got['skipped'])}"
     if case.area == "scheduling":
         difference = compare_scheduling(case.expected, got)
         if difference is None:
             return "pass"
         call, text = difference
-        return Failure(case.id, case.area, "fail", call, text)
-    if _canon(case.expected) == _canon(got):
+        return "fail", call, text
+    if canon(case.expected) == canon(got):
         return "pass"
-    return Failure(case.id, case.area, "fail", None, _first_difference(case.expected, got))
+    return "fail", None, first_difference(case.expected, got)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,7 +442,18 @@ def _talk(
                 with lock:
                     report.problems.append(f"{error.verdict} at {case.id}: {error}")
                     report.failures.append(
-                        Failure(case.id, case.area, error.verdict, None, str(error))
+                        Failure(
+                            case.id,
+                            case.area,
+                            error.verdict,
+                            None,
+                            str(error),
+                            request=case.request,
+                            expected=case.expected,
+                            tags=case.tags,
+                            source=case.source,
+                            size=len(case.text),
+                        )
                     )
                     _tally(report, case.area, "failed")
                     _worsen(report, error.verdict)
@@ -606,50 +526,18 @@ def run_cases(
         for worker in workers:
             worker.join()
         _account_for_every_case(report, cases)
+    # Smallest failing case first: the one to debug first. Failures without an answer (a crash,
+    # a hang) lead, as they stop the run.
     order = {case.id: index for index, case in enumerate(cases)}
-    report.failures.sort(key=lambda failure: order.get(failure.id, 0))
+    report.failures.sort(
+        key=lambda failure: (
+            failure.kind not in ("crash", "hang"),
+            failure.size,
+            order.get(failure.id, 0),
+        )
+    )
     report.seconds = time.perf_counter() - started
     return report
-
-
-# ---------------------------------------------------------------------------------------------
-# Printing
-# ---------------------------------------------------------------------------------------------
-
-
-def print_report(report: Report, out: TextIO, *, max_failures: int = 20) -> None:
-    """The human summary: per area pass/fail, then each failure with its first difference."""
-    target = report.port if report.port is not None else "trio_harness (in-process)"
-    out.write(f"conformance run against {target}\n")
-    areas = sorted(
-        set(report.passed) | set(report.failed) | set(report.skipped) | set(report.not_run)
-    )
-    for area in areas:
-        parts = [f"{report.passed.get(area, 0)} passed", f"{report.failed.get(area, 0)} failed"]
-        if report.skipped.get(area):
-            parts.append(f"{report.skipped[area]} skipped")
-        if report.not_run.get(area):
-            parts.append(f"{report.not_run[area]} not run")
-        status = "PASS" if not report.failed.get(area) and not report.not_run.get(area) else "FAIL"
-        out.write(f"  {status} {area:<24} {', '.join(parts)}\n")
-    for problem in report.problems:
-        out.write(f"  {problem}\n")
-    for failure in report.failures[:max_failures]:
-        where = f" (call {failure.call})" if failure.call else ""
-        out.write(f"\n{failure.kind.upper()} {failure.id}{where}\n")
-        for line in failure.diff.splitlines():
-            out.write(f"    {line}\n")
-    if len(report.failures) > max_failures:
-        out.write(f"\n… {len(report.failures) - max_failures} more failures (see --json)\n")
-    total = sum(report.passed.values()) + sum(report.failed.values()) + sum(report.skipped.values())
-    names = {
-        "pass": "PASS",
-        "fail": "FAIL (answers differ)",
-        "crash": "CRASH (the port exited)",
-        "hang": "HANG (no answer within the timeout)",
-        "malformed": "MALFORMED OUTPUT (not an answer line)",
-    }
-    out.write(f"\nresult: {names[report.verdict]} — {total} cases in {report.seconds:.2f} s\n")
 
 
 def main_run(
@@ -661,10 +549,12 @@ def main_run(
     suite: str | None,
     json_path: str | None,
     out: TextIO | None = None,
+    detailed: int = 10,
 ) -> int:
     """``conformance run``; returns the exit status (see :data:`EXIT_CODES`; 2 = bad usage).
 
-    ``spec`` is the kit directory; ``None`` is the kit installed with the package.
+    ``spec`` is the kit directory; ``None`` is the kit installed with the package. The first
+    ``detailed`` failures are drawn in full (``0``: all); ``--json`` holds every one in full.
     """
     try:
         cases = load_cases(packaged_kit() if spec is None else Path(spec), only)
@@ -677,7 +567,8 @@ def main_run(
         sys.stderr.write("python -m trio_harness conformance run: no case matches --only\n")
         return 2
     report = run_cases(cases, port=port, jobs=jobs, timeout=timeout)
-    print_report(report, sys.stdout if out is None else out)
+    print_report(report, sys.stdout if out is None else out, detailed=detailed)
     if json_path is not None:
-        Path(json_path).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        # JavaScript-exact and iterative: a case's input of any depth is written as sent.
+        Path(json_path).write_text(js_json(report.to_json()) + "\n", encoding="utf-8")
     return EXIT_CODES[report.verdict]

@@ -12,7 +12,8 @@ several cases:
   big integers that are exact doubles, ``1e400`` (JavaScript's ``Infinity``);
 * ``argument-text`` — raw argument text that is JSON only in part: whitespace only (``JSON.parse``
   rejects it: it stays a string, unlike ``""``), padding, non-JSON whitespace, a byte-order mark,
-  trailing text, duplicate keys, array-index keys.
+  trailing text, duplicate keys, array-index keys;
+* the groups of :mod:`.validation_pins`, each pinning one rule by three cases or more.
 
 Every number reaches the port as written here (the file is written by
 :func:`~.port.request_text`, and ``conformance run`` sends each line's own text). The answers
@@ -26,6 +27,7 @@ from typing import Any, Final
 from .._json import loads_any_depth
 from .oracle import answer_case
 from .port import request_text
+from .validation_pins import PIN_GROUPS
 
 __all__ = ["EDGES_FILE", "edge_cases", "edge_lines"]
 
@@ -143,6 +145,7 @@ _GROUPS: Final = (
     ("empty-key", _EMPTY_KEY),
     ("numbers", _NUMBERS),
     ("argument-text", _ARGUMENT_TEXT),
+    *PIN_GROUPS,
 )
 
 
