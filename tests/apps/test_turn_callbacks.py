@@ -42,10 +42,8 @@ class Raising:
 
 
 def list_model() -> ScriptedModel:
-    return ScriptedModel(
-        [("", [("c1", "read", '{"path":"a"}'), ("c2", "write", '{"path":"b","text":"B"}')])]
-        + [("done", [])]
-    )
+    calls = [("c1", "read", '{"path":"a"}'), ("c2", "write", '{"path":"b","text":"B"}')]
+    return ScriptedModel([("", calls), ("done", [])])
 
 
 def streaming_model() -> StreamingModel:
