@@ -5,6 +5,7 @@ with a traceback), and salvage keeps the valid prefix."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,7 @@ def tampered(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str,
 def test_every_reader_refuses_the_line_naming_the_field(tampered: tuple[Path, str, str]) -> None:
     path, text, problem = tampered
     prefix = f"{path}: line 2 (byte {len(NOTE) + 1}): "
-    with pytest.raises(ValueError, match="^session line 2: ") as plain:
+    with pytest.raises(ValueError, match=r"^session line 2: ") as plain:
         th.Session.from_jsonl(text)
     assert str(plain.value) == f"session line 2: {problem}"
     for read in (
@@ -83,7 +84,8 @@ async def test_open_agent_refuses_it_too(tampered: tuple[Path, str, str]) -> Non
     path, _, problem = tampered
 
     class Model:
-        messages: list[object] = []
+        def __init__(self) -> None:
+            self.messages: list[object] = []
 
         async def step(self, tools: object) -> th.ModelStep:
             raise AssertionError("never asked")
@@ -91,7 +93,7 @@ async def test_open_agent_refuses_it_too(tampered: tuple[Path, str, str]) -> Non
         def add_tool_results(self, results: object) -> None:
             pass
 
-    with pytest.raises(th.log.SessionLogError, match=problem.replace("[", r"\[")):
+    with pytest.raises(th.log.SessionLogError, match=re.escape(problem)):
         async with th.open_agent(path, Model(), []):
             pass
     await trio.lowlevel.checkpoint()
