@@ -38,7 +38,9 @@ from .journal import (
     SessionLogError,
     SessionLogLockedError,
     load_session_log,
+    open_checked,
 )
+from .read import Problem, js_type
 from .replay import (
     PresentedCall,
     ReplayReport,
@@ -60,6 +62,7 @@ __all__ = [
     "LogCut",
     "MessageSource",
     "PresentedCall",
+    "Problem",
     "ReplayReport",
     "Session",
     "SessionEvent",
@@ -75,7 +78,9 @@ __all__ = [
     "fast_call_data",
     "fast_result_data",
     "format_presented",
+    "js_type",
     "load_session_log",
+    "open_checked",
     "present_log",
     "repair_replay",
 ]
