@@ -588,6 +588,8 @@ class DurableSession(Session):
         """Sync, release the lock and close the file (idempotent).
 
         Blocks until the final fsync is done; in a Trio task, ``await`` :meth:`aclose` instead.
+        Interrupted while it waits (Ctrl-C), it returns at once: the log is closed, and the file
+        and its lock are released as soon as the running fsync ends.
 
         Raises:
             OSError: An fsync failed (the file is closed all the same).
@@ -598,12 +600,22 @@ class DurableSession(Session):
         self._fd = None
         self._finalizer.detach()
         syncer = self._syncer
+        synced = False
         try:
             syncer.request(self._size, len(self.events))
             syncer.wait(self._size)
+            synced = True
         finally:
-            syncer.stop()
-            os.close(fd)  # closing the descriptor releases the flock
+            if synced:
+                try:
+                    syncer.stop()
+                finally:
+                    os.close(fd)  # closing the descriptor releases the flock
+            else:
+                # The wait was cut short (a Ctrl-C, a failed fsync): never wait again here. The
+                # descriptor (and its lock) is closed now, or by the syncer thread as soon as the
+                # fsync it is running ends.
+                syncer.abandon()
 
     async def aclose(self) -> None:
         """:meth:`close` for a Trio task: the final fsync runs off the loop (idempotent).
