@@ -85,6 +85,20 @@ def tamper(data: dict[str, Any], how: str) -> None:
         data["kind"] = "thoughts"
 
 
+def write_tampered(path: Path, how: str) -> tuple[list[str], int]:
+    """Tamper with the reply's event in the file; return the original lines and its index."""
+    lines, index = reply_line(path)
+    event = json.loads(lines[index])
+    tamper(event["data"], how)
+    lines[index] = json.dumps(event, separators=(",", ":")) + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    return lines, index
+
+
+def salvaged(path: Path) -> str:
+    return Path(f"{path}.salvaged").read_text(encoding="utf-8")
+
+
 CASES = {
     "no arguments": ("data.toolCalls[0].arguments", "is missing"),
     "calls object": ("data.toolCalls", "must be an array, got object"),
@@ -100,11 +114,7 @@ CASES = {
 
 @pytest.mark.parametrize("how", sorted(CASES))
 def test_a_tampered_reply_is_refused_naming_the_line_and_field(log: Path, how: str) -> None:
-    lines, index = reply_line(log)
-    event = json.loads(lines[index])
-    tamper(event["data"], how)
-    lines[index] = json.dumps(event, separators=(",", ":")) + "\n"
-    log.write_text("".join(lines), encoding="utf-8")
+    lines, index = write_tampered(log, how)
     field, problem = CASES[how]
     offset = sum(len(line.encode()) for line in lines[:index])
     with pytest.raises(th.log.SessionLogError) as refused:
@@ -123,11 +133,7 @@ def test_a_tampered_reply_is_refused_naming_the_line_and_field(log: Path, how: s
 async def test_salvage_keeps_the_conversation_before_the_tampered_line(
     log: Path, how: str, autojump_clock: trio.testing.MockClock
 ) -> None:
-    lines, index = reply_line(log)
-    event = json.loads(lines[index])
-    tamper(event["data"], how)
-    lines[index] = json.dumps(event, separators=(",", ":")) + "\n"
-    log.write_text("".join(lines), encoding="utf-8")
+    lines, index = write_tampered(log, how)
     with pytest.raises(th.log.SessionLogError):
         async with th.open_agent(log, Model([]), file_tools({})):
             pass
@@ -138,6 +144,6 @@ async def test_salvage_keeps_the_conversation_before_the_tampered_line(
         assert agent.log.session.recovered.salvaged is not None
         result = await agent.run()
         assert result.text == "again"
-    assert Path(f"{log}.salvaged").read_text(encoding="utf-8") == "".join(lines[index:])
+    assert salvaged(log) == "".join(lines[index:])
     events = th.log.load_session_log(log).events
     assert th.log.check_replay(events).valid
