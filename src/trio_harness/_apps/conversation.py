@@ -151,8 +151,8 @@ def settle_step(
     """Give every call of a step exactly one result in the log; return the results.
 
     Synchronous and protected from ``KeyboardInterrupt``: safe to run while a cancellation
-    unwinds. Calls are matched to the step's ``tool/call`` events by id, in model order; what is
-    missing is appended (see the module docstring), so the log and the returned results agree.
+    unwinds. Calls are matched to the step's ``tool/call`` events by id and place (the second
+    call with an id is the second logged with it), in model order; what is missing is appended (see the module docstring), so the log and the returned results agree.
 
     Args:
         session: The log.
@@ -164,20 +164,23 @@ def settle_step(
         One result per call, in model order.
     """
     events = session.events
-    logged: dict[str, int] = {}
+    # The step's tool/call seqs per call id, in log order: the n-th call with an id is the n-th
+    # logged call with it (models and compatible servers repeat ids: "", a fixed one).
+    logged: dict[str, list[int]] = {}
     answer: dict[int, int] = {}
     for event in events:
         data = event.data
         if event.type == TOOL_CALL and isinstance(data, ToolCallData):
             if (data.turn, data.step) == (turn, step):
-                logged.setdefault(data.call_id, event.seq)
+                logged.setdefault(data.call_id, []).append(event.seq)
         elif event.type == TOOL_RESULT and isinstance(data, ToolResultData):
             for seq in event.source_event_seqs or ():
                 answer.setdefault(seq, event.seq)
     results: list[StepResult] = []
     skipping = False
     for call in calls:
-        call_seq = logged.get(call.id)
+        same_id = logged.get(call.id)
+        call_seq = same_id.pop(0) if same_id else None
         if call_seq is None:
             # Never recorded: the body never started. The pool's synthetic pair.
             result = aborted_before_dispatch_result()
