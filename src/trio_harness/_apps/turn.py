@@ -264,7 +264,9 @@ async def run_turn(
         Exception: What ``on_event`` raised, once its step is answered (the step's own
             exception, if it has one, goes on instead).
         ExceptionGroup: The model's stream raised and the pool failed in one streamed step:
-            both, ``[model error, scheduler failure]``, once every call in flight settled.
+            both, ``[model error, scheduler failure]``, once every call in flight settled;
+            unless both are ``OSError`` s with one ``errno`` (a full disk under the log both
+            write to): then the pool's, bare, naming the other in a note.
     """
     if type(max_steps) is not int or max_steps < 0:
         raise ValueError("max_steps must be a non-negative integer")
@@ -517,6 +519,11 @@ class _StreamedStep:
             if failure is not None:
                 results = self._settle()
                 error = self.error
+                if error is not None and _one_failure(error, failure):
+                    # One cause seen twice (a full disk under the log both write to): one
+                    # error, so that `except OSError` always works.
+                    failure.add_note(f"the model's stream failed with it too: {error!r}")
+                    raise failure
                 if error is not None:
                     # Two independent failures of one step, neither caused by the other: both
                     # go on, each as itself, as a nursery of the two tasks would raise them.
@@ -556,6 +563,16 @@ class _StreamedStep:
             return settle_step(self._session, self._turn, self._step, self.sent)
         except Exception:  # calls the log refuses (not str): the first error goes on
             return None
+
+
+def _one_failure(first: Exception, second: Exception) -> bool:
+    """Whether two errors of one step are one failure: ``OSError`` s with one ``errno``."""
+    return (
+        isinstance(first, OSError)
+        and isinstance(second, OSError)
+        and first.errno is not None
+        and first.errno == second.errno
+    )
 
 
 class _Replies:
