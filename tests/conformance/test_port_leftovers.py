@@ -94,3 +94,20 @@ def test_a_port_that_exits_while_its_helper_lives_is_a_crash_not_a_hang(pidfile:
     kill_helper(pidfile)
     port.threads[0].join(BOUND)
     port.threads[2].join(BOUND)
+
+
+def test_fuzz_reports_a_wrong_answer_nested_past_the_json_modules_depth() -> None:
+    # `conformance run` reported it; `fuzz` crashed with RecursionError printing it.
+    import io
+
+    from trio_harness._conformance.fuzz import FuzzResult, print_result
+
+    deep: object = []
+    for _ in range(5000):
+        deep = [deep]
+    vector = {"op": "validate", "expected": {"violations": []}}
+    result = FuzzResult("validation", 0, cases=1, first_found_after=1, seconds_to_find=0.0)
+    result.vector, result.port_answer, result.difference = vector, deep, "differs"
+    out = io.StringIO()
+    print_result(result, "port", 1, out)
+    assert "[" * 5001 + "]" * 5001 in out.getvalue()
