@@ -200,6 +200,35 @@ async def test_ctrl_c_aborts_a_slow_write_and_keeps_the_log(tmp_path: Path) -> N
     assert_valid_log(tmp_path / "agent.jsonl")
 
 
+async def test_sigterm_aborts_a_slow_write_stops_the_agent_and_keeps_the_log(
+    tmp_path: Path,
+) -> None:
+    # What `docker stop` and systemd send: the turn is aborted as by Ctrl-C (every call
+    # answered in the log), then the program stops with one line and status 143.
+    script = [
+        Json(chat_completion(tool_calls=[("c1", "write_file", '{"path": "a", "text": "A"}')])),
+        Json(chat_completion(content="not asked")),
+    ]
+    log = tmp_path / "agent.jsonl"
+    with ScriptedServer(script) as server:
+        args = agent_args(server, tmp_path, "--prompt", "write a", "--prompt", "more")
+        args[args.index("--write-delay") + 1] = "60"
+        async with spawn(args, env=ENV) as child:
+            await child.wait_for("started write_file (c1)")
+            child.process.send_signal(signal.SIGTERM)
+            code, out, err = await child.finish()
+        assert len(server.requests) == 1
+    assert (code, err) == (143, "\nterminated\n")
+    assert "aborting the turn... (Ctrl-C again to quit)" in out
+    assert "  aborted write_file (c1)" in out
+    assert not (tmp_path / "sandbox" / "a").exists()
+    assert_valid_log(log)
+    ends = [
+        e.data for e in th.log.load_session_log(log).events if e.type == th.agent.TURN_END_EVENT
+    ]
+    assert [end["stop"] for end in ends] == ["aborted"]
+
+
 async def test_ctrl_c_between_turns_quits_with_one_line_and_the_log_resumes(
     tmp_path: Path,
 ) -> None:

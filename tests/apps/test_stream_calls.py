@@ -114,17 +114,17 @@ def error_code(result: th.ToolExecutionResult) -> str | None:
 # -- the accumulators --------------------------------------------------------------------------
 
 
-async def test_messages_calls_start_when_their_block_closes(
+async def test_messages_calls_start_when_the_next_block_begins_or_the_message_stops(
     autojump_clock: trio.abc.Clock,
 ) -> None:
+    # Not at a block's own content_block_stop: a block max_tokens cuts stops too.
     events = anthropic_events(text=["Working."], tool_uses=CALLS)
     started, accumulator, outcome = await stream_through(
         lambda on_call: anth.MessagesStreamAccumulator(on_call=on_call), events
     )
-    stops = ticks_of(
-        events, lambda data: data["type"] == "content_block_stop" and data["index"] > 0
-    )
-    assert started == [("n=1", stops[0]), ("n=2", stops[1])]
+    second = ticks_of(events, lambda d: d["type"] == "content_block_start" and d["index"] == 2)
+    stop = ticks_of(events, lambda d: d["type"] == "message_delta")
+    assert started == [("n=1", second[0]), ("n=2", stop[0])]
     assert [r.call_id for r in outcome.results] == ["call_1", "call_2"]
     assert accumulator.reported == 2
     assert accumulator.tool_calls() == [
@@ -262,12 +262,12 @@ def first_call_events(api: str) -> tuple[Events, int]:
     before the second is (the index of the first event held back)."""
     if api == "anthropic":
         events = anthropic_events(text=["Working."], tool_uses=CALLS)
-        hold = next(
+        begins = next(
             i
             for i, (_, d) in enumerate(events)
-            if d["type"] == "content_block_stop" and d["index"] == 1
+            if d["type"] == "content_block_start" and d["index"] == 2
         )
-        return events, hold + 1
+        return events, begins + 1
     if api == "chat":
         events = chat_chunks(content=["Working."], tool_calls=CALLS)
         begins = next(
@@ -427,13 +427,17 @@ async def test_the_step_at_the_limit_is_never_streamed(api: str) -> None:
 def broken_events(api: str) -> Events:
     """Both calls complete, then the stream reports an error (before its end)."""
     if api == "anthropic":
-        events = anthropic_events(tool_uses=CALLS)
-        last_stop = max(i for i, (_, d) in enumerate(events) if d["type"] == "content_block_stop")
+        events = anthropic_events(tool_uses=[*CALLS, ("call_3", "work", ['{"n": 3}'])])
+        third = next(
+            i
+            for i, (_, d) in enumerate(events)
+            if d["type"] == "content_block_start" and d["index"] == 2
+        )
         error = (
             "error",
             {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         )
-        return [*events[: last_stop + 1], error]
+        return [*events[: third + 1], error]
     if api == "chat":
         events = chat_chunks(tool_calls=[*CALLS, ("call_3", "work", ['{"n": 3}'])])
         third = next(
@@ -601,6 +605,66 @@ async def test_a_cut_reply_keeps_the_calls_that_ran_before_the_cut(api: str) -> 
         check_request(api, sent)
     assert [name for name, _ in started] == ["n=1"]
     assert_answered(api, sent, ["call_1"])
+
+
+def whole_looking_last_call_cut(api: str) -> Events:
+    """call_1 complete (call_2 begins after it); call_2's arguments look whole (Messages: no
+    input delta at all, so ``{}``), and then the reply is cut by the token limit."""
+    if api == "anthropic":
+        events = anthropic_events(tool_uses=[CALLS[0], ("call_2", "work", [])])
+        for _, data in events:
+            if data["type"] == "message_delta":
+                data["delta"]["stop_reason"] = "max_tokens"
+    elif api == "chat":
+        events = chat_chunks(tool_calls=[CALLS[0], ("call_2", "work", ['{"n": 2}'])])
+        events[-2][1]["choices"][0]["finish_reason"] = "length"
+    else:
+        events = response_events(tool_calls=RESPONSES_CALLS)
+        for _, data in events:
+            if data["type"] == "response.output_item.done" and data["item"]["call_id"] == "call_2":
+                data["item"] = {**data["item"], "status": "incomplete"}
+            if data["type"] == "response.completed":
+                data["type"] = "response.incomplete"
+                body = data["response"]
+                body["status"] = "incomplete"
+                body["incomplete_details"] = {"reason": "max_output_tokens"}
+                body["output"][1] = {**body["output"][1], "status": "incomplete"}
+    return events
+
+
+@pytest.mark.parametrize("api", ["anthropic", "chat", "responses"])
+async def test_a_last_call_that_looks_whole_but_was_cut_never_runs(api: str) -> None:
+    # The last call is complete only once the reply says it stopped for its calls: a block's
+    # end (Messages), whole-looking arguments (all three) are not enough.
+    session = th.Session()
+    started: list[tuple[str, float]] = []
+    with ScriptedServer([Sse(whole_looking_last_call_cut(api)), Sse(final_events(api))]) as server:
+        async with sdk(api, server) as client:
+            model = make_model(api, client)
+            model.add_user("work")
+            result = await th.run_turn(model, work_runtime(started, body=0), session)
+            assert (result.stop, result.finish, result.steps) == ("done", "length", 1)
+            assert [c.id for c in result.reply.tool_calls] == ["call_1"]
+            assert [c.id for c in result.reply.cut_calls] == ["call_2"]
+            model.add_user("again")
+            await th.run_turn(model, work_runtime([], body=0), th.Session())
+        sent = server.requests[1].body
+        check_request(api, sent)
+    assert [name for name, _ in started] == ["n=1"]
+    assert [e.data.call_id for e in session.events if e.type == "tool/call"] == ["call_1"]
+    assert_answered(api, sent, ["call_1"])
+
+
+async def test_messages_a_block_without_input_deltas_cut_by_max_tokens_is_never_handed_over(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    started, accumulator, outcome = await stream_through(
+        lambda on_call: anth.MessagesStreamAccumulator(on_call=on_call),
+        whole_looking_last_call_cut("anthropic"),
+    )
+    assert [name for name, _ in started] == ["n=1"]
+    assert [r.call_id for r in outcome.results] == ["call_1"]
+    assert accumulator.reported == 1
 
 
 async def test_a_responses_item_done_incomplete_is_never_run() -> None:

@@ -255,3 +255,35 @@ async def test_a_model_returning_calls_it_never_handed_over_is_refused_with_ever
         ("c2", "ABORTED_BEFORE_DISPATCH"),
     ]
     assert_log_answers_every_call(session)
+
+
+async def test_one_cause_seen_by_the_stream_and_the_pool_is_raised_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Disk full under the log both write to: the same OSError twice is one failure, raised
+    # bare (so `except OSError` works), not an ExceptionGroup of two.
+    import errno
+
+    runtime = slow_runtime()
+    scheduler = runtime.scheduler
+
+    class Full:
+        def __getattr__(self, name: str) -> object:
+            return getattr(scheduler, name)
+
+        async def dispatch(self, exec: th.ToolExecution) -> object:
+            await scheduler.dispatch(exec)
+            raise OSError(errno.EFBIG, "File too large")
+
+    runtime.scheduler = Full()  # type: ignore[assignment]
+    calls = [(0.5, ("c1", "wait", '{"seconds": 10}'))]
+    model = StreamingModel([("", calls, 2.0, OSError(errno.EFBIG, "File too large"))])
+    session = th.Session()
+    with pytest.raises(OSError, match="File too large") as caught:
+        await th.run_turn(model, runtime, session)
+    assert not isinstance(caught.value, BaseExceptionGroup)
+    assert caught.value.__notes__ == [
+        "the model's stream failed with it too: OSError(27, 'File too large')"
+    ]
+    assert codes(model.results_seen[-1]) == [("c1", "ABORTED")]
+    assert_log_answers_every_call(session)

@@ -1,13 +1,9 @@
-"""Pins for the per-call shortcuts of issue 21: each must give exactly what the general path gives.
+"""Pins for the plans built at registration: each gives exactly what awaiting the wrapper gives.
 
 * ``define_tool``'s validating wrapper and soft classifier are recorded as plans; the registry
   runs a plan inline (no wrapper coroutine), with the same results as awaiting the wrapper.
-* The pool drives the runtime's own ``ToolScheduler`` through ``prepare_now`` / ``dispatch_now``
-  (no phase coroutines, no phase objects) and appends its call data and the runtime's successes
-  to a plain ``Session`` unchecked; with any other scheduler (here a pass-through wrapper) it
-  takes the general path. Both give the same session log, event for event, and the same results.
-* Results, inputs, preparations and dispatch outcomes built slot by slot equal the attrs-built
-  ones.
+* A session subclass gets every event through its own ``append``; a body that mutates its
+  arguments changes nothing the step shows; an execute wrapper's changed arguments are checked.
 """
 
 from __future__ import annotations

@@ -28,17 +28,21 @@ import attrs
 from trio.lowlevel import enable_ki_protection
 
 from .._errors import TOOL_ABORTED_BEFORE_DISPATCH
+from .._json import js_json
 from .._log import (
     TOOL_CALL,
     TOOL_RESULT,
     DurableSession,
     FsyncPolicy,
     LogCut,
+    Problem,
     Session,
     SessionEvent,
     ToolCallData,
     ToolResultData,
     check_replay,
+    js_type,
+    open_checked,
     repair_replay,
 )
 from .._pool import StepResult, ToolCallBlock
@@ -146,8 +150,8 @@ def settle_step(
     """Give every call of a step exactly one result in the log; return the results.
 
     Synchronous and protected from ``KeyboardInterrupt``: safe to run while a cancellation
-    unwinds. Calls are matched to the step's ``tool/call`` events by id, in model order; what is
-    missing is appended (see the module docstring), so the log and the returned results agree.
+    unwinds. Calls are matched to the step's ``tool/call`` events by id and place (the second
+    call with an id is the second logged with it), in model order; what is missing is appended (see the module docstring), so the log and the returned results agree.
 
     Args:
         session: The log.
@@ -159,20 +163,23 @@ def settle_step(
         One result per call, in model order.
     """
     events = session.events
-    logged: dict[str, int] = {}
+    # The step's tool/call seqs per call id, in log order: the n-th call with an id is the n-th
+    # logged call with it (models and compatible servers repeat ids: "", a fixed one).
+    logged: dict[str, list[int]] = {}
     answer: dict[int, int] = {}
     for event in events:
         data = event.data
         if event.type == TOOL_CALL and isinstance(data, ToolCallData):
             if (data.turn, data.step) == (turn, step):
-                logged.setdefault(data.call_id, event.seq)
+                logged.setdefault(data.call_id, []).append(event.seq)
         elif event.type == TOOL_RESULT and isinstance(data, ToolResultData):
             for seq in event.source_event_seqs or ():
                 answer.setdefault(seq, event.seq)
     results: list[StepResult] = []
     skipping = False
     for call in calls:
-        call_seq = logged.get(call.id)
+        same_id = logged.get(call.id)
+        call_seq = same_id.pop(0) if same_id else None
         if call_seq is None:
             # Never recorded: the body never started. The pool's synthetic pair.
             result = aborted_before_dispatch_result()
@@ -239,8 +246,75 @@ class ConversationState:
     next_turn: int
 
 
+_KINDS: Final = ("input", "reply", "results")
+_CALL_KEYS: Final = ("id", "name", "arguments")
+
+
+def _must(field: str, what: str, value: object) -> Problem:
+    return Problem(ValueError, f"must be {what}, got {js_type(value)}").at(field)
+
+
+def conversation_problem(event: SessionEvent) -> Problem | None:
+    """Why a ``conversation/messages`` event is not one :func:`record_messages` could have
+    written (the path of the offending field below ``data``), or ``None``. Other events pass.
+
+    Checked: ``kind`` is one of the three, ``turn`` an integer, ``step`` an integer (``null``
+    too for ``input``), ``messages`` an array, ``toolCalls`` (when present) an array of objects
+    with string ``id``, ``name`` and ``arguments``, ``answers`` (when present) an array of
+    strings. Other keys are left alone.
+    """
+    if event.type != CONVERSATION_EVENT:
+        return None
+    data = event.data
+    if type(data) is not dict:
+        return Problem(ValueError, f"must be an object, got {js_type(data)}")
+    for key in ("kind", "turn", "step", "messages"):
+        if key not in data:
+            return Problem(ValueError, "is missing").at("." + key)
+    kind = data["kind"]
+    if kind not in _KINDS:
+        got = js_json(kind) if type(kind) is str else js_type(kind)
+        return Problem(ValueError, f'must be "input", "reply" or "results", got {got}').at(".kind")
+    if type(data["turn"]) is not int:
+        return _must(".turn", "an integer", data["turn"])
+    step = data["step"]
+    if type(step) is not int and not (step is None and kind == "input"):
+        return _must(".step", "an integer", step)
+    if type(data["messages"]) is not list:
+        return _must(".messages", "an array", data["messages"])
+    calls = data.get("toolCalls", [])
+    if type(calls) is not list:
+        return _must(".toolCalls", "an array", calls)
+    for index, call in enumerate(calls):
+        if type(call) is not dict:
+            return _must(f"[{index}]", "an object", call).at(".toolCalls")
+        for key in _CALL_KEYS:
+            if key not in call:
+                return (
+                    Problem(ValueError, "is missing")
+                    .at("." + key)
+                    .at(f"[{index}]")
+                    .at(".toolCalls")
+                )
+            if type(call[key]) is not str:
+                return _must("." + key, "a string", call[key]).at(f"[{index}]").at(".toolCalls")
+    answers = data.get("answers", [])
+    if type(answers) is not list:
+        return _must(".answers", "an array", answers)
+    for index, answer in enumerate(answers):
+        if type(answer) is not str:
+            return _must(f"[{index}]", "a string", answer).at(".answers")
+    return None
+
+
 def read_conversation(events: Sequence[SessionEvent]) -> ConversationState:
-    """The conversation recorded in ``events`` (see the module docstring)."""
+    """The conversation recorded in ``events`` (see the module docstring).
+
+    Raises:
+        ValueError: A ``conversation/messages`` event is not one :func:`record_messages` could
+            have written (``event <seq>: data.<field> ...``; :func:`open_agent_log` reports it
+            as a malformed line of the file instead).
+    """
     messages: list[Any] = []
     pending: PendingStep | None = None
     last_turn = -1
@@ -249,12 +323,15 @@ def read_conversation(events: Sequence[SessionEvent]) -> ConversationState:
         if event.type in (TOOL_CALL, TOOL_RESULT):
             last_turn = max(last_turn, data.turn)
             continue
+        problem = conversation_problem(event)
+        if problem is not None:
+            raise ValueError(f"event {event.seq}: {problem.at('data').render()}")
         if not isinstance(data, dict) or type(data.get("turn")) is not int:
             continue
         if event.type == TURN_END_EVENT:
             last_turn = max(last_turn, data["turn"])
             continue
-        if event.type != CONVERSATION_EVENT or not isinstance(data.get("messages"), list):
+        if event.type != CONVERSATION_EVENT:
             continue
         last_turn = max(last_turn, data["turn"])
         messages.extend(data["messages"])
@@ -370,7 +447,7 @@ def open_agent_log(
             line).
         SessionLogLockedError: Another process has it open.
     """
-    session = DurableSession.open(path, fsync=fsync, salvage=salvage)
+    session = open_checked(path, conversation_problem, fsync=fsync, salvage=salvage)
     try:
         state = read_conversation(session.events)
         before = len(session.events)

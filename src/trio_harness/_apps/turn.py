@@ -237,7 +237,10 @@ async def run_turn(
         max_steps: Tool steps allowed before the turn stops with ``"step_limit"``.
         abort: Setting it ends the turn: a pending model request is cancelled, a running step
             is aborted (its results are still committed and handed to the model).
-        on_event: Called synchronously with every :data:`TurnEvent`.
+        on_event: Called synchronously with every :data:`TurnEvent`. An exception it raises
+            is the app's, never a tool's result: the callback is not called again, the step
+            it came in runs to its end (every call answered, logged and handed to the model),
+            and then ``run_turn`` raises it, before asking the model again.
         max_parallel_tool_calls: The pool's window.
         accept_context: Passed to ``execute_tool_calls``.
         tracer: Called with ``(turn, step)`` before each step; the tracer it returns (e.g. a
@@ -258,21 +261,28 @@ async def run_turn(
             cancellation from outside, ``KeyboardInterrupt``), the step's calls are all answered
             in ``session`` and handed to the model first. ``KeyboardInterrupt`` is delivered
             at the turn's next checkpoint (the loop's bookkeeping is protected from it).
+        Exception: What ``on_event`` raised, once its step is answered (the step's own
+            exception, if it has one, goes on instead).
         ExceptionGroup: The model's stream raised and the pool failed in one streamed step:
-            both, ``[model error, scheduler failure]``, once every call in flight settled.
+            both, ``[model error, scheduler failure]``, once every call in flight settled;
+            unless both are ``OSError`` s with one ``errno`` (a full disk under the log both
+            write to): then the pool's, bare, naming the other in a note.
     """
     if type(max_steps) is not int or max_steps < 0:
         raise ValueError("max_steps must be a non-negative integer")
-    emit = on_event if on_event is not None else _ignore
+    emit = _Events(on_event)
     schemas = getattr(runtime, "schemas", None)
     text = ""
     last: tuple[StepResult, ...] = ()
     step = 0
-    replies = _Replies()
+    replies = _Replies(emit)
     while True:
         if abort is not None and abort.is_set():
             return replies.result(stop="aborted", steps=step, text=text, results=last)
         emit(ModelRequested(turn, step))
+        # The callback's error (from this event, or from the step before, now answered) goes on
+        # before the model is asked again; replies.result() raises it on every other way out.
+        emit.raise_error()
         tools: list[dict[str, Any]] = schemas() if callable(schemas) else []
         streaming: StepStreaming | None = None
         if stream_calls and step < max_steps:
@@ -365,8 +375,32 @@ async def run_turn(
             return replies.result(stop="concluded", steps=step, text=text, results=last)
 
 
-def _ignore(event: TurnEvent) -> None:
-    pass
+class _Events:
+    """``on_event`` as the turn calls it: an exception it raises is kept, not let through.
+
+    The callback is the app's code running inside the pool (a tool's execute wrapper, a result
+    observer) and inside the streamed step's tasks: raised there, its error would become a
+    tool's result or be logged and lost. So the first exception is kept and the callback is not
+    called again; the turn raises it (:meth:`raise_error`) once the step it came in is answered.
+    """
+
+    def __init__(self, on_event: Callable[[TurnEvent], object] | None) -> None:
+        self._on_event = on_event
+        self._error: Exception | None = None
+
+    def __call__(self, event: TurnEvent) -> None:
+        if self._on_event is None or self._error is not None:
+            return
+        try:
+            self._on_event(event)
+        except Exception as exc:
+            self._error = exc
+
+    def raise_error(self) -> None:
+        """Raise the callback's exception, if it raised one."""
+        error = self._error
+        if error is not None:
+            raise error
 
 
 # The neutral finish reasons of a reply cut short (``providers.CUT``, which builds on this package).
@@ -485,6 +519,11 @@ class _StreamedStep:
             if failure is not None:
                 results = self._settle()
                 error = self.error
+                if error is not None and _one_failure(error, failure):
+                    # One cause seen twice (a full disk under the log both write to): one
+                    # error, so that `except OSError` always works.
+                    failure.add_note(f"the model's stream failed with it too: {error!r}")
+                    raise failure
                 if error is not None:
                     # Two independent failures of one step, neither caused by the other: both
                     # go on, each as itself, as a nursery of the two tasks would raise them.
@@ -526,10 +565,22 @@ class _StreamedStep:
             return None
 
 
-class _Replies:
-    """The turn's replies so far: the last one and the summed usage, for the TurnResult."""
+def _one_failure(first: Exception, second: Exception) -> bool:
+    """Whether two errors of one step are one failure: ``OSError`` s with one ``errno``."""
+    return (
+        isinstance(first, OSError)
+        and isinstance(second, OSError)
+        and first.errno is not None
+        and first.errno == second.errno
+    )
 
-    def __init__(self) -> None:
+
+class _Replies:
+    """The turn's replies so far: the last one and the summed usage, for the TurnResult (which
+    the turn does not return when its ``on_event`` raised: that error goes on instead)."""
+
+    def __init__(self, events: _Events) -> None:
+        self._events = events
         self.last: ModelStep | None = None
         self.usage: Usage | None = None
 
@@ -539,6 +590,7 @@ class _Replies:
             self.usage = reply.usage if self.usage is None else self.usage + reply.usage
 
     def result(self, **fields: Any) -> TurnResult:
+        self._events.raise_error()
         last = self.last
         if last is None:
             return TurnResult(**fields)

@@ -60,7 +60,7 @@ import attrs
 import cattrs
 import trio
 
-from .._errors import HarnessError, JsonSchemaError, ToolArgsError
+from .._errors import HarnessError, JsonSchemaError, ToolArgsError, ToolOutputError
 from .._json import NOT_JSON, js_json, snapshot_json_value
 from .._runtime import define_json_tool, json_schema_validator
 from .._values import ToolDefinition, ToolOutput
@@ -271,7 +271,15 @@ def _build(
             value = await trio.to_thread.run_sync(
                 functools.partial(function, *positional, **keywords)
             )
-        return converter.unstructure(value, return_type)
+        try:
+            return converter.unstructure(value, return_type)
+        except (AttributeError, TypeError) as exc:
+            # A value not of the annotated type (a dict for a model): say so, not the
+            # converter's AttributeError from inside.
+            expected = getattr(return_type, "__name__", str(return_type))
+            raise ToolOutputError(
+                tool_name, [f"the body returned {type(value).__name__}, not {expected}"]
+            ) from exc
 
     execute.__name__ = getattr(function, "__name__", tool_name)
     execute.__qualname__ = getattr(function, "__qualname__", tool_name)

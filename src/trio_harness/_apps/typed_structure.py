@@ -67,6 +67,24 @@ def _json_kind(value: Any) -> str:
     return "object"
 
 
+def _is_literal(tp: Any) -> bool:
+    origin: Any = typing.get_origin(tp)
+    return origin is typing.Literal
+
+
+def _literal_members(tp: Any) -> list[Any]:
+    # Literal[Literal[1], 2] flattens at construction; a nested alias may not: walk it.
+    members: list[Any] = []
+    stack = list(reversed(typing.get_args(tp)))
+    while stack:
+        member = stack.pop()
+        if _is_literal(member):
+            stack.extend(reversed(typing.get_args(member)))
+        else:
+            members.append(member)
+    return members
+
+
 def _is_set_type(tp: Any) -> bool:
     origin: Any = typing.get_origin(tp) or tp
     return origin is set or origin is frozenset or origin is tuple
@@ -139,6 +157,20 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
     def structure_path(value: Any, tp: Any) -> Any:
         return tp(value)
 
+    def structure_literal(value: Any, tp: Any) -> Any:
+        # The member itself, matched as JSON equality matches (validation already passed):
+        # `true` is never 1, and an integral number is the int member (JSON 1.0 is 1), as an
+        # int parameter gets 2 for 2.0.
+        for member in _literal_members(tp):
+            if type(member) is bool or type(value) is bool:
+                if member is value:
+                    return member
+            elif member == value and (
+                type(member) is type(value) or _json_kind(member) == _json_kind(value)
+            ):
+                return member
+        raise _BadValue("must be one of the literal values")  # pragma: no cover - validated
+
     converter.register_structure_hook_func(is_union, structure_union)
     converter.register_structure_hook_func(lambda tp: tp is Any, structure_any)
     converter.register_structure_hook(type(None), structure_none)
@@ -150,6 +182,7 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
     converter.register_structure_hook_func(
         lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), structure_path
     )
+    converter.register_structure_hook_func(_is_literal, structure_literal)
 
     converter.register_unstructure_hook_func(
         lambda tp: isinstance(tp, type) and issubclass(tp, datetime.date | datetime.time),

@@ -26,7 +26,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
-from .._json import loads_any_depth
+from .._json import js_json, loads_any_depth
 from .behaviours import behaviours_of
 from .fuzz_requests import scheduling_requests, validation_requests
 from .oracle import answer_request
@@ -175,7 +175,10 @@ def fuzz_port(
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except RecursionError:  # an answer nested past the json module's depth: written iteratively
+        return js_json(value)
 
 
 def print_result(result: FuzzResult, command: str, examples: int, out: TextIO) -> None:

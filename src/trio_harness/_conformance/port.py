@@ -19,6 +19,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from typing import Any, Final, Literal
 
@@ -40,6 +41,11 @@ STDERR_LINE_BYTES: Final = 240
 #: What the reader queues for a line past :data:`MAX_LINE_BYTES` (it then stops reading); no
 #: line read is ever empty (``readline`` gives ``b""`` only at the end, which queues ``None``).
 _TOO_LONG: Final = b""
+#: What the exit watcher queues when the port process has exited (its output may still be held
+#: open by a process it left behind, so no end of output may ever come).
+_EXITED: Final = object()
+#: Seconds an answer may still arrive after the port process exited.
+EXIT_GRACE: Final = 1.0
 
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -89,7 +95,8 @@ class PortProcess:
             stderr=subprocess.PIPE,
             start_new_session=os.name == "posix",
         )
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.lines: queue.Queue[bytes | object | None] = queue.Queue()
+        self.exited = threading.Event()
         self.requests: queue.Queue[bytes | None] = queue.Queue()
         self.stderr: deque[str] = deque(maxlen=20)
         self.answered = 0
@@ -97,6 +104,7 @@ class PortProcess:
             threading.Thread(target=self._read, daemon=True),
             threading.Thread(target=self._write, daemon=True),
             threading.Thread(target=self._drain_stderr, daemon=True),
+            threading.Thread(target=self._watch_exit, daemon=True),
         ]
         for thread in self.threads:
             thread.start()
@@ -104,14 +112,15 @@ class PortProcess:
     def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        while True:
-            line = stdout.readline(MAX_LINE_BYTES + 1)
-            if len(line) > MAX_LINE_BYTES:
-                self.lines.put(_TOO_LONG)  # and read no further: the port is stopped
-                return
-            if not line:
-                break
-            self.lines.put(line)
+        with stdout:  # closed here, by its one reader (close() may have left it to us)
+            while True:
+                line = stdout.readline(MAX_LINE_BYTES + 1)
+                if len(line) > MAX_LINE_BYTES:
+                    self.lines.put(_TOO_LONG)  # and read no further: the port is stopped
+                    return
+                if not line:
+                    break
+                self.lines.put(line)
         self.lines.put(None)
 
     def _write(self) -> None:
@@ -133,10 +142,32 @@ class PortProcess:
         stderr = self.process.stderr
         assert stderr is not None
         continued = False
-        while chunk := stderr.readline(STDERR_LINE_BYTES):
-            if not continued:  # the rest of a long line is read and dropped
-                self.stderr.append(chunk.decode("utf-8", "replace").rstrip("\n"))
-            continued = not chunk.endswith(b"\n")
+        with stderr:  # closed here, by its one reader (close() may have left it to us)
+            while chunk := stderr.readline(STDERR_LINE_BYTES):
+                if not continued:  # the rest of a long line is read and dropped
+                    self.stderr.append(chunk.decode("utf-8", "replace").rstrip("\n"))
+                continued = not chunk.endswith(b"\n")
+
+    def _watch_exit(self) -> None:
+        self.process.wait()
+        self.exited.set()
+        self.lines.put(_EXITED)
+
+    def _next_line(self, timeout: float) -> bytes | object | None:
+        """The next line read, ``None`` at the end of the output, ``_EXITED`` when the port
+        exited and no line came within :data:`EXIT_GRACE`; ``queue.Empty`` after ``timeout``."""
+        end = time.monotonic() + timeout
+        while True:
+            if self.exited.is_set():
+                end = min(end, time.monotonic() + EXIT_GRACE)
+            try:
+                item = self.lines.get(timeout=max(0.0, end - time.monotonic()))
+            except queue.Empty:
+                if self.exited.is_set():
+                    return _EXITED
+                raise
+            if item is not _EXITED:
+                return item
 
     def _stderr_tail(self) -> str:
         tail = list(self.stderr)[-5:]
@@ -153,7 +184,7 @@ class PortProcess:
         self.requests.put(text.encode("utf-8") + b"\n")
         timeout = self.timeout + (STARTUP_GRACE if not self.answered else 0.0)
         try:
-            line = self.lines.get(timeout=timeout)
+            line = self._next_line(timeout)
         except queue.Empty:
             raise PortError(
                 "hang", f"no answer within {timeout:g} s{self._stderr_tail()}"
@@ -161,7 +192,7 @@ class PortProcess:
         self.answered += 1
         if line == _TOO_LONG:
             raise PortError("malformed", f"answer line longer than {MAX_LINE_BYTES} bytes")
-        if line is None:
+        if line is None or line is _EXITED:
             try:
                 code = self.process.wait(timeout=2)
             except subprocess.TimeoutExpired:
@@ -170,6 +201,7 @@ class PortProcess:
             self.threads[2].join(timeout=1)
             status = "closed its output" if code is None else f"exited with status {code}"
             raise PortError("crash", f"the port {status}{self._stderr_tail()}")
+        assert isinstance(line, bytes)
         try:
             return loads_any_depth(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -194,8 +226,16 @@ class PortProcess:
         self._kill_group()
         for thread in self.threads:
             thread.join(timeout=2)
-        for stream in (self.process.stdout, self.process.stderr, self.process.stdin):
-            if stream is not None:
+        reader, writer, drain = self.threads[:3]
+        for stream, thread in (
+            (self.process.stdout, reader),
+            (self.process.stderr, drain),
+            (self.process.stdin, writer),
+        ):
+            # A stream whose thread still reads is left to it: closing it would wait for the
+            # thread's lock, i.e. for a process the port left behind (out of its group) to
+            # close the pipe.
+            if stream is not None and not thread.is_alive():
                 with contextlib.suppress(OSError):
                     stream.close()
 

@@ -36,7 +36,9 @@ from .journal import (
     SessionLogError,
     SessionLogLockedError,
     load_session_log,
+    open_checked,
 )
+from .read import Problem, js_type
 from .replay import (
     PresentedCall,
     ReplayReport,
@@ -58,6 +60,7 @@ __all__ = [
     "LogCut",
     "MessageSource",
     "PresentedCall",
+    "Problem",
     "ReplayReport",
     "Session",
     "SessionEvent",
@@ -70,7 +73,9 @@ __all__ = [
     "UnansweredCall",
     "check_replay",
     "format_presented",
+    "js_type",
     "load_session_log",
+    "open_checked",
     "present_log",
     "repair_replay",
 ]

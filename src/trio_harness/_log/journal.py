@@ -46,7 +46,7 @@ import trio.to_thread
 from .._errors import HarnessError
 from .._json import is_json_number, js_json
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
-from .read import JSON_BLANK, TIME_KEY, InvalidLine, read_line
+from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
 from .session import Session
 from .syncer import Syncer
 
@@ -58,12 +58,14 @@ except ImportError:  # pragma: no cover - Windows
 __all__ = [
     "FSYNC_POLICIES",
     "DurableSession",
+    "EventCheck",
     "FsyncPolicy",
     "LoadedSessionLog",
     "LogCut",
     "SessionLogError",
     "SessionLogLockedError",
     "load_session_log",
+    "open_checked",
 ]
 
 #: When a durable log forces its file to stable storage (see the module docstring).
@@ -181,11 +183,25 @@ def _lines(content: bytes) -> Iterator[tuple[int, int, bytes | None]]:
         start = end + 1
 
 
-def _parse(content: bytes, path: str, *, salvage: bool, allow_empty: bool) -> LoadedSessionLog:
+#: A check a layer above the log applies to each event as it is read (``open_checked``): the
+#: problem of an event it cannot use (the line is then malformed, named as the reader's own
+#: refusals are, and salvage keeps the lines before it), or ``None``.
+EventCheck = Callable[[SessionEvent], Problem | None]
+
+
+def _parse(
+    content: bytes,
+    path: str,
+    *,
+    salvage: bool,
+    allow_empty: bool,
+    check: EventCheck | None = None,
+) -> LoadedSessionLog:
     events: list[SessionEvent] = []
     times: list[float | None] = []
     valid = 0
     for number, start, line in _lines(content):
+        refused: Problem | None = None
         if line is None:
             tail = content[start:]
             # A power cut can leave NUL bytes where the last writes were (ext4, XFS): the file
@@ -207,11 +223,16 @@ def _parse(content: bytes, path: str, *, salvage: bool, allow_empty: bool) -> Lo
             except InvalidLine as invalid:
                 problem, field = invalid.problem.render(), invalid.problem.field
             else:
-                events.append(event)
-                times.append(at)
-                valid = start + len(line) + 1
-                continue
-        if not events:
+                refused = None if check is None else check(event)
+                if refused is None:
+                    events.append(event)
+                    times.append(at)
+                    valid = start + len(line) + 1
+                    continue
+                # An event of the log the caller cannot use: malformed, as the reader's own.
+                refused.at("data")
+                problem, field = refused.render(), refused.field
+        if not events and refused is None:
             raise SessionLogError(
                 f"{path} is not a trio_harness session log: line {number}: {problem}",
                 path=path,
@@ -253,6 +274,19 @@ def load_session_log(path: str | os.PathLike[str], *, salvage: bool = False) -> 
     with open(name, "rb") as file:
         content = file.read()
     return _parse(content, name, salvage=salvage, allow_empty=False)
+
+
+def open_checked(
+    path: str | os.PathLike[str],
+    check: EventCheck,
+    *,
+    fsync: FsyncPolicy = "step",
+    salvage: bool = False,
+) -> DurableSession:
+    """``DurableSession.open``, with ``check`` applied to each event read: an event it refuses
+    makes its line malformed (a ``SessionLogError`` naming the line, byte and field; in salvage
+    mode the valid prefix before it is kept), as a line the wire reader refuses does."""
+    return DurableSession._open(path, fsync=fsync, salvage=salvage, clock=time.time, check=check)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,6 +418,19 @@ class DurableSession(Session):
             SessionLogError: The file is not a session log, or has a malformed line (without
                 ``salvage``).
         """
+        return cls._open(path, fsync=fsync, salvage=salvage, clock=clock, check=None)
+
+    @classmethod
+    def _open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        fsync: FsyncPolicy,
+        salvage: bool,
+        clock: Callable[[], float],
+        check: EventCheck | None,
+    ) -> DurableSession:
+        # open(), with a check of each event read (open_checked).
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
         name = os.fspath(path)
@@ -392,7 +439,7 @@ class DurableSession(Session):
             _lock(fd, name)
             with open(fd, "rb", closefd=False) as file:
                 content = file.read()
-            loaded = _parse(content, name, salvage=salvage, allow_empty=True)
+            loaded = _parse(content, name, salvage=salvage, allow_empty=True, check=check)
             if loaded.valid_bytes != len(content):
                 if loaded.salvaged is not None:
                     with open(name + ".salvaged", "ab") as aside:
@@ -541,6 +588,8 @@ class DurableSession(Session):
         """Sync, release the lock and close the file (idempotent).
 
         Blocks until the final fsync is done; in a Trio task, ``await`` :meth:`aclose` instead.
+        Interrupted while it waits (Ctrl-C), it returns at once: the log is closed, and the file
+        and its lock are released as soon as the running fsync ends.
 
         Raises:
             OSError: An fsync failed (the file is closed all the same).
@@ -551,12 +600,22 @@ class DurableSession(Session):
         self._fd = None
         self._finalizer.detach()
         syncer = self._syncer
+        synced = False
         try:
             syncer.request(self._size, len(self.events))
             syncer.wait(self._size)
+            synced = True
         finally:
-            syncer.stop()
-            os.close(fd)  # closing the descriptor releases the flock
+            if synced:
+                try:
+                    syncer.stop()
+                finally:
+                    os.close(fd)  # closing the descriptor releases the flock
+            else:
+                # The wait was cut short (a Ctrl-C, a failed fsync): never wait again here. The
+                # descriptor (and its lock) is closed now, or by the syncer thread as soon as the
+                # fsync it is running ends.
+                syncer.abandon()
 
     async def aclose(self) -> None:
         """:meth:`close` for a Trio task: the final fsync runs off the loop (idempotent).

@@ -288,9 +288,10 @@ def _read_sources(raw: Any, seq: int) -> tuple[int, ...]:
         problem = Problem(ValueError, f"must be an array, got {js_type(raw)}")
         raise InvalidLine(problem.at(where))
     for index, source in enumerate(raw):
-        if _type_of(source) is not int:
-            problem = Problem(ValueError, f"must be an integer, got {js_type(source)}")
-            raise InvalidLine(problem.at(f"[{index}]").at(where))
+        if _type_of(source) is not int or not -MAX_FINITE_JSON_INT <= source <= MAX_FINITE_JSON_INT:
+            # Checked before the value is shown: Python will not print an integer of more than
+            # 4,300 digits (its int_max_str_digits), so the message never holds it.
+            raise InvalidLine(_scalar_problem(source, int).at(f"[{index}]").at(where))
         if not 0 <= source < seq:
             problem = Problem(ValueError, f"is {source}, not the seq of an earlier event")
             raise InvalidLine(problem.at(f"[{index}]").at(where))

@@ -160,8 +160,10 @@ def _sources(seqs: Sequence[int], seq: int) -> tuple[int, ...]:
             )
         if not 0 <= source < seq:
             earlier = f"0 to {seq - 1}" if seq else "none yet"
+            # Python prints no int over 4,300 digits (int_max_str_digits): a huge one by size.
+            shown = str(source) if abs(source) < 10**20 else f"a {source.bit_length()}-bit integer"
             raise ValueError(
-                f"Session.append: source_event_seqs[{index}] is {source}, not the seq of an "
+                f"Session.append: source_event_seqs[{index}] is {shown}, not the seq of an "
                 f"earlier event ({earlier})"
             )
     return sources  # type: ignore[return-value]

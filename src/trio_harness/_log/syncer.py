@@ -10,8 +10,9 @@ since every requested byte was written before its request, nothing is synced out
 
 A failed fsync is kept (:attr:`Syncer.error`), raised by every later wait, and the log refuses
 appends: the kernel may have dropped the pages it could not write, so a later fsync that
-succeeds would not prove they reached the disk. The thread starts at the first request, so a log that never
-syncs never has one.
+succeeds would not prove they reached the disk. The thread starts at the first request, so a log
+that never syncs never has one; when no thread can be started (a process at its thread limit),
+the request syncs in the caller's thread instead.
 """
 
 from __future__ import annotations
@@ -56,11 +57,28 @@ class Syncer:
             self._requested_bytes = size
             self._requested_events = events
             if self._thread is None:
-                self._thread = threading.Thread(
+                thread = threading.Thread(
                     target=self._run, name=f"trio_harness fsync {self._path}", daemon=True
                 )
-                self._thread.start()
+                try:
+                    thread.start()
+                except RuntimeError:
+                    # No thread to be had (the process is at its thread limit): sync here, in
+                    # the caller's thread; a later request tries to start one again.
+                    self._sync_inline(size, events)
+                    return
+                self._thread = thread
             self._changed.notify_all()
+
+    def _sync_inline(self, size: int, events: int) -> None:
+        # Called with the lock held and no syncer thread: nothing else fsyncs meanwhile.
+        try:
+            os.fsync(self._fd)
+        except OSError as error:
+            self.error = error
+        else:
+            self.synced_bytes, self.synced_events = size, events
+        self._changed.notify_all()
 
     def wait(self, size: int) -> None:
         """Block until the first ``size`` bytes are on stable storage (requested earlier).

@@ -54,6 +54,15 @@ def responses_tools(tools: ToolSource, *, strict: bool | None = None) -> list[di
 _CALL_ITEMS: Final = ("function_call", "custom_tool_call")
 
 
+def indexed_calls(items: dict[int, Any]) -> list[tuple[int, ToolCallBlock]]:
+    """``(output index, call)`` for the call items among ``items`` (keyed by output index)."""
+    return [
+        (index, responses_tool_calls([item])[0])
+        for index, item in sorted(items.items())
+        if field(item, "type") in _CALL_ITEMS
+    ]
+
+
 def responses_tool_calls(response: Any) -> list[ToolCallBlock]:
     """The ``function_call`` (and ``custom_tool_call``) items of a response (or of its
     ``output`` list), in order.
@@ -230,17 +239,22 @@ class ResponsesStreamAccumulator:
     ``"completed"`` never is); calls that only the final response lists are handed over then,
     unless the response is incomplete.
 
+    Calls are told apart by their place in the output, not by id: a model (or a compatible
+    server) may give two calls one id (``""``, a fixed one), and each is handed over once.
+
     Attributes:
         text: The streamed output text so far.
         response: The final event's response, once it arrived.
         on_call: Called with each complete call (see above), or ``None``.
-        reported: The call ids handed to ``on_call``, in order.
+        reported: The call ids handed to ``on_call``, in order (an id twice for two calls).
+        handed: The output indices of the call items handed to ``on_call``.
     """
 
     text: str = ""
     response: Any = None
     on_call: Callable[[ToolCallBlock], object] | None = attrs.field(default=None, kw_only=True)
     reported: list[str] = attrs.field(factory=list, init=False)
+    handed: set[int] = attrs.field(factory=set, init=False)
     _items: dict[int, Any] = attrs.field(factory=dict)
 
     def add(self, event: Any) -> None:
@@ -250,13 +264,14 @@ class ResponsesStreamAccumulator:
             self.text += field(event, "delta", "")
         elif kind == "response.output_item.done":
             item = field(event, "item")
-            self._items[field(event, "output_index", len(self._items))] = item
+            index = field(event, "output_index", len(self._items))
+            self._items[index] = item
             if (
                 self.on_call is not None
                 and field(item, "type") in _CALL_ITEMS
                 and field(item, "status", "completed") == "completed"
             ):
-                self._report(responses_tool_calls([item]))
+                self._report(indexed_calls({index: item}))
         elif kind in _TERMINAL:
             self.response = field(event, "response")
             if self.on_call is not None and field(self.response, "status") == "completed":
@@ -265,15 +280,25 @@ class ResponsesStreamAccumulator:
     def finish(self) -> None:
         """The response completed: hand the calls not handed over yet to ``on_call``."""
         if self.on_call is not None:
-            self._report(self.tool_calls())
+            self._report(indexed_calls(dict(enumerate(self.output()))))
 
-    def _report(self, calls: Sequence[ToolCallBlock]) -> None:
+    def _report(self, calls: Sequence[tuple[int, ToolCallBlock]]) -> None:
         on_call = self.on_call
         assert on_call is not None
-        for call in calls:
-            if call.id not in self.reported:
+        for index, call in calls:
+            if index not in self.handed:
                 on_call(call)
+                self.handed.add(index)
                 self.reported.append(call.id)
+
+    def handed_output(self) -> list[Any]:
+        """The items done so far, ``function_call`` items only those handed over (the output
+        of a stream that broke off after handing them over)."""
+        return [
+            item
+            for index, item in sorted(self._items.items())
+            if field(item, "type") not in _CALL_ITEMS or index in self.handed
+        ]
 
     def done_output(self, calls: Collection[str]) -> list[Any]:
         """The items done so far, ``function_call`` items only those in ``calls`` (the output of
@@ -354,7 +379,7 @@ class ResponsesModel:
             request["instructions"] = self.instructions
         if tools:
             request["tools"] = responses_tools(list(tools), strict=self.strict)
-        reported: list[str] | None = None
+        handed: set[int] | None = None
         if not self.stream:
             response = await self.client.responses.create(**request)
             output = list(field(response, "output", ()))
@@ -372,29 +397,30 @@ class ResponsesModel:
                     )
                 finish = responses_finish(accumulator.response)
             except BaseException:
-                if accumulator.reported:
+                if accumulator.handed:
                     # Calls already run: the conversation keeps them (and the items done), so
                     # their results answer a call item.
-                    self._store(accumulator.done_output(accumulator.reported))
+                    self._store(accumulator.handed_output())
                 raise
             response = accumulator.response
             output = accumulator.output()
             if on_call is not None:
-                reported = accumulator.reported
+                handed = accumulator.handed
         finish = responses_finish(response)
         text, refusal = _output_text(output)
         if self.stream and not text:
             text = accumulator.text
         calls = responses_tool_calls(output)
-        if reported is not None:
+        if handed is not None:
             # Streamed: the calls handed over ran, cut short or not; the rest never run.
-            cut = [call for call in calls if call.id not in reported]
-            calls = [call for call in calls if call.id in reported]
+            indexed = indexed_calls(dict(enumerate(output)))
+            cut = [call for index, call in indexed if index not in handed]
+            calls = [call for index, call in indexed if index in handed]
             stored = self._store(
                 [
                     item
-                    for item in output
-                    if field(item, "type") not in _CALL_ITEMS or field(item, "call_id") in reported
+                    for index, item in enumerate(output)
+                    if field(item, "type") not in _CALL_ITEMS or index in handed
                 ]
             )
         else:

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -211,15 +210,6 @@ class _Block:
     reported: bool = False
 
 
-def _complete_object(text: str) -> bool:
-    # Whether streamed input JSON is one whole object: no proper prefix of an object's text is
-    # (its closing brace comes last), so a block cut off mid-arguments never passes.
-    try:
-        return isinstance(json.loads(text), dict)
-    except ValueError:
-        return False
-
-
 @attrs.define(eq=False)
 class MessagesStreamAccumulator:
     """Rebuilds a message from Messages stream events (SDK event objects or dicts).
@@ -227,11 +217,12 @@ class MessagesStreamAccumulator:
     ``tool_use`` blocks collect their ``input_json_delta`` fragments; the joined text is the
     call's argument text as the model streamed it (``"{}"`` when it streamed none).
 
-    With ``on_call``, each ``tool_use`` block is handed to it the moment it is complete: when
-    its ``content_block_stop`` arrives with a whole JSON object as its input, when a later block
-    starts, or when ``message_delta`` brings a stop reason that does not cut the reply (then
-    every call not handed over yet is). A block cut off by ``max_tokens`` (or a refusal) is
-    never handed over.
+    With ``on_call``, each ``tool_use`` block is handed to it the moment it is complete: when a
+    later block starts, or when ``message_delta`` brings a stop reason that does not cut the
+    reply (then every call not handed over yet is). Its own ``content_block_stop`` is not
+    enough, whole JSON input or not: a block ``max_tokens`` cut right after it started stops
+    with the input ``{}``. A block cut off by ``max_tokens`` (or a refusal) is never handed
+    over.
 
     Attributes:
         text: The streamed text so far.
@@ -273,16 +264,12 @@ class MessagesStreamAccumulator:
             if started.data.get("type") == "tool_use":
                 self._tools.append(started)
         elif kind == "content_block_stop":
+            # Not yet complete for a tool_use block: a block with no input delta stops with
+            # the whole-looking input `{}` when max_tokens cuts it right after its start. It is
+            # complete when a later block starts, or when the message stops for its calls.
             stopped = self._blocks.get(field(event, "index", 0))
             if stopped is not None:
                 stopped.stopped = True
-                if (
-                    self.on_call is not None
-                    and self._tools
-                    and self._tools[-1] is stopped
-                    and _complete_object(self._arguments(stopped))
-                ):
-                    self._report(len(self._tools))
         elif kind == "content_block_delta":
             index = field(event, "index", 0)
             block = self._blocks.get(index)
