@@ -162,3 +162,22 @@ async def test_an_agent_logs_the_step_and_ends_the_turn_as_error(
         assert (resumed.recovery.repaired, resumed.recovery.pending) == ((), None)
     finally:
         resumed.close()
+
+
+@pytest.mark.parametrize("kind", [th.turn.ModelReplied, th.turn.StepStarted, th.turn.ToolStarted])
+async def test_a_keyboard_interrupt_from_the_callback_still_answers_the_reply(
+    autojump_clock: trio.testing.MockClock, kind: type
+) -> None:
+    # A BaseException is not kept for later: it goes on at once, as a Ctrl-C would, and the
+    # reply's calls are answered first (found by the attack: ModelReplied left them open).
+    def on_event(event: th.turn.TurnEvent) -> None:
+        if isinstance(event, kind):
+            raise KeyboardInterrupt
+
+    model = list_model()
+    session = th.Session()
+    with pytest.raises(KeyboardInterrupt):
+        await th.run_turn(model, runtime_with({"a": "A"}), session, on_event=on_event)
+    assert [[r.call_id for r in step] for step in model.results_seen] == [["c1", "c2"]]
+    assert [c for c, _ in answered(session)] == ["c1", "c2"]
+    assert check_log([event.to_json() for event in session.events]) == []

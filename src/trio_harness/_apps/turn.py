@@ -318,13 +318,16 @@ async def run_turn(
         if reply is None:
             return replies.result(stop="aborted", steps=step, text=text, results=last)
         replies.add(reply)
-        emit(ModelReplied(turn, step, reply))
         text = reply.text
         if not reply.tool_calls:
+            emit(ModelReplied(turn, step, reply))
             return replies.result(stop="done", steps=step, text=text, results=last)
         limited = step >= max_steps
         results: tuple[StepResult, ...] | None = None
         try:
+            # Inside the step: a KeyboardInterrupt (or SystemExit) the callback raises still
+            # leaves every call of the reply answered, in the log and to the model.
+            emit(ModelReplied(turn, step, reply))
             step_tracer = tracer(turn, step) if tracer is not None else None
             if limited:
                 # The calls are answered, through the pool, as calls it never started: the log
