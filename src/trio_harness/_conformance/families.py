@@ -596,6 +596,44 @@ def _edge_cases() -> Iterator[tuple[str, dict[str, Any]]]:
             "abortAtMs": 15,
         },
     )
+    # The same rule (the abort is checked again after the pre-execute and guard stage: the body
+    # never starts) through an approval, and an allowing pre-execute hook in a window.
+    yield (
+        "abort-during-approval",
+        {
+            "tools": [read],
+            "calls": [
+                {
+                    "id": "c0",
+                    "name": "read",
+                    "arguments": '{"path": "a"}',
+                    "pre": {"ms": 5, "decision": "ask", "approvalMs": 30},
+                    "body": {"ms": 5},
+                },
+                {"id": "c1", "name": "read", "arguments": '{"path": "b"}', "body": {"ms": 50}},
+            ],
+            "abortAtMs": 10,
+        },
+    )
+    yield (
+        "abort-during-allowing-pre-execute",
+        {
+            "tools": [read],
+            "calls": [
+                {"id": "c0", "name": "read", "arguments": '{"path": "a"}', "body": {"ms": 60}},
+                {
+                    "id": "c1",
+                    "name": "read",
+                    "arguments": '{"path": "b"}',
+                    "pre": {"ms": 25, "decision": "allow"},
+                    "body": {"ms": 5},
+                },
+                {"id": "c2", "name": "read", "arguments": '{"path": "c"}', "body": {"ms": 5}},
+            ],
+            "cap": 3,
+            "abortAtMs": 12,
+        },
+    )
 
 
 FAMILIES: Final[tuple[tuple[str, Callable[[random.Random], dict[str, Any]], int], ...]] = (
