@@ -86,6 +86,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.oracle", 7.13),
     ("_conformance.validation_pins", 7.134),
     ("_conformance.validation_edges", 7.135),
+    ("_conformance.union_edges", 7.137),
     ("_conformance.families", 7.138),
     ("_conformance.generate", 7.14),
     ("_conformance.compare", 7.146),
