@@ -638,6 +638,34 @@ def _edge_cases() -> Iterator[tuple[str, dict[str, Any]]]:
     )
 
 
+def _wrapper_abort_edges() -> Iterator[tuple[str, dict[str, Any]]]:
+    """An abort while an execute wrapper waits before ``next()``: the body was never invoked, so
+    the call is ``ABORTED_BEFORE_DISPATCH`` beside a running body's ``ABORTED``; and a tenth
+    parallel call under the default window of 10."""
+    read = {"name": "read", "parallel": "always"}
+    for label, before, abort_at in (("early", 30, 10), ("late", 45, 40)):
+        yield (
+            f"abort-in-wrapper-{label}",
+            {
+                "tools": [read],
+                "calls": [
+                    {
+                        "id": "c0",
+                        "name": "read",
+                        "wrapper": {"beforeMs": before},
+                        "body": {"ms": 5},
+                    },
+                    {"id": "c1", "name": "read", "body": {"ms": 60}},
+                ],
+                "abortAtMs": abort_at,
+            },
+        )
+    yield (
+        "default-cap-11-calls",
+        {"tools": [read], "calls": [_call(f"c{i}", "read", 100 - 3 * i, "{}") for i in range(11)]},
+    )
+
+
 FAMILIES: Final[tuple[tuple[str, Callable[[random.Random], dict[str, Any]], int], ...]] = (
     ("pool", _pool, 80),
     ("classify", _classify, 45),
@@ -654,4 +682,6 @@ FAMILIES: Final[tuple[tuple[str, Callable[[random.Random], dict[str, Any]], int]
 
 def edge_scenarios() -> Iterator[tuple[str, dict[str, Any]]]:
     """Every edge case as ``(name, scenario)``, in file order (ids ``edge/<name>``)."""
-    return itertools.chain(_edge_cases(), _cap_edges(), _argument_edges(), union_edges())
+    return itertools.chain(
+        _edge_cases(), _cap_edges(), _argument_edges(), union_edges(), _wrapper_abort_edges()
+    )
