@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .behaviours import BEHAVIOURS, Behaviour, behaviours_of
+from .case_timeline import kit_timelines
 from .checklog import LogFormatError, LogViolation, check_log, check_log_text
 from .cli import add_commands, run_command
 from .oracle import answer_case, answer_request, answer_request_line, answer_request_lines
@@ -99,6 +100,7 @@ __all__ = [
     "check_log_text",
     "invalid_values",
     "json_values",
+    "kit_timelines",
     "load_cases",
     "parameter_maps",
     "parse_scenario",
