@@ -81,6 +81,8 @@ def tamper(data: dict[str, Any], how: str) -> None:
         data["turn"] = "0"
     elif how == "messages object":
         data["messages"] = {}
+    elif how == "message number":
+        data["messages"] = [*data["messages"], 5]
     elif how == "unknown kind":
         data["kind"] = "thoughts"
 
@@ -108,6 +110,7 @@ CASES = {
     "numeric id": ("data.toolCalls[0].id", "must be a string, got number"),
     "string turn": ("data.turn", "must be an integer, got string"),
     "messages object": ("data.messages", "must be an array, got object"),
+    "message number": ("data.messages[1]", "must be an object, got number"),
     "unknown kind": ("data.kind", 'must be "input", "reply" or "results", got "thoughts"'),
 }
 

@@ -259,7 +259,7 @@ def conversation_problem(event: SessionEvent) -> Problem | None:
     written (the path of the offending field below ``data``), or ``None``. Other events pass.
 
     Checked: ``kind`` is one of the three, ``turn`` an integer, ``step`` an integer (``null``
-    too for ``input``), ``messages`` an array, ``toolCalls`` (when present) an array of objects
+    too for ``input``), ``messages`` an array of objects, ``toolCalls`` (when present) an array of objects
     with string ``id``, ``name`` and ``arguments``, ``answers`` (when present) an array of
     strings. Other keys are left alone.
     """
@@ -282,6 +282,10 @@ def conversation_problem(event: SessionEvent) -> Problem | None:
         return _must(".step", "an integer", step)
     if type(data["messages"]) is not list:
         return _must(".messages", "an array", data["messages"])
+    for index, message in enumerate(data["messages"]):
+        # Every provider's message is an object; anything else would be sent to it verbatim.
+        if type(message) is not dict:
+            return _must(f"[{index}]", "an object", message).at(".messages")
     calls = data.get("toolCalls", [])
     if type(calls) is not list:
         return _must(".toolCalls", "an array", calls)
