@@ -33,8 +33,8 @@ import trio.testing
 
 import trio_harness as th
 from trio_harness._conformance import add_commands as add_conformance_commands
+from trio_harness._conformance import kit_timelines
 from trio_harness._conformance import run_command as run_conformance_command
-from trio_harness._conformance.case_timeline import kit_timelines
 from trio_harness.lowlevel import js_json
 
 #: Exit statuses (argparse itself exits 2 on a usage error).

@@ -18,7 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .._timeline.trace import axis_scale, printable, seconds_text, tick_step
+from .._timeline import axis_scale, printable, seconds_text, tick_step
 from .compare import TIME_FIELDS
 
 __all__ = ["kit_timelines", "render_answers"]

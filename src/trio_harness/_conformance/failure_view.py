@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from typing import Any, Final, TextIO
 
 from .compare import TIME_FIELDS, canon, describe_event, short
 
-if TYPE_CHECKING:
-    from .runner import Failure, Report
+# ``Failure`` and ``Report`` (of :mod:`.runner`, which imports this module) are read by their
+# fields only: naming them here would make an import circle.
+Failure = Any
+Report = Any
 
 __all__ = ["answer_lines", "failure_lines", "print_report", "side_by_side"]
 
