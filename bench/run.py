@@ -20,7 +20,7 @@ Rows compare trio_harness with a named baseline on the workload the project's ta
   no-op, argument and output validation and session logging on, against a bare Trio pool (nursery,
   ``CapacityLimiter(10)``, ordered commit), with and without an abort event (the bare pool with
   one gets a cancel scope per body, as Trio does it; the plain bare pool is shown too): target at
-  most 1.2x. CPU time, rounds interleaved; the ratio is the median of the per-round ratios and
+  most 1.5x (issue 27: the pool in Trio's own shape, one call path; was 1.2x with the shortcuts). CPU time, rounds interleaved; the ratio is the median of the per-round ratios and
   "worst" the upper quartile;
 * streaming dispatch (``bench_streaming.py``, virtual time): a scripted stream of five calls,
   the step's end when its calls are handed over as a list after the stream vs as the stream
@@ -175,8 +175,8 @@ def _pool(rows: list[Row], quick: bool) -> None:
                 f"{baseline} ({per_call:.1f} us/call)",
                 stats["median"],
                 stats["q3"],
-                "<= 1.2x" if judged else "context: Trio's abort",
-                stats["median"] <= 1.2 if judged else None,
+                "<= 1.5x" if judged else "context: Trio's abort",
+                stats["median"] <= 1.5 if judged else None,
             )
         )
 

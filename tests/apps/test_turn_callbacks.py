@@ -162,3 +162,42 @@ async def test_an_agent_logs_the_step_and_ends_the_turn_as_error(
         assert (resumed.recovery.repaired, resumed.recovery.pending) == ((), None)
     finally:
         resumed.close()
+
+
+@pytest.mark.parametrize("kind", [th.turn.ModelReplied, th.turn.StepStarted, th.turn.ToolStarted])
+async def test_a_keyboard_interrupt_from_the_callback_still_answers_the_reply(
+    autojump_clock: trio.testing.MockClock, kind: type
+) -> None:
+    # A BaseException is not kept for later: it goes on at once, as a Ctrl-C would, and the
+    # reply's calls are answered first (found by the attack: ModelReplied left them open).
+    def on_event(event: th.turn.TurnEvent) -> None:
+        if isinstance(event, kind):
+            raise KeyboardInterrupt
+
+    model = list_model()
+    session = th.Session()
+    with pytest.raises(KeyboardInterrupt):
+        await th.run_turn(model, runtime_with({"a": "A"}), session, on_event=on_event)
+    assert [[r.call_id for r in step] for step in model.results_seen] == [["c1", "c2"]]
+    assert [c for c, _ in answered(session)] == ["c1", "c2"]
+    assert check_log([event.to_json() for event in session.events]) == []
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["list", "streamed"])
+async def test_tool_committed_comes_after_the_log_has_the_result(
+    autojump_clock: trio.testing.MockClock, streamed: bool
+) -> None:
+    # Issue 32 item 12: an event that says *committed* is emitted once the log holds the
+    # call's tool/result (the pool tells its tracer ``committed`` after the recorder wrote it).
+    files = {"a": "A"}
+    model: ScriptedModel | StreamingModel = streaming_model() if streamed else list_model()
+    session = th.Session()
+    logged_at_commit: list[tuple[str, bool]] = []
+
+    def on_event(event: th.turn.TurnEvent) -> None:
+        if isinstance(event, th.turn.ToolCommitted):
+            ids = [call_id for call_id, _ in answered(session)]
+            logged_at_commit.append((event.call_id, event.call_id in ids))
+
+    await th.run_turn(model, runtime_with(files), session, on_event=on_event)
+    assert logged_at_commit == [("c1", True), ("c2", True)]

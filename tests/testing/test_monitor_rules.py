@@ -252,3 +252,48 @@ async def test_a_phase_never_told_is_caught(
     monkeypatch.setattr(Driver, "_tell", _tell)
     found = await _violations(_runtime(), _calls(3, 1, 2))
     assert "trace" in _rules(found), found
+
+
+async def test_a_failure_turned_into_aborted_is_caught(
+    autojump_clock: trio.abc.Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tool fails while the abort cuts it short: its failure is its answer, never ABORTED.
+    from trio_harness._runtime.pipeline import ToolScheduler
+
+    async def failing(args: Any, ctx: Any) -> str:
+        try:
+            await trio.sleep(1)
+        except trio.Cancelled:
+            raise ValueError("cleanup failed") from None
+        return "ok"
+
+    def runtime() -> th.ToolRuntime:
+        made = _runtime()
+        made.register(
+            th.define_tool(
+                name="fragile",
+                description="fails when cut short",
+                parameters={},
+                output=th.ToolOutput(
+                    schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+                ),
+                execute=failing,
+                is_concurrency_safe=lambda args: True,
+            )
+        )
+        return made
+
+    calls = [th.ToolCallBlock("f", "fragile", "{}"), *_calls(10)]
+    assert await _violations(runtime(), calls, abort_ms=4) == []
+
+    finalize = ToolScheduler.finalize
+
+    async def every_result_aborted(self: ToolScheduler, exec: Any, result: Any) -> Any:
+        final = await finalize(self, exec, result)
+        if exec.abort is not None and exec.abort.is_set() and final.is_error:
+            return th.aborted_result()
+        return final
+
+    monkeypatch.setattr(ToolScheduler, "finalize", every_result_aborted)
+    found = await _violations(runtime(), calls, abort_ms=4)
+    assert "abort" in _rules(found), found

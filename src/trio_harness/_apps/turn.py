@@ -318,13 +318,16 @@ async def run_turn(
         if reply is None:
             return replies.result(stop="aborted", steps=step, text=text, results=last)
         replies.add(reply)
-        emit(ModelReplied(turn, step, reply))
         text = reply.text
         if not reply.tool_calls:
+            emit(ModelReplied(turn, step, reply))
             return replies.result(stop="done", steps=step, text=text, results=last)
         limited = step >= max_steps
         results: tuple[StepResult, ...] | None = None
         try:
+            # Inside the step: a KeyboardInterrupt (or SystemExit) the callback raises still
+            # leaves every call of the reply answered, in the log and to the model.
+            emit(ModelReplied(turn, step, reply))
             step_tracer = tracer(turn, step) if tracer is not None else None
             if limited:
                 # The calls are answered, through the pool, as calls it never started: the log
@@ -340,7 +343,8 @@ async def run_turn(
                 )
             else:
                 emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
-                with _observe(runtime, turn, step, emit):
+                observe = _observe(runtime, turn, step, emit)
+                with observe:
                     outcome = await execute_tool_calls(
                         runtime,
                         session,
@@ -350,7 +354,7 @@ async def run_turn(
                         abort=abort,
                         max_parallel_tool_calls=max_parallel_tool_calls,
                         accept_context=accept_context,
-                        tracer=step_tracer,
+                        tracer=observe.tracer(step_tracer),
                     )
             results = outcome.results
         except BaseException:
@@ -496,7 +500,8 @@ class _StreamedStep:
                     if self._abort is not None:
                         nursery.start_soon(self._watch, self._abort)
                     try:
-                        with _observe(self._runtime, turn, step, self._emit):
+                        observe = _observe(self._runtime, turn, step, self._emit)
+                        with observe:
                             outcome = await execute_tool_calls(
                                 self._runtime,
                                 self._session,
@@ -506,7 +511,7 @@ class _StreamedStep:
                                 abort=self._stop,
                                 max_parallel_tool_calls=window,
                                 accept_context=accept_context,
-                                tracer=step_tracer,
+                                tracer=observe.tracer(step_tracer),
                             )
                     except Exception as exc:  # a scheduler failure: the request is cancelled
                         failure = exc
@@ -618,16 +623,18 @@ _observed_step: contextvars.ContextVar[object] = contextvars.ContextVar(
 
 
 class _observe:
-    """Reports body starts and commits of one step through the runtime's hooks, if it has them."""
+    """Reports body starts (through an execute wrapper, if the runtime takes one) and commits
+    (through the step's tracer: the pool tells ``committed`` once the log has the result) of
+    one step."""
 
     def __init__(
         self, runtime: Any, turn: int, step: int, emit: Callable[[TurnEvent], object]
     ) -> None:
         self._disposers: list[Callable[[], None]] = []
         self._token: contextvars.Token[object] | None = None
+        self._turn, self._step, self._emit = turn, step, emit
         add_wrapper = getattr(runtime, "add_execute_wrapper", None)
-        add_observer = getattr(runtime, "add_result_observer", None)
-        if add_wrapper is None or add_observer is None:
+        if add_wrapper is None:
             return
         marker = self._marker = object()
 
@@ -636,13 +643,12 @@ class _observe:
                 emit(ToolStarted(turn, step, exec.call_id, exec.name, trio.current_time()))
             return await next()
 
-        def observer(exec: Any, result: ToolExecutionResult) -> None:
-            if exec.parent is None and _observed_step.get() is marker:
-                emit(
-                    ToolCommitted(turn, step, exec.call_id, exec.name, result, trio.current_time())
-                )
+        self._disposers = [add_wrapper(wrapper)]
 
-        self._disposers = [add_wrapper(wrapper), add_observer(observer)]
+    def tracer(self, inner: PoolTracer | None) -> PoolTracer:
+        """The step's tracer: ``inner`` (if any), told every phase, and a ``ToolCommitted`` per
+        committed result, emitted after the result was logged."""
+        return _CommitEvents(self._turn, self._step, self._emit, inner)
 
     def __enter__(self) -> None:
         if self._disposers:
@@ -653,3 +659,34 @@ class _observe:
             _observed_step.reset(self._token)
         for dispose in self._disposers:
             dispose()
+
+
+class _CommitEvents:
+    """A :class:`PoolTracer` that emits ``ToolCommitted`` when the pool tells ``committed`` (the
+    ``tool/result`` is in the log then) and forwards every phase to the step's own tracer."""
+
+    def __init__(
+        self,
+        turn: int,
+        step: int,
+        emit: Callable[[TurnEvent], object],
+        inner: PoolTracer | None,
+    ) -> None:
+        self._turn, self._step, self._emit, self._inner = turn, step, emit, inner
+        self._calls: Sequence[ToolExecutionInput] = ()
+
+    def begin(self, calls: Sequence[ToolExecutionInput], cap: int, /) -> None:
+        self._calls = calls  # a streamed step appends its later calls to this very list
+        if self._inner is not None:
+            self._inner.begin(calls, cap)
+
+    def phase(self, name: str, index: int, detail: object, /) -> None:
+        if self._inner is not None:
+            self._inner.phase(name, index, detail)
+        if name == "committed" and isinstance(detail, ToolExecutionResult):
+            call = self._calls[index]
+            self._emit(
+                ToolCommitted(
+                    self._turn, self._step, call.call_id, call.name, detail, trio.current_time()
+                )
+            )

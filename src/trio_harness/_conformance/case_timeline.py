@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .._timeline import axis_scale, printable, seconds_text, tick_step
 from .compare import TIME_FIELDS
 
 __all__ = ["kit_timelines", "render_answers"]
@@ -42,6 +42,23 @@ def _number(value: Any) -> float | None:
     return float(value) if type(value) in (int, float) else None
 
 
+def _shown(text: str) -> str:
+    """``text`` with characters a terminal must not be sent (escape sequences) replaced."""
+    return "".join(char if char.isprintable() else "\ufffd" for char in text)
+
+
+def _tick_ms(end_ms: float, width: int) -> float:
+    """The smallest of 1, 2, 5 x 10**k ms that keeps ticks at least 8 columns apart."""
+    if end_ms <= 0:
+        return 1.0
+    wanted = end_ms * 8 / width
+    tick = 10.0 ** math.floor(math.log10(wanted))
+    for factor in (1, 2, 5, 10):
+        if tick * factor >= wanted:
+            return tick * factor
+    return tick * 10  # pragma: no cover - the loop ends at 10
+
+
 def render_answers(title: str, answers: Sequence[tuple[str, Any]], *, width: int = 48) -> list[str]:
     """The answers (``(label, answer)``, e.g. expected then actual) of one case on one axis."""
     instants = [
@@ -51,25 +68,25 @@ def render_answers(title: str, answers: Sequence[tuple[str, Any]], *, width: int
         for time in (_number(entry.get(field)) for field in TIME_FIELDS)
         if time is not None
     ]
-    end = max(instants, default=0.0) / 1000
-    scale = axis_scale(end, width)
+    end_ms = max(instants, default=0.0)
+    scale = width / end_ms if end_ms > 0 else 0.0
 
     def col(ms: float) -> int:
-        return min(width, round(ms / 1000 * scale))
+        return min(width, round(ms * scale))
 
     labels = [
-        printable(f"{label} {entry.get('id')}")[:28]
+        _shown(f"{label} {entry.get('id')}")[:28]
         for label, answer in answers
         for entry in _times(answer)
     ]
     label_width = max([len(label) for label in labels] + [8]) + 2
-    step = tick_step(end, width, 8)
+    tick = _tick_ms(end_ms, width)
     axis = [" "] * (width + 8)
     rule = ["-"] * (width + 1)
-    count = int(end / step + 1e-9) if end > 0 else 0
+    count = int(end_ms / tick + 1e-9) if end_ms > 0 else 0
     for number in range(count + 1):
-        position = col(number * step * 1000)
-        text = seconds_text(number * step, step)
+        position = col(number * tick)
+        text = f"{number * tick:g}ms"
         if position + len(text) <= len(axis):
             axis[position : position + len(text)] = text
         rule[position] = "|"
@@ -80,7 +97,7 @@ def render_answers(title: str, answers: Sequence[tuple[str, Any]], *, width: int
             for start_field, end_field, char in _SEGMENTS:
                 start, stop = _number(entry.get(start_field)), _number(entry.get(end_field))
                 if char == "#" and start is not None and stop is None:
-                    stop = end * 1000  # a body that never settled runs to the end of the axis
+                    stop = end_ms  # a body that never settled runs to the end of the axis
                 if start is None or stop is None:
                     continue
                 first, last = col(start), col(stop)
@@ -91,7 +108,7 @@ def render_answers(title: str, answers: Sequence[tuple[str, Any]], *, width: int
             committed = _number(entry.get("committed"))
             if committed is not None:
                 row[col(committed)] = "*"
-            name = printable(f"{label} {entry.get('id')}")[:28]
+            name = _shown(f"{label} {entry.get('id')}")[:28]
             times = " ".join(
                 "-" if entry.get(field) is None else str(entry.get(field)) for field in TIME_FIELDS
             )

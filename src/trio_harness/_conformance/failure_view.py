@@ -14,15 +14,59 @@ debug first.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
-from typing import Any, Final, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Protocol, TextIO
 
 from .compare import TIME_FIELDS, canon, describe_event, short
 
-# ``Failure`` and ``Report`` (of :mod:`.runner`, which imports this module) are read by their
-# fields only: naming them here would make an import circle.
-Failure = Any
-Report = Any
+
+class Failure(Protocol):
+    """What is drawn of a failure (:class:`~.runner.Failure`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def area(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def call(self) -> str | None: ...
+    @property
+    def diff(self) -> str: ...
+    @property
+    def request(self) -> Any: ...
+    @property
+    def expected(self) -> Any: ...
+    @property
+    def actual(self) -> Any: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def source(self) -> str | None: ...
+
+
+class Report(Protocol):
+    """What is drawn of a run (:class:`~.runner.Report`)."""
+
+    @property
+    def port(self) -> str | None: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def passed(self) -> Mapping[str, int]: ...
+    @property
+    def failed(self) -> Mapping[str, int]: ...
+    @property
+    def skipped(self) -> Mapping[str, int]: ...
+    @property
+    def not_run(self) -> Mapping[str, int]: ...
+    @property
+    def failures(self) -> Sequence[Failure]: ...
+    @property
+    def problems(self) -> Sequence[str]: ...
+    @property
+    def seconds(self) -> float: ...
+
 
 __all__ = ["answer_lines", "failure_lines", "print_report", "side_by_side"]
 

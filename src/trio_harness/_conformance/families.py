@@ -15,6 +15,8 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+from .union_edges import union_edges
+
 __all__ = ["FAMILIES", "TOOLS", "edge_scenarios"]
 
 _PATH: Final = {"path": {"type": "string", "required": True}}
@@ -596,6 +598,72 @@ def _edge_cases() -> Iterator[tuple[str, dict[str, Any]]]:
             "abortAtMs": 15,
         },
     )
+    # The same rule (the abort is checked again after the pre-execute and guard stage: the body
+    # never starts) through an approval, and an allowing pre-execute hook in a window.
+    yield (
+        "abort-during-approval",
+        {
+            "tools": [read],
+            "calls": [
+                {
+                    "id": "c0",
+                    "name": "read",
+                    "arguments": '{"path": "a"}',
+                    "pre": {"ms": 5, "decision": "ask", "approvalMs": 30},
+                    "body": {"ms": 5},
+                },
+                {"id": "c1", "name": "read", "arguments": '{"path": "b"}', "body": {"ms": 50}},
+            ],
+            "abortAtMs": 10,
+        },
+    )
+    yield (
+        "abort-during-allowing-pre-execute",
+        {
+            "tools": [read],
+            "calls": [
+                {"id": "c0", "name": "read", "arguments": '{"path": "a"}', "body": {"ms": 60}},
+                {
+                    "id": "c1",
+                    "name": "read",
+                    "arguments": '{"path": "b"}',
+                    "pre": {"ms": 25, "decision": "allow"},
+                    "body": {"ms": 5},
+                },
+                {"id": "c2", "name": "read", "arguments": '{"path": "c"}', "body": {"ms": 5}},
+            ],
+            "cap": 3,
+            "abortAtMs": 12,
+        },
+    )
+
+
+def _wrapper_abort_edges() -> Iterator[tuple[str, dict[str, Any]]]:
+    """An abort while an execute wrapper waits before ``next()``: the body was never invoked, so
+    the call is ``ABORTED_BEFORE_DISPATCH`` beside a running body's ``ABORTED``; and a tenth
+    parallel call under the default window of 10."""
+    read = {"name": "read", "parallel": "always"}
+    for label, before, abort_at in (("early", 30, 10), ("late", 45, 40)):
+        yield (
+            f"abort-in-wrapper-{label}",
+            {
+                "tools": [read],
+                "calls": [
+                    {
+                        "id": "c0",
+                        "name": "read",
+                        "wrapper": {"beforeMs": before},
+                        "body": {"ms": 5},
+                    },
+                    {"id": "c1", "name": "read", "body": {"ms": 60}},
+                ],
+                "abortAtMs": abort_at,
+            },
+        )
+    yield (
+        "default-cap-11-calls",
+        {"tools": [read], "calls": [_call(f"c{i}", "read", 100 - 3 * i, "{}") for i in range(11)]},
+    )
 
 
 FAMILIES: Final[tuple[tuple[str, Callable[[random.Random], dict[str, Any]], int], ...]] = (
@@ -612,76 +680,8 @@ FAMILIES: Final[tuple[tuple[str, Callable[[random.Random], dict[str, Any]], int]
 )
 
 
-#: Unions whose branches overlap (a value may match two): the tool's compiled validator must
-#: count every matching branch (``matched 2``), not stop at the first match.
-_UNIONS: Final[tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...]] = (
-    (
-        "numbers",
-        {"n": {"oneOf": [{"type": "number"}, {"type": "integer"}], "required": True}},
-        ('{"n": 1.5}', '{"n": 1}', '{"n": 2.0}', '{"n": "1"}', '{"n": -7}'),
-    ),
-    (
-        "any-branch",
-        {"v": {"oneOf": [{"type": "json"}, {"type": "string", "enum": ["a", "b"]}]}},
-        ('{"v": 1}', '{"v": "a"}', '{"v": "c"}', '{"v": null}', '{"v": "b"}'),
-    ),
-    (
-        "nested",
-        {
-            "xs": {
-                "type": "array",
-                "items": {
-                    "oneOf": [
-                        {"type": "integer", "enum": [1, 2]},
-                        {"type": "number", "enum": [2, 3.5]},
-                    ]
-                },
-            },
-            "o": {
-                "oneOf": [
-                    {
-                        "type": "object",
-                        "additionalProperties": True,
-                        "properties": {"a": {"type": "string"}},
-                    },
-                    {
-                        "type": "object",
-                        "additionalProperties": False,
-                        "properties": {"b": {"type": "integer"}},
-                    },
-                ]
-            },
-        },
-        (
-            '{"xs": [1, 3.5]}',
-            '{"xs": [2]}',
-            '{"o": {"b": 1}}',
-            '{"o": {"a": "x"}}',
-            '{"xs": [1, 2.0, 4], "o": {}}',
-        ),
-    ),
-)
-
-
-def _union_edges() -> Iterator[tuple[str, dict[str, Any]]]:
-    """Parallel calls of a tool whose parameters hold unions with overlapping branches: some
-    calls match one branch (their body runs), some two or none (rejected before dispatch), in
-    one window, so a port whose union check stops at the first match commits a body the
-    reference rejects (issue 27: the kit's other unions cannot overlap)."""
-    for label, parameters, texts in _UNIONS:
-        tool = {"name": "union", "parallel": "always", "parameters": parameters}
-        yield (
-            f"union-overlap-{label}",
-            {
-                "tools": [tool],
-                "calls": [
-                    _call(f"c{i}", "union", 30 - 5 * i, text) for i, text in enumerate(texts)
-                ],
-                "cap": 3,
-            },
-        )
-
-
 def edge_scenarios() -> Iterator[tuple[str, dict[str, Any]]]:
     """Every edge case as ``(name, scenario)``, in file order (ids ``edge/<name>``)."""
-    return itertools.chain(_edge_cases(), _cap_edges(), _argument_edges(), _union_edges())
+    return itertools.chain(
+        _edge_cases(), _cap_edges(), _argument_edges(), union_edges(), _wrapper_abort_edges()
+    )

@@ -115,36 +115,37 @@ def _ending(scope: trio.CancelScope) -> int:
     return OVERRAN if scope.cancel_called else RAN
 
 
+async def _run(entry: RegisteredTool, exec: ToolExecution) -> tuple[Any, BaseException | None]:
+    """Await the body: its value, or the failure it raised (a tool-owned exception, or a
+    ``trio.Cancelled`` that no cancelled scope delivered)."""
+    try:
+        return await _begin(entry, exec), None
+    except Exception as error:
+        return UNSET, error
+    except trio.Cancelled as cancelled:
+        failure = stale_cancellation(cancelled)
+        if failure is None:
+            raise
+        return UNSET, failure
+
+
 async def _guarded(
     exec: ToolExecution, abort: trio.Event | None, timeout_s: float | None, entry: RegisteredTool
 ) -> tuple[Any, BaseException | None, int]:
     """Run the body in a cancel scope cancelled by ``abort`` (through a relay when there is one,
     else a private watcher) and by the deadline."""
-    value: Any = UNSET
-    failure: BaseException | None = None
     if abort is None and timeout_s is None:
         # Nothing but the caller's own scope can cancel the body: it needs no scope of its own.
-        try:
-            value = await _begin(entry, exec)
-        except Exception as error:
-            failure = error
-        except trio.Cancelled as cancelled:
-            failure = stale_cancellation(cancelled)
-            if failure is None:
-                raise
-        return value, failure, RAN
+        return (*await _run(entry, exec), RAN)
+    # ``UNSET``/``None`` stay when the scope's cancellation stopped the body.
+    value: Any = UNSET
+    failure: BaseException | None = None
     with trio.CancelScope() as scope:
         if timeout_s is not None:
             scope.deadline = trio.current_time() + timeout_s
         stop = watch_scope(abort, scope)
         try:
-            value = await _begin(entry, exec)
-        except Exception as error:
-            failure = error
-        except trio.Cancelled as cancelled:
-            failure = stale_cancellation(cancelled)
-            if failure is None:
-                raise
+            value, failure = await _run(entry, exec)
         finally:
             stop()
     return value, failure, _ending(scope)

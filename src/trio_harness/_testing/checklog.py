@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._json import loads_any_depth
+from .._json import MAX_FINITE_JSON_INT, loads_any_depth
 
 __all__ = ["LogFormatError", "LogViolation", "check_log", "check_log_text"]
 
@@ -88,6 +88,9 @@ def _parse_event(raw: Any, line: int) -> tuple[int, str, Any]:
     seq = raw["seq"]
     if type(seq) is not int:
         raise LogFormatError(line, '"seq" must be an integer')
+    if not -MAX_FINITE_JSON_INT <= seq <= MAX_FINITE_JSON_INT:
+        # Checked before anything formats it (Python refuses to print past 4,300 digits).
+        raise LogFormatError(line, '"seq" is beyond the range of a JSON number')
     if type(raw["type"]) is not str:
         raise LogFormatError(line, '"type" must be a string')
     return seq, raw["type"], raw
@@ -185,7 +188,12 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
         key = (result.turn, result.step)
         cites = result.cites
         cited: _Call | None = None
-        if cites is None or len(cites) != 1 or type(cites[0]) is not int:
+        if (
+            cites is None
+            or len(cites) != 1
+            or type(cites[0]) is not int
+            or not -MAX_FINITE_JSON_INT <= cites[0] <= MAX_FINITE_JSON_INT
+        ):
             violations.append(
                 LogViolation(seq, "cites-call", "a result must cite exactly one call seq")
             )

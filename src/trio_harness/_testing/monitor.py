@@ -157,6 +157,7 @@ class PoolMonitor:
         self._contexts_given = False
         self._driver: trio.lowlevel.Task | None = None
         self._checked = False
+        self._told_abort = False
 
     # -- the tracer ----------------------------------------------------------------------------
 
@@ -190,6 +191,8 @@ class PoolMonitor:
 
     def phase(self, name: str, index: int, detail: object, /) -> None:
         """Called by the pool at each phase instant (forwarded to ``tracer``, if one was given)."""
+        if name == "abort":
+            self._told_abort = True  # the pool saw the abort set (its event may be on no input)
         if name == "committed" and isinstance(detail, ToolExecutionResult):
             self._committed.append((index, detail))
         if name == "classified":
@@ -230,7 +233,7 @@ class PoolMonitor:
                 detail,
                 trio.current_time(),
                 self._busy > 0,
-                abort is not None and abort.is_set(),
+                self._told_abort or (abort is not None and abort.is_set()),
                 trio.lowlevel.current_task() is self._driver,
             )
         )

@@ -261,6 +261,7 @@ class StepCheck:
         approved: list[int] = []
         self.accepted: list[int] = []  # the call of each context handed to accept_context
         dispatch_began_unaborted: set[int] = set()
+        finalize_input: dict[int, object] = {}
 
         def cursor() -> int | None:
             for index in self.started:
@@ -424,6 +425,7 @@ class StepCheck:
             elif kind == "finalize>" or (kind == "finish" and index not in finalizing):
                 if kind == "finalize>":
                     finalizing[index] = at
+                    finalize_input[index] = event.detail
                 open_post = [i for i in finalized if i in finalizing and i not in self.produced]
                 if open_post:
                     self.say(
@@ -452,6 +454,22 @@ class StepCheck:
                     fail(at, event.detail)
                 else:
                     self.produced[index] = event.detail
+                    given = finalize_input.get(index)
+                    if (
+                        kind == "finalize<"
+                        and m.own_scheduler
+                        and isinstance(given, ToolExecutionResult)
+                        and isinstance(event.detail, ToolExecutionResult)
+                        and given.is_error
+                        and error_code(given) not in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
+                        and error_code(event.detail) == TOOL_ABORTED
+                    ):
+                        self.say(
+                            "abort",
+                            f"the failure of {self.name(index)} was turned into ABORTED (only a "
+                            "success that lost the race with the abort is)",
+                            index,
+                        )
             elif kind in ("mode", "accept"):
                 fail(at, event.detail)
             elif kind == "approval>":

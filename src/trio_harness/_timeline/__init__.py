@@ -12,26 +12,13 @@ from __future__ import annotations
 
 from .svg import render_timeline_svg
 from .text import render_timeline_text
-from .trace import (
-    TRACE_EVENT,
-    Lane,
-    StepTrace,
-    axis_scale,
-    printable,
-    seconds_text,
-    tick_step,
-    traces_from_lines,
-)
+from .trace import TRACE_EVENT, Lane, StepTrace, traces_from_lines
 
 __all__ = [
     "TRACE_EVENT",
     "Lane",
     "StepTrace",
-    "axis_scale",
-    "printable",
     "render_timeline_svg",
     "render_timeline_text",
-    "seconds_text",
-    "tick_step",
     "traces_from_lines",
 ]
