@@ -97,8 +97,29 @@ def test_the_core_and_the_providers_need_no_optional_distribution(module: str) -
 
 
 #: What an app's ``import`` of a core namespace must not load, though installed here: the test
-#: framework (``trio.testing`` brings pytest along), and the property-testing extra.
-TEST_TOOLS = ("pytest", "_pytest", "trio.testing", "hypothesis")
+#: framework (``trio.testing`` brings pytest along), the property-testing extra, the testing
+#: tools' room beyond the log checker (issue 28), and the conformance kit's runner, command line,
+#: port process and fuzzer, with the command-line parser (issue 30: ``import trio_harness`` at
+#: most 1.5x ``import trio``).
+TEST_TOOLS = (
+    "pytest",
+    "_pytest",
+    "trio.testing",
+    "hypothesis",
+    "trio_harness.testing",
+    "trio_harness._testing.strategies",
+    "trio_harness._testing.type_strategies",
+    "trio_harness._testing.monitor",
+    "trio_harness._testing.rules",
+    "trio_harness._conformance.cli",
+    "trio_harness._conformance.runner",
+    "trio_harness._conformance.port",
+    "trio_harness._conformance.fuzz",
+    "trio_harness._conformance.fuzz_requests",
+    "trio_harness._conformance.generate",
+    "trio_harness._conformance.failure_view",
+    "argparse",
+)
 
 
 @pytest.mark.parametrize(

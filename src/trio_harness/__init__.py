@@ -23,6 +23,7 @@ rule that each imports only those before it are written once, in ``tests/test_la
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from typing import Any
 
@@ -256,3 +257,12 @@ def __getattr__(name: str) -> Any:
         )
         return getattr(module, name)
     raise AttributeError(f"module 'trio_harness' has no attribute {name!r}")
+
+
+# The strategies of the value types (``st.from_type(ToolCallBlock)``) when hypothesis was imported
+# first: its setup hook (``trio_harness_hypothesis``) ran before this package existed. Importing
+# trio_harness never imports hypothesis itself.
+if "hypothesis" in sys.modules:  # pragma: no branch - both ways are run by tests in subprocesses
+    from ._testing import register_type_strategies
+
+    register_type_strategies()

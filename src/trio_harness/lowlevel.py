@@ -21,7 +21,7 @@ Trio) exposes the parts below the application surface:
 
 from __future__ import annotations
 
-from ._conformance import LogViolation, ScenarioAnswer, answer_case, check_log, run_scenario
+from ._conformance import ScenarioAnswer, answer_case, run_scenario
 from ._json import (
     DEFAULT_JSON_NODE_LIMIT,
     NOT_JSON,
@@ -42,6 +42,7 @@ from ._runtime import (
     Scheduler,
     ToolScheduler,
 )
+from ._testing import LogViolation, check_log
 from ._validation import (
     FORMAT_ASSERTIONS,
     MAX_COMPILED_DEPTH,

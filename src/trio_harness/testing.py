@@ -19,7 +19,6 @@ are registered by the hypothesis plugin the distribution declares (``trio_harnes
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -32,24 +31,26 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
     ) from error
 
 
-from ._conformance import (
+from ._conformance import ScenarioError, answer_scenario
+from ._log import Session, SessionEvent
+from ._public import publish
+from ._testing import (
     ARGUMENT_KINDS,
     ArgumentText,
-    ScenarioError,
-    answer_scenario,
+    BodyRecord,
+    PoolMonitor,
+    PoolViolation,
     argument_texts,
     check_log,
     invalid_values,
     json_values,
     parameter_maps,
+    register_type_strategies,
     scheduling_scenarios,
     subset_schemas,
     valid_values,
 )
-from ._conformance import LogViolation as _LogViolation
-from ._log import Session, SessionEvent
-from ._public import publish
-from ._testing import BodyRecord, PoolMonitor, PoolViolation
+from ._testing import LogViolation as _LogViolation
 
 __all__ = [
     "ARGUMENT_KINDS",
@@ -138,9 +139,6 @@ def __getattr__(name: str) -> Any:
 
 publish(__name__, globals(), __all__)
 
-# Strategies for the library's value types (also registered by the hypothesis plugin the
-# distribution declares, without this import).
-with contextlib.suppress(ImportError):
-    import trio_harness_hypothesis
-
-    trio_harness_hypothesis.register()
+# Strategies for the library's value types (``st.from_type(ToolCallBlock)``); idempotent, and
+# already done if hypothesis was imported before trio_harness or after it (its setup hook).
+register_type_strategies()

@@ -16,8 +16,8 @@ import pytest
 import trio
 
 import trio_harness as th
-from trio_harness._conformance import checklog
-from trio_harness._conformance.checklog import LogFormatError, check_log, check_log_text
+from trio_harness._testing import checklog
+from trio_harness._testing.checklog import LogFormatError, check_log, check_log_text
 
 
 def run_check_log(path: Path) -> subprocess.CompletedProcess[str]:

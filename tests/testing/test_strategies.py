@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -469,28 +470,54 @@ def test_from_type_reaches_provider_ids_and_argument_text() -> None:
     assert reached(st.from_type(th.ToolExecutionResult), lambda r: r.concludes_turn)
 
 
-def test_the_plugin_is_declared_and_registers_lazily() -> None:
+PLUGIN_PROBES = {
+    "hypothesis first": """
+import sys
+import hypothesis
+from hypothesis import strategies as st
+import trio_harness_hypothesis as plugin
+# Importing hypothesis must not import trio_harness.
+assert "trio_harness" not in sys.modules, "imported eagerly"
+plugin._hypothesis_setup_hook()  # what the entry point runs (idempotent)
+assert "trio_harness" not in sys.modules, "imported by the hook"
+import trio_harness as th  # registers itself: hypothesis is imported
+""",
+    "trio_harness first": """
+import sys
+import trio_harness as th
+assert "hypothesis" not in sys.modules
+import hypothesis
+from hypothesis import strategies as st
+import trio_harness_hypothesis as plugin
+plugin._hypothesis_setup_hook()  # what the entry point runs when hypothesis is imported
+""",
+}
+
+
+@pytest.mark.parametrize("order", sorted(PLUGIN_PROBES))
+def test_the_plugin_is_the_setup_hook_and_registers_in_either_order(order: str) -> None:
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert (
         "[project.entry-points.hypothesis]\n"
         'trio_harness = "trio_harness_hypothesis:_hypothesis_setup_hook"'
     ) in pyproject
-    probe = """
-import sys
-import hypothesis
-from hypothesis import strategies as st
-import trio_harness_hypothesis as plugin
-# Importing hypothesis must not import trio_harness (about a second).
-assert "trio_harness" not in sys.modules, "imported eagerly"
-plugin._hypothesis_setup_hook()  # what the entry point runs (idempotent)
-import trio_harness as th
+    probe = (
+        PLUGIN_PROBES[order]
+        + """
 block = st.from_type(th.ToolCallBlock).example()
 assert isinstance(block, th.ToolCallBlock) and isinstance(block.arguments, str), block
-assert "trio_harness.testing" in sys.modules  # imported by the first draw, not before
+assert "trio_harness.testing" not in sys.modules  # the value types need no testing import
+assert not [f for f in sys.meta_path if type(f).__module__.startswith("trio_harness")]
 print("ok")
 """
+    )
     completed = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "HYPOTHESIS_NO_PLUGINS": "1"},
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
+from .._testing import LogFormatError, check_log_text
 from .oracle import answer_request_lines
 
 __all__ = ["add_commands", "run_command"]
@@ -305,13 +306,33 @@ def run_oracle(input_path: str | None = "-", prog: str = "python -m trio_harness
     return EXIT_OK
 
 
+def main_check_log(path: str, allow_unpaired: bool, out: Any, err: Any) -> int:
+    """``check-log``: 0 valid, 1 violations (each printed), 2 unreadable or malformed input."""
+    try:
+        with open(path, encoding="utf-8") as source:
+            text = source.read()
+    except (OSError, UnicodeDecodeError) as error:
+        err.write(f"python -m trio_harness check-log: cannot read {path}: {error}\n")
+        return 2
+    try:
+        violations = check_log_text(text, allow_unpaired=allow_unpaired)
+    except LogFormatError as error:
+        err.write(f"python -m trio_harness check-log: {path}: {error}\n")
+        return 2
+    for violation in violations:
+        out.write(f"{path}: {violation}\n")
+    if violations:
+        out.write(f"{len(violations)} violation(s)\n")
+        return 1
+    out.write(f"{path}: ok\n")
+    return 0
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a subcommand added by :func:`add_commands`; returns the exit status."""
     if args.command == "oracle":
         return run_oracle(args.input, args.oracle_prog)
     if args.command == "check-log":
-        from .checklog import main_check_log
-
         return main_check_log(args.file, args.allow_unpaired, sys.stdout, sys.stderr)
     if args.action == "generate":
         return _generate(args.spec, args.check)

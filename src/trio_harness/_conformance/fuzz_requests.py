@@ -28,7 +28,7 @@ from typing import Any, Final
 from hypothesis import strategies as st
 
 from .._json import js_number
-from .strategies import (
+from .._testing import (
     argument_texts,
     json_scalars,
     parameter_maps,
@@ -36,7 +36,7 @@ from .strategies import (
     subset_schemas,
     valid_values,
 )
-from .strategies import invalid_values as broken_values
+from .._testing import invalid_values as broken_values
 
 __all__ = [
     "EDGE_NUMBERS",

@@ -13,7 +13,6 @@ from typing import Final
 import attrs
 import trio
 
-from .._conformance import check_log
 from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH
 from .._log import TOOL_CALL, TOOL_RESULT, Session, SessionEvent, ToolCallData, ToolResultData
 from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, StepOutcome, ToolCallBlock
@@ -22,6 +21,7 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
 )
+from .checklog import check_log
 
 __all__ = [
     "CANCELLED",

@@ -1,6 +1,6 @@
-"""Hypothesis strategies for the conformance kit and :mod:`trio_harness.testing` (needs hypothesis).
+"""Hypothesis strategies of :mod:`trio_harness.testing` and the conformance kit (need hypothesis).
 
-This module imports hypothesis; the package interface loads it only on demand, so the rest of
+This module imports hypothesis; the room's interface loads it only on demand, so the rest of
 the library never needs hypothesis. Every strategy draws plain JSON data (what travels to a port):
 
 * :func:`json_values`, :func:`subset_schemas`, :func:`parameter_maps`,
@@ -12,7 +12,7 @@ the library never needs hypothesis. Every strategy draws plain JSON data (what t
 * :func:`scheduling_scenarios`: scenarios in the ``spec/FORMAT.md`` format;
 
 The requests ``conformance fuzz`` sends, with the edges a port gets wrong, are drawn by
-:mod:`.fuzz_requests` from these.
+``trio_harness._conformance.fuzz_requests`` from these.
 """
 
 from __future__ import annotations

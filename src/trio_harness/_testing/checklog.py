@@ -1,4 +1,4 @@
-"""``python -m trio_harness check-log FILE.jsonl``: check a session log for the pool's invariants.
+"""The session-log checker of ``check-log`` and ``check_session``: the pool's invariants in a log.
 
 Any port's log can be checked: one event per line in the wire form of the API (``seq``, ``type``,
 ``data``, ``sourceEventSeqs``). Events other than ``tool/call`` and ``tool/result`` are only
@@ -324,25 +324,3 @@ def check_log_text(text: str, *, allow_unpaired: bool = False) -> list[LogViolat
         return check_log(events, allow_unpaired=allow_unpaired)
     except LogFormatError as error:
         raise LogFormatError(numbers[error.line - 1], str(error).split(": ", 1)[1]) from None
-
-
-def main_check_log(path: str, allow_unpaired: bool, out: Any, err: Any) -> int:
-    """``check-log``: 0 valid, 1 violations (each printed), 2 unreadable or malformed input."""
-    try:
-        with open(path, encoding="utf-8") as source:
-            text = source.read()
-    except (OSError, UnicodeDecodeError) as error:
-        err.write(f"python -m trio_harness check-log: cannot read {path}: {error}\n")
-        return 2
-    try:
-        violations = check_log_text(text, allow_unpaired=allow_unpaired)
-    except LogFormatError as error:
-        err.write(f"python -m trio_harness check-log: {path}: {error}\n")
-        return 2
-    for violation in violations:
-        out.write(f"{path}: {violation}\n")
-    if violations:
-        out.write(f"{len(violations)} violation(s)\n")
-        return 1
-    out.write(f"{path}: ok\n")
-    return 0
