@@ -39,6 +39,7 @@ async def execute_tool_calls(
     accept_context=None,
     agent=None,
     tracer=None,
+    reclassify_after_settle=True,
 ):
     cap = validate_cap(10 if max_parallel_tool_calls is None else max_parallel_tool_calls)
     blocks = list(tool_calls)
@@ -80,7 +81,8 @@ async def execute_tool_calls(
         if kind == "abort":
             return
         st["in_flight"] -= 1
-        st["mode"] = None  # a settle may be followed by a commit: reclassify the next call
+        if reclassify_after_settle:
+            st["mode"] = None  # a settle may be followed by a commit: reclassify the next call
         if kind == "failed":
             tr.phase("settled", i, payload)
             fail(payload)

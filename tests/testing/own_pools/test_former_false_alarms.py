@@ -8,6 +8,8 @@ same phases at the same virtual times and no violation.
 Run: cd /work/tester && env -u PYTHONPATH /work/main/.venv/bin/python -m pytest -q -rxX test_false_alarms.py
 """
 
+import functools
+
 import pytest
 import trio
 
@@ -16,7 +18,6 @@ from trio_harness import testing
 
 from . import pool_child_prepare, pool_start
 from .common import AGENT, build_app, default_make_runtime, truth
-from .pool_reclassify_after_commit import execute_tool_calls as reclassify_after_commit_only
 
 B = th.ToolCallBlock
 
@@ -65,4 +66,8 @@ async def test_an_exclusive_call_classified_again_only_after_commits(autojump_cl
     # b settles at 0.5 but cannot commit (a runs until 1); c is exclusive either way
     blocks = [B("a", "par", '{"d": 1}'), B("b", "par", '{"d": 0.5}'), B("c", "ex", "{}")]
     assert await _checked(th.execute_tool_calls, blocks, 2) == []
-    assert await _checked(reclassify_after_commit_only, blocks, 2) == []
+    # pool_start classifying the next call again only after a start or a commit.
+    only_after_commits = functools.partial(
+        pool_start.execute_tool_calls, reclassify_after_settle=False
+    )
+    assert await _checked(only_after_commits, blocks, 2) == []
