@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import trio_harness as th
+
 from .process import spawn
 
 APP = str(Path(__file__).with_name("sigint_app.py"))
@@ -61,3 +63,13 @@ def test_outside_the_main_thread_it_refuses_before_touching_signals() -> None:
     thread.start()
     thread.join(timeout=30)
     assert [str(error) for error in errors] == ["abort_on_sigint must be used from the main thread"]
+
+
+def test_the_block_is_no_generator_left_for_the_interpreter_to_finalize() -> None:
+    # A fresh attack from the docs (issue 32) saw, 1 run in 8, a Ctrl-C landing as the block
+    # opened print ``RunFinishedError`` after ``interrupted``: the suspended async generator of
+    # an ``@asynccontextmanager`` was finalized after ``trio.run`` ended. The block is a class.
+    block = th.abort_on_sigint()
+    assert not hasattr(block, "gen")
+    assert hasattr(type(block), "__aenter__")
+    assert hasattr(type(block), "__aexit__")

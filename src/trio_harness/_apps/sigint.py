@@ -24,9 +24,9 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from types import FrameType
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from types import FrameType, TracebackType
 from typing import Any
 
 import attrs
@@ -144,13 +144,12 @@ def _current_watch() -> _Watch:
         return watch
 
 
-@asynccontextmanager
-async def abort_on_sigint(
+def abort_on_sigint(
     abort: trio.Event | None = None,
     *,
     on_abort: Callable[[], object] | None = None,
     again_within: float = AGAIN_WITHIN,
-) -> AsyncIterator[trio.Event]:
+) -> AbstractAsyncContextManager[trio.Event]:
     """Within the block, SIGINT sets an abort event; a second SIGINT raises ``KeyboardInterrupt``.
 
     Usage (one block per turn)::
@@ -181,31 +180,57 @@ async def abort_on_sigint(
         again_within: Seconds after an aborted block closed within which a Ctrl-C still counts
             as the second one (``0``: only while the block is open).
 
-    Yields:
-        The abort event.
+    Returns:
+        An async context manager whose ``async with ... as abort`` gives the abort event.
 
     Raises:
         RuntimeError: Not in the main thread (Python delivers signals to the main thread only).
         KeyboardInterrupt: After the second SIGINT, once the block unwound.
         SystemExit: ``SystemExit(143)`` after a SIGTERM, once the block ended.
     """
-    if threading.current_thread() is not threading.main_thread():
-        raise RuntimeError("abort_on_sigint must be used from the main thread")
-    block = _Block(trio.Event() if abort is None else abort, on_abort, again_within)
-    watch = _current_watch()
-    watch.open(block)
-    try:
-        with block.scope:
-            yield block.event
-    finally:
-        watch.close(block)
-        if block.signalled:
-            watch.last_abort_end = trio.current_time()
-        # Raised from `finally` on purpose: whatever the block raised, the user asked to stop.
-        if block.terminated:
-            raise _Terminated(EXIT_TERMINATED)
-        if block.hard_stop:
-            raise KeyboardInterrupt
+    return _AbortOnSigint(trio.Event() if abort is None else abort, on_abort, again_within)
+
+
+class _AbortOnSigint:
+    """:func:`abort_on_sigint`'s block. A class, not a generator: a signal that lands while the
+    block opens must not leave a suspended generator for the interpreter to finalize after
+    ``trio.run`` ended (it printed ``RunFinishedError`` after the app's last line)."""
+
+    def __init__(
+        self, event: trio.Event, on_abort: Callable[[], object] | None, again_within: float
+    ) -> None:
+        self._block = _Block(event, on_abort, again_within)
+        self._watch: _Watch | None = None
+
+    async def __aenter__(self) -> trio.Event:
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("abort_on_sigint must be used from the main thread")
+        block = self._block
+        watch = self._watch = _current_watch()
+        watch.open(block)
+        block.scope.__enter__()
+        return block.event
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        block, watch = self._block, self._watch
+        assert watch is not None
+        try:
+            suppressed = block.scope.__exit__(exc_type, exc, tb)
+        finally:
+            watch.close(block)
+            if block.signalled:
+                watch.last_abort_end = trio.current_time()
+            # Raised from `finally` on purpose: whatever the block raised, the user asked to stop.
+            if block.terminated:
+                raise _Terminated(EXIT_TERMINATED)
+            if block.hard_stop:
+                raise KeyboardInterrupt
+        return bool(suppressed)
 
 
 def run_app(
