@@ -1,6 +1,6 @@
 """Property test of the project's own pool under PoolMonitor (from the public docs only).
 
-Run: cd /work/tester && env -u PYTHONPATH /work/main/.venv/bin/python -m pytest -q test_property.py
+Run through ``tests/testing/own_pools/test_own_pools.py``.
 A script can call ``run_property(max_examples, seed)`` (and plug a mutated pool in with
 ``make_runtime=`` -- builds the runtime the app is registered on -- or ``pool=`` -- an
 ``execute_tool_calls`` replacement).

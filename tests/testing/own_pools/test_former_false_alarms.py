@@ -5,7 +5,7 @@ there (it was found by a tester writing their own pools from the docs alone), an
 the checker stops raising it. Every step is also run through the real pool, which gets the
 same phases at the same virtual times and no violation.
 
-Run: cd /work/tester && env -u PYTHONPATH /work/main/.venv/bin/python -m pytest -q -rxX test_false_alarms.py
+Run: ``python -m pytest tests/testing/own_pools/test_former_false_alarms.py``
 """
 
 import functools
