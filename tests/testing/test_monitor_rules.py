@@ -143,28 +143,39 @@ async def test_a_streamed_step_is_checked_like_a_list(autojump_clock: trio.abc.C
 # -- planted bugs -------------------------------------------------------------------------------
 
 
-async def test_post_execute_in_completion_order_is_caught(
-    autojump_clock: trio.abc.Clock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The dispatch task runs post-execute as soon as its body settled (completion order); the
-    # committer only finishes.
+def _finalizing_dispatch(*, deliver: bool) -> Any:
+    """A planted driver bug: each dispatch task runs post-execute as soon as its body settled
+    (completion order), and with ``deliver`` hands the contexts on there too; the committer then
+    only records (``finish`` is made the identity)."""
+
     async def _dispatch(self: Driver) -> None:
         index, exec = self._pending.popleft()
         self._tell("body-started", index, None)
         try:
             outcome = await self._scheduler.dispatch(exec)
             result = await self._scheduler.finalize(exec, outcome.result)
+            if deliver:
+                self._recorder.delivered(index, result)
         finally:
             self._window.release_on_behalf_of(index)
         self._tell("settled", index, None)
         self._post(driver_module._Settled(index, exec, result, False))
 
-    def finish(self: Any, exec: Any, result: Any) -> Any:
-        return result
+    return _dispatch
 
+
+def _plant_finalizing_dispatch(
+    monkeypatch: pytest.MonkeyPatch, runtime: th.ToolRuntime, *, deliver: bool
+) -> None:
+    monkeypatch.setattr(Driver, "_dispatch", _finalizing_dispatch(deliver=deliver))
+    monkeypatch.setattr(type(runtime.scheduler), "finish", lambda self, exec, result: result)
+
+
+async def test_post_execute_in_completion_order_is_caught(
+    autojump_clock: trio.abc.Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runtime = _runtime(contexts=True)
-    monkeypatch.setattr(Driver, "_dispatch", _dispatch)
-    monkeypatch.setattr(type(runtime.scheduler), "finish", finish)
+    _plant_finalizing_dispatch(monkeypatch, runtime, deliver=False)
     found = await _violations(runtime, _calls(5, 1, 3), contexts=True)
     assert "post-execute" in _rules(found), found
 
@@ -198,37 +209,10 @@ async def test_approvals_in_the_dispatch_tasks_are_caught(
 async def test_contexts_in_settle_order_are_caught(
     autojump_clock: trio.abc.Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each dispatch task finalizes its call and hands its contexts on as soon as its body
-    # settled (settle order); the committer then only records.
-    async def _dispatch(self: Driver) -> None:
-        index, exec = self._pending.popleft()
-        self._tell("body-started", index, None)
-        try:
-            outcome = await self._scheduler.dispatch(exec)
-            result = await self._scheduler.finalize(exec, outcome.result)
-            self._recorder.delivered(index, result)
-        finally:
-            self._window.release_on_behalf_of(index)
-        self._tell("settled", index, None)
-        self._post(driver_module._Settled(index, exec, result, False))
-
     runtime = _runtime(contexts=True)
-    monkeypatch.setattr(Driver, "_dispatch", _dispatch)
-    monkeypatch.setattr(type(runtime.scheduler), "finish", lambda self, exec, result: result)
-    monkeypatch.setattr(type(runtime.scheduler), "finalize", _finalize_once())
+    _plant_finalizing_dispatch(monkeypatch, runtime, deliver=True)
     found = await _violations(runtime, _calls(5, 1, 3), contexts=True)
     assert "contexts" in _rules(found), found
-
-
-def _finalize_once() -> Any:
-    from trio_harness._runtime.pipeline import ToolScheduler
-
-    finalize = ToolScheduler.finalize
-
-    async def once(self: Any, exec: Any, result: Any) -> Any:
-        return await finalize(self, exec, result)
-
-    return once
 
 
 async def test_a_cut_body_answered_before_dispatch_is_caught(
