@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--details] [--only PART[,PART...]]``
 
-``PART`` is ``validation``, ``mcp``, ``pool`` or ``streaming`` (default: all of them).
+``PART`` is ``validation``, ``mcp``, ``pool``, ``streaming`` or ``import`` (default: all of them).
 
 Rows compare trio_harness with a named baseline on the workload the project's targets name:
 
@@ -26,7 +26,9 @@ Rows compare trio_harness with a named baseline on the workload the project's ta
   the step's end when its calls are handed over as a list after the stream vs as the stream
   itself, then the same streamed through ``ChatCompletionsModel``, ``ResponsesModel`` and
   ``MessagesModel`` in ``run_turn`` (``stream_calls=False`` vs the default); target: the limit
-  (no call ends before its arrival plus its body).
+  (no call ends before its arrival plus its body);
+* import time (``bench_import.py``): ``import trio_harness`` against ``import trio``, each in a
+  fresh interpreter under ``-X importtime``, rounds interleaved; target at most 1.5x (issue 30).
 
 "ratio" is baseline time / trio_harness time for validation (above 1: trio_harness is faster) and
 trio_harness time / bare-pool time for the pool (below the target: met). Timing on a shared
@@ -44,12 +46,13 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_import
 import bench_mcp_schemas
 import bench_pool
 import bench_streaming
 import bench_validation
 
-PARTS: tuple[str, ...] = ("validation", "mcp", "pool", "streaming")
+PARTS: tuple[str, ...] = ("validation", "mcp", "pool", "streaming", "import")
 Row = tuple[str, str, float, float, str, bool | None]  # met: None for a row shown for context
 
 
@@ -72,6 +75,8 @@ def main(argv: list[str]) -> int:
         _pool(rows, quick)
     if "streaming" in parts:
         _streaming(rows)
+    if "import" in parts:
+        _import(rows, quick)
 
     print()
     width = max([34, *(len(row[0]) + 1 for row in rows)])
@@ -151,6 +156,22 @@ def _mcp(rows: list[Row], quick: bool, details: bool) -> None:
             baseline = f"{name} (geomean; worst: {mcp_rows[worst]['tool']})"
             label = f"MCP {kind} vs jsonschema_rs"
         rows.append((label, baseline, geo, min(found), f">= {target:g}x (geomean)", geo >= target))
+
+
+def _import(rows: list[Row], quick: bool) -> None:
+    found = bench_import.measure(5 if quick else 15)
+    median, q3 = found["median"], found["q3"]
+    assert isinstance(median, float) and isinstance(q3, float)
+    rows.append(
+        (
+            "import trio_harness",
+            "import trio (-X importtime, fresh interpreters)",
+            median,
+            q3,
+            f"<= {bench_import.TARGET:g}x",
+            median <= bench_import.TARGET,
+        )
+    )
 
 
 def _pool(rows: list[Row], quick: bool) -> None:
