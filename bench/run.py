@@ -161,7 +161,8 @@ def _mcp(rows: list[Row], quick: bool, details: bool) -> None:
 def _import(rows: list[Row], quick: bool) -> None:
     found = bench_import.measure(5 if quick else 15)
     median, q3 = found["median"], found["q3"]
-    assert isinstance(median, float) and isinstance(q3, float)
+    assert isinstance(median, float)
+    assert isinstance(q3, float)
     rows.append(
         (
             "import trio_harness",
