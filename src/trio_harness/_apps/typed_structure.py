@@ -31,10 +31,6 @@ from .typed_schema import (
 __all__ = ["make_converter", "structure_violations"]
 
 
-#: A key the TypedDict does not declare (distinct from any type, ``None`` included).
-_UNKNOWN: Any = object()
-
-
 class _BadValue(ValueError):
     """A structuring hook's own message: ``"<path>" <message>``."""
 
@@ -144,21 +140,25 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
     def typeddict_hook(tp: Any) -> Any:
         # Own hook: cattrs reads NotRequired from __required_keys__, which string annotations
         # (PEP 563) hide; validation already checked which keys must be there. Built once per
-        # TypedDict (a hook factory): its items' types are resolved here, not for every value.
+        # TypedDict (a hook factory): its items' types are resolved here, and each item's hook
+        # is looked up on first use (not here: a TypedDict may contain itself).
         fields = {
             key: strip_qualifiers(hint)
             for key, hint in typing.get_type_hints(tp, include_extras=True).items()
         }
+        hooks: dict[str, Any] = {}
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
             out: dict[str, Any] = {}
             failures: list[tuple[Exception, str]] = []
             for key, item in value.items():
-                field = fields.get(key, _UNKNOWN)
-                if field is _UNKNOWN:
-                    continue
+                hook = hooks.get(key)
+                if hook is None:
+                    if key not in fields:
+                        continue
+                    hook = hooks[key] = converter.get_structure_hook(fields[key])
                 try:
-                    out[key] = converter.structure(item, field)
+                    out[key] = hook(item, fields[key])
                 except Exception as error:
                     failures.append((error, key))
             if failures:
