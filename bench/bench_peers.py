@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import json
 import statistics
@@ -278,16 +279,25 @@ PEERS: dict[str, Callable[[list[tuple[str, str]]], Callable[[], Awaitable[float]
 }
 
 
+def _on_asyncio(turn: Callable[[], Awaitable[float]]) -> float:
+    async def run() -> float:
+        return await turn()
+
+    return asyncio.run(run())
+
+
 def measure(calls: int, rounds: int) -> dict[str, dict[str, list[float]]]:
     """Seconds per turn: ``{workload: {framework: [per round]}}`` (missing peers left out)."""
     found: dict[str, dict[str, list[float]]] = {}
     for workload in WORKLOADS:
         script = _script(workload, calls)
-        runners: dict[str, Callable[[], float]] = {"trio_harness": lambda s=script: harness(s)}
+        runners: dict[str, Callable[[], float]] = {
+            "trio_harness": functools.partial(harness, script)
+        }
         for peer, build in PEERS.items():
             turn = build(script)
             if turn is not None:
-                runners[peer] = lambda t=turn: asyncio.run(t())
+                runners[peer] = functools.partial(_on_asyncio, turn)
         for runner in runners.values():
             runner()  # warm-up: imports, schema caches, first-call paths
         times: dict[str, list[float]] = {name: [] for name in runners}
