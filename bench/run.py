@@ -2,7 +2,8 @@
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--details] [--only PART[,PART...]]``
 
-``PART`` is ``validation``, ``mcp``, ``pool`` or ``streaming`` (default: all of them).
+``PART`` is ``validation``, ``mcp``, ``pool``, ``streaming``, ``import`` or ``peers`` (default: all
+of them).
 
 Rows compare trio_harness with a named baseline on the workload the project's targets name:
 
@@ -26,10 +27,16 @@ Rows compare trio_harness with a named baseline on the workload the project's ta
   the step's end when its calls are handed over as a list after the stream vs as the stream
   itself, then the same streamed through ``ChatCompletionsModel``, ``ResponsesModel`` and
   ``MessagesModel`` in ``run_turn`` (``stream_calls=False`` vs the default); target: the limit
-  (no call ends before its arrival plus its body).
+  (no call ends before its arrival plus its body);
+* import time (``bench_import.py``): ``import trio_harness`` against ``import trio``, each in a
+  fresh interpreter under ``-X importtime``, rounds interleaved; target at most 1.5x (issue 30);
+* one agent turn (2 requests + 50 calls) beside pydantic-ai and the OpenAI Agents SDK
+  (``bench_peers.py``, the ``peers`` extra; skipped and named when not installed), no-op and
+  nested arguments, CPU time, rounds interleaved: the targets of issue 30.
 
 "ratio" is baseline time / trio_harness time for validation (above 1: trio_harness is faster) and
-trio_harness time / bare-pool time for the pool (below the target: met). Timing on a shared
+trio_harness time / bare-pool time for the pool, trio_harness time / ``import trio`` time for
+import, trio_harness time / peer time for a turn (below the target: met). Timing on a shared
 2-core machine is noisy: the per-tool minimum is reported, so one slow run shows as a miss; rerun
 before trusting one. Benchmarks never run in the test suite.
 """
@@ -44,12 +51,14 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_import
 import bench_mcp_schemas
+import bench_peers
 import bench_pool
 import bench_streaming
 import bench_validation
 
-PARTS: tuple[str, ...] = ("validation", "mcp", "pool", "streaming")
+PARTS: tuple[str, ...] = ("validation", "mcp", "pool", "streaming", "import", "peers")
 Row = tuple[str, str, float, float, str, bool | None]  # met: None for a row shown for context
 
 
@@ -72,6 +81,10 @@ def main(argv: list[str]) -> int:
         _pool(rows, quick)
     if "streaming" in parts:
         _streaming(rows)
+    if "import" in parts:
+        _import(rows, quick)
+    if "peers" in parts:
+        _peers(rows, quick)
 
     print()
     width = max([34, *(len(row[0]) + 1 for row in rows)])
@@ -151,6 +164,45 @@ def _mcp(rows: list[Row], quick: bool, details: bool) -> None:
             baseline = f"{name} (geomean; worst: {mcp_rows[worst]['tool']})"
             label = f"MCP {kind} vs jsonschema_rs"
         rows.append((label, baseline, geo, min(found), f">= {target:g}x (geomean)", geo >= target))
+
+
+def _import(rows: list[Row], quick: bool) -> None:
+    found = bench_import.measure(5 if quick else 15)
+    median, q3 = found["median"], found["q3"]
+    assert isinstance(median, float)
+    assert isinstance(q3, float)
+    rows.append(
+        (
+            "import trio_harness",
+            "import trio (-X importtime, fresh interpreters)",
+            median,
+            q3,
+            f"<= {bench_import.TARGET:g}x",
+            median <= bench_import.TARGET,
+        )
+    )
+
+
+def _peers(rows: list[Row], quick: bool) -> None:
+    found = bench_peers.measure(50, 3 if quick else 11)
+    for workload, times in found.items():
+        for peer in bench_peers.PEERS:
+            if peer not in times:
+                print(f"peers: {peer} is not installed (pip install -e '.[bench,peers]'): skipped")
+                continue
+            per_round = bench_peers.ratios(times, peer)
+            target = bench_peers.TARGETS[(workload, peer)]
+            ratio = statistics.median(per_round)
+            rows.append(
+                (
+                    f"one turn, 50 {workload} calls",
+                    f"{peer} (median of rounds; worst round)",
+                    ratio,
+                    per_round[-1],
+                    f"<= {target:g}x",
+                    ratio <= target,
+                )
+            )
 
 
 def _pool(rows: list[Row], quick: bool) -> None:

@@ -17,6 +17,7 @@ from trio_harness._json import (
     MAX_FINITE_JSON_INT,
     js_number,
 )
+from trio_harness._json.stringify import ecma_number_to_string
 from trio_harness.lowlevel import (
     NOT_JSON,
     js_json,
@@ -162,6 +163,20 @@ def test_hundred_thousand_deep_values_need_no_recursion() -> None:
 )
 def test_numbers_render_as_javascript_does(number: float, text: str) -> None:
     assert js_number(number) == text
+
+
+@given(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.floats(min_value=1e-4, max_value=1e16),
+        st.floats(min_value=-1e16, max_value=-1e-4),
+        st.sampled_from([1e-4, 9.999999999999999e-05, 1e16, 9999999999999998.0, 2.0, -3.0]),
+        st.integers(min_value=-(2**60), max_value=2**60).map(float),
+    )
+)
+def test_the_fast_float_path_is_the_general_rule(number: float) -> None:
+    # ``js_number`` takes ``repr`` for 1e-4 <= |x| < 1e16: it must be ECMA-262's text there.
+    assert js_number(number) == ecma_number_to_string(number)
 
 
 def test_strings_render_compact_with_non_ascii_kept() -> None:

@@ -141,6 +141,62 @@ def test_importing_the_core_loads_no_test_framework(module: str) -> None:
     assert completed.stdout.strip() == "[]"
 
 
+#: What ``import trio_harness`` (the core: validation, the runtime, the pool, the log) must not
+#: load at all, beyond :data:`TEST_TOOLS`: the agent-app layer and what only it needs, the
+#: timeline pictures, the conformance kit and the log checker (issue 30). They load on first use
+#: of a name that needs them (``th.tool``, ``th.agent``, ``th.lowlevel.run_scenario``).
+NOT_IN_THE_CORE = (
+    "trio_harness._apps",
+    "trio_harness._apps.typed",
+    "trio_harness._apps.agent",
+    "trio_harness._timeline",
+    "trio_harness._conformance",
+    "trio_harness._testing",
+    "trio_harness.agent",
+    "trio_harness.turn",
+    "trio_harness.timeline",
+    "trio_harness.providers",
+    "trio_harness.mcp",
+)
+
+_LAZY_PROBE = """
+import sys, warnings
+import trio_harness as th
+print(sorted(set(NOT) & set(sys.modules)))
+from trio_harness import tool
+assert tool is th.tool and tool.__module__ == "trio_harness", tool.__module__
+assert th.open_agent.__module__ == "trio_harness" and "open_agent" in dir(th)
+assert th.agent.Agent.__module__ == "trio_harness.agent", th.agent.Agent.__module__
+assert th.timeline.StepTrace.__module__ == "trio_harness.timeline"
+assert th.lowlevel.run_scenario.__module__ == "trio_harness.lowlevel"
+assert th.lowlevel.check_log.__module__ == "trio_harness.lowlevel"
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    assert th.StepTrace is th.timeline.StepTrace
+assert [str(w.message) for w in caught] == [
+    "trio_harness.StepTrace moved to trio_harness.timeline.StepTrace"
+], caught
+try:
+    th.no_such_name
+except AttributeError as error:
+    assert str(error) == "module 'trio_harness' has no attribute 'no_such_name'", error
+else:
+    raise AssertionError("no AttributeError")
+"""
+
+
+def test_the_core_loads_the_app_layer_and_the_kit_on_first_use_only() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", f"NOT = {NOT_IN_THE_CORE!r}\n{_LAZY_PROBE}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[]"
+
+
 #: ``[text](target)`` and ``![alt](target)`` in Markdown, and ``<a href=...>``/``<img src=...>``.
 LINK = re.compile(r"\]\(([^)\s]+)[^)]*\)|(?:href|src)=[\"']([^\"']+)[\"']")
 

@@ -25,18 +25,8 @@ from __future__ import annotations
 import logging
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._apps import (
-    ModelStep,
-    TurnModel,
-    TurnResult,
-    abort_on_sigint,
-    open_agent,
-    run_app,
-    run_turn,
-    tool,
-)
 from ._errors import (
     SUB_CALL_DEPTH_EXCEEDED,
     TOOL_ABORTED,
@@ -65,7 +55,7 @@ from ._pool import (
     execute_sub_calls,
     execute_tool_calls,
 )
-from ._public import publish
+from ._public import lazy_attributes, publish
 from ._runtime import (
     Accept,
     Allow,
@@ -204,52 +194,93 @@ __all__ = [
     "value_schema_spec_to_json_schema",
 ]
 
-publish(__name__, globals(), __all__)
+if TYPE_CHECKING:
+    from . import agent as agent
+    from . import timeline as timeline
+    from . import turn as turn
+    from ._apps import (
+        ModelStep,
+        TurnModel,
+        TurnResult,
+        abort_on_sigint,
+        open_agent,
+        run_app,
+        run_turn,
+        tool,
+    )
+
+#: The agent-app layer and the namespaces built on it (or on the timeline), loaded on first use:
+#: running a pool needs none of them, so ``import trio_harness`` does not load them (nor
+#: ``cattrs``). ``tests/test_import_cost.py`` names what the core must not load.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "ModelStep",
+            "TurnModel",
+            "TurnResult",
+            "abort_on_sigint",
+            "open_agent",
+            "run_app",
+            "run_turn",
+            "tool",
+        ),
+        "._apps",
+    ),
+    **dict.fromkeys(("agent", "timeline", "turn"), ""),
+}
+
+publish(__name__, globals(), [name for name in __all__ if name not in _LAZY])
 
 # The namespaces named after their users, importable as attributes (``th.log.DurableSession``),
-# as ``trio.lowlevel`` is. ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
-from . import agent as agent  # noqa: E402
+# as ``trio.lowlevel`` is. ``agent``, ``timeline`` and ``turn`` load on first use (``_LAZY``);
+# ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
 from . import log as log  # noqa: E402
 from . import lowlevel as lowlevel  # noqa: E402
 from . import schema as schema  # noqa: E402
-from . import timeline as timeline  # noqa: E402
-from . import turn as turn  # noqa: E402
 
-#: Old spellings that still work for one release, with a ``DeprecationWarning``: the name, and
-#: the namespace it moved to in 0.2. Everything in ``log``, ``timeline``, ``turn`` and ``schema``
-#: was top-level in 0.1, but for the two names new in 0.2.
-_MOVED: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "CallState",
-            "DispatchOutcome",
-            "NOT_JSON",
-            "Op",
-            "PoolRuntime",
-            "Preparation",
-            "Scheduler",
-            "StepCore",
-            "ToolScheduler",
-            "answer_case",
-            "compile_validator",
-            "js_json",
-            "snapshot_json_value",
-        ),
-        "lowlevel",
-    ),
-    **{
-        name: namespace.__name__.rsplit(".", 1)[1]
-        for namespace in (log, timeline, turn, schema)
-        for name in namespace.__all__
-        if name not in ("FinishReason", "Usage")
-    },
-}
+#: Old spellings that still work for one release, with a ``DeprecationWarning``: the namespace
+#: each moved to in 0.2. Everything in ``log``, ``timeline``, ``turn`` and ``schema`` was top-level
+#: in 0.1, but for the two names new in 0.2.
+_MOVED_TO_LOWLEVEL = (
+    "CallState",
+    "DispatchOutcome",
+    "NOT_JSON",
+    "Op",
+    "PoolRuntime",
+    "Preparation",
+    "Scheduler",
+    "StepCore",
+    "ToolScheduler",
+    "answer_case",
+    "compile_validator",
+    "js_json",
+    "snapshot_json_value",
+)
+_MOVED_NAMESPACES = ("log", "timeline", "turn", "schema")
+
+_load = lazy_attributes(__name__, globals(), _LAZY)
+
+
+def _moved_to(name: str) -> str | None:
+    if name in _MOVED_TO_LOWLEVEL:
+        return "lowlevel"
+    if name in ("FinishReason", "Usage"):
+        return None
+    for namespace in _MOVED_NAMESPACES:
+        if name in getattr(sys.modules[__name__], namespace).__all__:
+            return namespace
+    return None
 
 
 def __getattr__(name: str) -> Any:
-    namespace = _MOVED.get(name)
+    if name in _LAZY:
+        return _load(name)
+    if name.startswith("__"):
+        # Probes such as ``__path__``/``__wrapped__`` never load the lazy namespaces.
+        raise AttributeError(f"module 'trio_harness' has no attribute {name!r}")
+    namespace = _moved_to(name)
     if namespace is not None:
-        module = globals()[namespace]
+        module = getattr(sys.modules[__name__], namespace)
         warnings.warn(
             f"trio_harness.{name} moved to trio_harness.{namespace}.{name}",
             DeprecationWarning,
@@ -257,6 +288,10 @@ def __getattr__(name: str) -> Any:
         )
         return getattr(module, name)
     raise AttributeError(f"module 'trio_harness' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 # The strategies of the value types (``st.from_type(ToolCallBlock)``) when hypothesis was imported

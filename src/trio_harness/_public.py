@@ -16,13 +16,14 @@ Private foundation module (layer 0): standard library only.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import sys
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
-__all__ = ["publish"]
+__all__ = ["lazy_attributes", "publish"]
 
 _PACKAGE = "trio_harness."
 
@@ -68,3 +69,31 @@ def publish(module_name: str, namespace: Mapping[str, Any], names: Iterable[str]
             value.__module__ = module_name
         except (AttributeError, TypeError):  # pragma: no cover - a builtin-like type
             continue
+
+
+def lazy_attributes(
+    module_name: str, namespace: MutableMapping[str, Any], table: Mapping[str, str]
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` (PEP 562) that imports a name's private home on first use.
+
+    ``table`` maps each lazy name to the module that defines it, relative to the package
+    (``"._apps"``), or to ``""`` for a submodule of the namespace's package that is itself the
+    attribute (``th.log``). On first access the module is imported, the value is published under
+    ``module_name`` (as :func:`publish` does for eager names) and stored in ``namespace``, so
+    later lookups never come back here. ``from trio_harness import tool`` works the same way.
+    """
+    package = module_name.split(".", 1)[0]
+
+    def __getattr__(name: str) -> Any:
+        home = table.get(name)
+        if home is None:
+            raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+        if home == "":
+            value = importlib.import_module(f"{module_name}.{name}")
+        else:
+            value = getattr(importlib.import_module(home, package), name)
+            publish(module_name, {name: value}, (name,))
+        namespace[name] = value
+        return value
+
+    return __getattr__

@@ -21,7 +21,8 @@ Trio) exposes the parts below the application surface:
 
 from __future__ import annotations
 
-from ._conformance import ScenarioAnswer, answer_case, run_scenario
+from typing import TYPE_CHECKING
+
 from ._json import (
     DEFAULT_JSON_NODE_LIMIT,
     NOT_JSON,
@@ -33,7 +34,7 @@ from ._json import (
     snapshot_json_value,
 )
 from ._pool import CallState, Op, PoolRuntime, PoolTracer, StepCore, validate_cap
-from ._public import publish
+from ._public import lazy_attributes, publish
 from ._runtime import (
     DispatchOutcome,
     Policy,
@@ -42,7 +43,6 @@ from ._runtime import (
     Scheduler,
     ToolScheduler,
 )
-from ._testing import LogViolation, check_log
 from ._validation import (
     FORMAT_ASSERTIONS,
     MAX_COMPILED_DEPTH,
@@ -88,4 +88,23 @@ __all__ = [
     "validate_cap",
 ]
 
-publish(__name__, globals(), __all__)
+if TYPE_CHECKING:
+    from ._conformance import ScenarioAnswer, answer_case, run_scenario
+    from ._testing import LogViolation, check_log
+
+#: Loaded on first use: the conformance kit's scenario player and oracle, and the log checker,
+#: are not needed to run a pool (``import trio_harness`` must not load them).
+_LAZY: dict[str, str] = {
+    "ScenarioAnswer": "._conformance",
+    "answer_case": "._conformance",
+    "run_scenario": "._conformance",
+    "LogViolation": "._testing",
+    "check_log": "._testing",
+}
+
+publish(__name__, globals(), [name for name in __all__ if name not in _LAZY])
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

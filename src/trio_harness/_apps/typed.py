@@ -62,7 +62,7 @@ import trio
 
 from .._errors import HarnessError, JsonSchemaError, ToolArgsError, ToolOutputError
 from .._json import NOT_JSON, js_json, snapshot_json_value
-from .._runtime import define_json_tool, json_schema_validator
+from .._runtime import always_parallel, define_json_tool, json_schema_validator
 from .._values import ToolDefinition, ToolOutput
 from .docstrings import parse_docstring
 from .typed_schema import (
@@ -290,7 +290,7 @@ def _build(
     if callable(parallel):
         classify = parallel
     elif parallel is True:
-        classify = _always_parallel
+        classify = always_parallel
     elif parallel is False:
         classify = None
     else:
@@ -343,7 +343,3 @@ def _json_default(label: str, pname: str, annotation: Any, default: Any, entry: 
             + hint
         )
     return snapshot
-
-
-def _always_parallel(args: Any) -> bool:
-    return True

@@ -137,22 +137,35 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
     def structure_model(value: Any, tp: Any) -> Any:
         return tp.model_validate(value)
 
-    def structure_typeddict(value: Any, tp: Any) -> Any:
+    def typeddict_hook(tp: Any) -> Any:
         # Own hook: cattrs reads NotRequired from __required_keys__, which string annotations
-        # (PEP 563) hide; validation already checked which keys must be there.
-        hints = typing.get_type_hints(tp, include_extras=True)
-        out: dict[str, Any] = {}
-        failures: list[tuple[Exception, str]] = []
-        for key, item in value.items():
-            if key not in hints:
-                continue
-            try:
-                out[key] = converter.structure(item, strip_qualifiers(hints[key]))
-            except Exception as error:
-                failures.append((error, key))
-        if failures:
-            raise _ItemErrors(failures)
-        return out
+        # (PEP 563) hide; validation already checked which keys must be there. Built once per
+        # TypedDict (a hook factory): its items' types are resolved here, and each item's hook
+        # is looked up on first use (not here: a TypedDict may contain itself).
+        fields = {
+            key: strip_qualifiers(hint)
+            for key, hint in typing.get_type_hints(tp, include_extras=True).items()
+        }
+        hooks: dict[str, Any] = {}
+
+        def structure_typeddict(value: Any, _tp: Any) -> Any:
+            out: dict[str, Any] = {}
+            failures: list[tuple[Exception, str]] = []
+            for key, item in value.items():
+                hook = hooks.get(key)
+                if hook is None:
+                    if key not in fields:
+                        continue
+                    hook = hooks[key] = converter.get_structure_hook(fields[key])
+                try:
+                    out[key] = hook(item, fields[key])
+                except Exception as error:
+                    failures.append((error, key))
+            if failures:
+                raise _ItemErrors(failures)
+            return out
+
+        return structure_typeddict
 
     def structure_path(value: Any, tp: Any) -> Any:
         return tp(value)
@@ -178,7 +191,7 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
     for formatted in FORMATS:
         converter.register_structure_hook(formatted, structure_formatted)
     converter.register_structure_hook_func(is_pydantic_model, structure_model)
-    converter.register_structure_hook_func(is_typeddict, structure_typeddict)
+    converter.register_structure_hook_factory(is_typeddict, typeddict_hook)
     converter.register_structure_hook_func(
         lambda tp: isinstance(tp, type) and issubclass(tp, PurePath), structure_path
     )

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from .lossless import MAX_FINITE_JSON_INT, is_json_value
 
-__all__ = ["js_json", "js_json_or_string", "js_number"]
+__all__ = ["ecma_number_to_string", "js_json", "js_json_or_string", "js_number"]
 
 _ONE_E21: Final = 10**21
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -28,6 +28,18 @@ def js_number(value: int | float) -> str:
         if abs(value) > MAX_FINITE_JSON_INT:
             return "null"
         value = float(value)
+    elif type(value) is float and 1e-4 <= abs(value) < 1e16:
+        # Here Python's ``repr`` is the same shortest round-trip digits in the same fixed-point
+        # notation (both switch to exponents only outside it), but for an integral value's
+        # ".0" (``tests/test_json.py`` checks it against the general rule below).
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    return ecma_number_to_string(value)
+
+
+def ecma_number_to_string(value: float) -> str:
+    """ECMA-262's Number::toString (radix 10) of ``value``, spelled out: what
+    :func:`js_number` answers for every double."""
     if not math.isfinite(value):
         return "null"
     if value == 0:

@@ -294,15 +294,16 @@ def open_checked(
 # ---------------------------------------------------------------------------------------------
 
 # The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for strings
-# without lone surrogates, integers below 2**53 and everything but floats; ``encode_line`` uses it
-# when the text proves the value has nothing else, and ``js_json`` otherwise.
+# without lone surrogates, integers below 2**53, and floats that are not integral and need no
+# exponent in Python (``repr`` is then JavaScript's text, see ``js_number``); ``encode_line`` uses
+# it when the text proves the value has nothing else, and ``js_json`` otherwise.
 _FAST: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 ).encode
 _STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-# Outside strings: a digit then a fraction or exponent (a float; ``true``/``false`` have no
-# digit), or 16+ digits (an integer that may be past 2**53).
-_NOT_PLAIN: Final = re.compile(r"[0-9][.eE]|[0-9]{16}")
+# Outside strings: an exponent, an integral float's ".0" (``true``/``false`` have no digit), or
+# 16+ digits (an integer that may be past 2**53, or a long fraction).
+_NOT_PLAIN: Final = re.compile(r"[0-9][eE]|\.0(?![0-9])|[0-9]{16}")
 
 
 def encode_line(wire: dict[str, Any]) -> bytes:

@@ -29,7 +29,7 @@ from .abort import (
     raise_sole,
 )
 from .body import stale_cancellation
-from .define import define_tool
+from .define import always_parallel, define_tool
 from .execution import (
     DispatchOutcome,
     Preparation,
@@ -89,6 +89,7 @@ __all__ = [
     "ToolScheduler",
     "abort_relay",
     "abort_type_error",
+    "always_parallel",
     "cancel_on_abort",
     "context_message",
     "current_relay",

@@ -32,6 +32,7 @@ __all__ = [
     "ARGS_ROOT",
     "ClassifierPlan",
     "ExecutePlan",
+    "always_parallel",
     "check_tool_options",
     "classifier_plan",
     "define_tool",
@@ -77,6 +78,13 @@ def _wrapping(original: Callable[..., Any]) -> Callable[[_F], _F]:
 
 
 _Check = Callable[[object, str], list[str]]
+
+
+def always_parallel(args: Any) -> bool:
+    """The classifier of a tool whose every valid call may run in parallel (``th.tool``'s
+    ``parallel=True``). It reads nothing, so the registry hands it no copy of the arguments:
+    the verdict is the SOFT check's alone."""
+    return True
 
 
 def soft_classifier(

@@ -15,7 +15,14 @@ import attrs
 from .._json import NOT_JSON, snapshot_json_value
 from .._validation import assert_supported_json_schema, compile_validator
 from .._values import EXCLUSIVE, PARALLEL, ExecutionMode, ToolDefinition, is_timeout_ms
-from .define import ARGS_ROOT, ClassifierPlan, ExecutePlan, classifier_plan, execute_plan
+from .define import (
+    ARGS_ROOT,
+    ClassifierPlan,
+    ExecutePlan,
+    always_parallel,
+    classifier_plan,
+    execute_plan,
+)
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -148,8 +155,9 @@ class Registry:
 
         The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
         arguments), but a detached copy of them when they are lossless JSON: one that mutates
-        what it is given must not change what the call then validates and runs with. A
-        classifier that raises is a "no", never a crash of the step.
+        what it is given must not change what the call then validates and runs with. The
+        constant classifier (:func:`~.define.always_parallel`, ``th.tool(parallel=True)``) reads
+        nothing and gets no copy. A classifier that raises is a "no", never a crash of the step.
         """
         entry = self._tools.get(name)
         if entry is None:
@@ -157,10 +165,14 @@ class Registry:
         classifier = entry.definition.is_concurrency_safe
         if classifier is None:
             return EXCLUSIVE
+        plan = entry.classify
         try:
+            if plan is not None and plan[1] is always_parallel:
+                # The constant classifier reads nothing: no copy to protect the call from, and
+                # the verdict is the check's (a check never changes what it reads).
+                return EXCLUSIVE if plan[0](arguments, ARGS_ROOT) else PARALLEL
             copy = snapshot_json_value(arguments)
             given = arguments if copy is NOT_JSON else copy
-            plan = entry.classify
             if plan is None:
                 verdict = classifier(given)
             else:
