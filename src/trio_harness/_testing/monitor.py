@@ -379,7 +379,11 @@ class PoolMonitor:
                     raise
 
             options["accept_context"] = accept_context
-        if isinstance(tool_calls, AsyncIterable):
+        if isinstance(tool_calls, AsyncIterable) and not isinstance(
+            tool_calls, trio.MemoryReceiveChannel
+        ):
+            # (a memory channel goes as it is: the pool reads one without waiting, and it
+            # raises nothing of its own)
             tool_calls = _WatchedSource(self, tool_calls)
         try:
             outcome = await execute_tool_calls(

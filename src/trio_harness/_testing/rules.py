@@ -262,6 +262,8 @@ class StepCheck:
         approved: list[int] = []
         self.accepted: list[int] = []  # the call of each context handed to accept_context
         dispatch_began_unaborted: set[int] = set()
+        settled_told: set[int] = set()  # the calls whose ``settled`` phase was told
+        prepared_at: dict[int, int] = {}  # the event at which each call's prepared was told
         finalize_input: dict[int, object] = {}
 
         def cursor() -> int | None:
@@ -361,7 +363,21 @@ class StepCheck:
                 group_open, group_parallel, group_at = True, bool(event.detail), at
             elif kind == "group-close":
                 group_open = False
+                unsettled = sorted(set(body_order) - settled_told)
+                if unsettled and not self.cut:
+                    self.say(
+                        "trace",
+                        f"the group was closed before {self.name(unsettled[0])} settled (a group "
+                        "closes once every dispatch of it settled)",
+                        unsettled[0],
+                    )
             elif kind == "started":
+                if index >= known:
+                    self.say(
+                        "trace",
+                        f"call {index} of the stream started without an arrived phase",
+                        index,
+                    )
                 self._started(at, event, index, classified)
             elif kind == "prepare>":
                 if index not in self.started:
@@ -380,6 +396,7 @@ class StepCheck:
                 if not isinstance(event.detail, BaseException):
                     self.phases.setdefault(index, set()).add("prepare<")
             elif kind == "prepared":
+                prepared_at[index] = at
                 if event.detail == "dispatch":
                     in_flight += 1
                     dispatch_order.append(index)
@@ -395,6 +412,13 @@ class StepCheck:
             elif kind == "body-started":
                 body_order.append(index)
             elif kind == "dispatch>":
+                if self.failure is not None and self.failure[0] < prepared_at.get(index, -1):
+                    self.say(
+                        "failure",
+                        f"{self.name(index)} was dispatched after the scheduler failure "
+                        f"{self.failure[1]!r} (a call prepared then is abandoned)",
+                        index,
+                    )
                 running.add(index)
                 if not event.aborted:
                     dispatch_began_unaborted.add(index)
@@ -418,6 +442,7 @@ class StepCheck:
                         index,
                     )
             elif kind == "settled":
+                settled_told.add(index)
                 in_flight -= 1
                 if event.detail is None:
                     self.ready.add(index)
@@ -656,11 +681,20 @@ class StepCheck:
         self.accepted.append(index)
 
     def told(self) -> None:
-        # ``trace``: every phase of every call was told to the tracer.
-        if self.cut or self.failure is not None:
+        # ``trace``: every phase of every call was told to the tracer (after a failure, the
+        # settle of every dispatch that returned or raised still is), and ``abort`` before a
+        # ``done`` that says the step was aborted.
+        if self.cut:
             return
+        kinds = {event.kind for event in self.m.events}
+        if "abort" not in kinds and any(
+            event.kind == "done" and event.detail is True for event in self.m.events
+        ):
+            self.say("trace", "the step ended aborted but the pool never told the abort phase")
         for index, phases in sorted(self.phases.items()):
             for needed, after in _PHASE_NEEDS:
+                if self.failure is not None and needed != "settled":
+                    continue
                 if after in phases and needed not in phases:
                     self.say(
                         "trace",

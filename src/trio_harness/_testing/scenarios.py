@@ -17,6 +17,7 @@ set before or during it, and possibly a cancellation from outside.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,7 +41,7 @@ from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH
 from .._values import ExecutionMode, ToolExecutionResult, ToolOutput
 from .checklog import check_log
 from .monitor import PoolMonitor
-from .rules import PoolViolation
+from .rules import PoolViolation, error_code
 
 __all__ = [
     "SCENARIO_TOOLS",
@@ -57,8 +58,8 @@ __all__ = [
 #: ``composite`` (runs its sub-calls with ``execute_sub_calls``).
 SCENARIO_TOOLS = ("read", "write", "maybe", "odd", "composite")
 POLICIES = ("allow", "deny", "ask", "ask-refused", "hook-raises", "guarded")
-ENDINGS = ("return", "error", "conclude", "set-abort", "set-abort-error")
-FAILURE_PHASES = ("prepare", "dispatch", "finalize")
+ENDINGS = ("return", "error", "conclude", "set-abort", "set-abort-error", "abort-first")
+FAILURE_PHASES = ("prepare", "dispatch", "finalize", "late-finalize")
 
 
 class PlantedFailure(Exception):
@@ -81,9 +82,12 @@ class ScenarioCall:
         policy: ``allow``, ``deny`` (a pre-execute hook denies), ``ask`` (approved after a
             second), ``ask-refused``, ``hook-raises`` (a pre-execute hook raises), ``guarded``.
         ends: ``return``, ``error`` (the body raises), ``conclude`` (``ctx.conclude_turn()``),
-            ``set-abort`` (the body sets the step's abort, then returns), ``set-abort-error``.
+            ``set-abort`` (the body sets the step's abort, then returns), ``set-abort-error``,
+            ``abort-first`` (the body sets the abort at once, then runs its sub-calls).
         context: The body defers a context before it ends.
-        failure: The scheduler raises :class:`PlantedFailure` in this phase of the call.
+        failure: The scheduler raises :class:`PlantedFailure` in this phase of the call
+            (``late-finalize``: a second into ``finalize``).
+        slow_post: Its post-execute hook takes a second.
         wrapper_fails: The call's execute wrapper raises (a final result, no post-execute).
         sub_calls: The durations of a ``composite``'s sub-calls (all ``read``).
         sub_window: Its ``max_parallel_sub_calls``.
@@ -99,6 +103,7 @@ class ScenarioCall:
     context: bool = False
     failure: str | None = None
     wrapper_fails: bool = False
+    slow_post: bool = False
     sub_calls: tuple[float, ...] = ()
     sub_window: int = 1
     arrives_at: float = 0
@@ -167,6 +172,7 @@ def _calls(draw: st.DrawFn, index: int, repeated_ids: bool) -> ScenarioCall:
         context=draw(st.booleans()),
         failure=draw(st.sampled_from((None,) * 6 + FAILURE_PHASES)),
         wrapper_fails=draw(st.integers(0, 7)) == 0,
+        slow_post=draw(st.integers(0, 3)) == 0,
         sub_calls=tuple(draw(st.lists(_TIMES, max_size=4))) if tool == "composite" else (),
         sub_window=draw(st.integers(1, 3)),
         arrives_at=draw(_TIMES),
@@ -217,6 +223,8 @@ class _Body:
     started: float
     ended: float | None = None
     returned: bool = False
+    raised: bool = False
+    sub_error: Exception | None = None
     sub_results: list[ToolExecutionResult] | None = None
     sub_peak: int = 0
 
@@ -287,6 +295,10 @@ class _PlantedScheduler:
 
     async def finalize(self, exec: ToolExecution, result: ToolExecutionResult, /) -> Any:
         self._fail(exec.arguments, exec.parent, "finalize")
+        index = _index(exec.arguments)
+        if exec.parent is None and index >= 0 and self.run.call(index).failure == "late-finalize":
+            await trio.sleep(1)
+            raise PlantedFailure(index, "late-finalize")
         return await self.inner.finalize(exec, result)
 
     def finish(self, exec: ToolExecution, result: ToolExecutionResult, /) -> Any:
@@ -294,13 +306,13 @@ class _PlantedScheduler:
 
 
 class _Approvals:
-    """Answers each request after a second: refused for ``ask-refused`` calls."""
+    """Answers each request after 1.5 seconds: refused for ``ask-refused`` calls."""
 
     def __init__(self, run: _Run) -> None:
         self.run = run
 
     async def request(self, request: Any, /) -> str:
-        await trio.sleep(1)
+        await trio.sleep(1.5)
         index = self.run.asking
         refused = index >= 0 and self.run.call(index).policy == "ask-refused"
         return "rejected" if refused else "allowed-once"
@@ -322,21 +334,29 @@ def _build(scenario: PoolScenario) -> _Run:
             top_body = run.bodies.get((key[0], -1))
             if top_body is not None:
                 top_body.sub_peak = max(top_body.sub_peak, running)
+        ends = args.get("ends", "return")
         try:
-            await trio.sleep(args["d"])
+            if ends == "abort-first":
+                run.set_abort()
+            else:
+                await trio.sleep(args["d"])
             if top and args.get("subs"):
                 subs = [
                     SubCall(f"s{j}", "read", {"i": -1, "j": j, "d": d})
                     for j, d in enumerate(args["subs"])
                 ]
-                record.sub_results = list(
-                    await execute_sub_calls(ctx, subs, max_parallel_sub_calls=args["window"])
-                )
+                try:
+                    results = await execute_sub_calls(
+                        ctx, subs, max_parallel_sub_calls=args["window"]
+                    )
+                except Exception as error:  # no sub-call fails: the pool did
+                    record.sub_error = error
+                    raise
+                record.sub_results = list(results)
         finally:
             record.ended = trio.current_time()
             if not top:
                 run.sub_running[key[0]] -= 1
-        ends = args.get("ends", "return")
         if ends.startswith("set-abort"):
             run.set_abort()
         if args.get("context"):
@@ -344,6 +364,7 @@ def _build(scenario: PoolScenario) -> _Run:
         if ends == "conclude":
             ctx.conclude_turn()
         if ends.endswith("error"):
+            record.raised = True
             raise ValueError("the tool failed")
         record.returned = True
         return "done"
@@ -396,8 +417,11 @@ def _build(scenario: PoolScenario) -> _Run:
             return Allow()
 
         async def post(exec: ToolExecution, result: ToolExecutionResult, next: Any) -> Any:
-            if exec.parent is None:
-                run.post_seen.append(_index(exec.arguments))
+            index = _index(exec.arguments) if exec.parent is None else -1
+            if index >= 0:
+                run.post_seen.append(index)
+                if run.call(index).slow_post:
+                    await trio.sleep(1)
             return await next()
 
         runtime.add_pre_execute(pre)
@@ -417,8 +441,29 @@ def _blocks(step: ScenarioStep) -> list[ToolCallBlock]:
     return blocks
 
 
+class _Channel:
+    """The calls of a streamed step on a memory channel (what most apps hand the pool), each
+    sent at its time by a producer task; counts what the pool took off the channel."""
+
+    def __init__(self, blocks: list[ToolCallBlock], step: ScenarioStep, start: float) -> None:
+        self.blocks, self.step, self.start = blocks, step, start
+        self.send, self.receive = trio.open_memory_channel[ToolCallBlock](math.inf)
+        self.sent = 0
+
+    @property
+    def taken(self) -> int:
+        return self.sent - self.receive.statistics().current_buffer_used
+
+    async def produce(self) -> None:
+        async with self.send:
+            for index, block in enumerate(self.blocks):
+                await trio.sleep_until(self.start + self.step.calls[index].arrives_at)
+                self.send.send_nowait(block)
+                self.sent += 1
+
+
 class _Stream:
-    """The calls of a streamed step, each arriving at its time; counts what the pool took."""
+    """The calls of a streamed step as an async iterator that raises after its last call."""
 
     def __init__(self, blocks: list[ToolCallBlock], step: ScenarioStep, start: float) -> None:
         self.blocks, self.step, self.start = blocks, step, start
@@ -472,7 +517,9 @@ async def _play(run: _Run, monitor: PoolMonitor, number: int, step: ScenarioStep
     contexts: list[Any] = []
     blocks = _blocks(step)
     start = trio.current_time()
-    stream = _Stream(blocks, step, start) if step.streamed else None
+    stream: _Stream | _Channel | None = None
+    if step.streamed:
+        stream = (_Stream if step.stream_fails else _Channel)(blocks, step, start)
     outcome: StepOutcome | None = None
     raised: BaseException | None = None
     if step.abort_at == 0:
@@ -486,13 +533,15 @@ async def _play(run: _Run, monitor: PoolMonitor, number: int, step: ScenarioStep
     async with trio.open_nursery() as nursery:
         if step.abort_at and not abort_before:
             nursery.start_soon(abort_later, step.abort_at)
+        if isinstance(stream, _Channel):
+            nursery.start_soon(stream.produce)
         with trio.CancelScope() as scope:
             if step.cancel_at is not None:
                 scope.deadline = start + step.cancel_at
             try:
                 outcome = await monitor.execute_tool_calls(
                     run.session,
-                    stream if stream is not None else blocks,
+                    blocks if stream is None else getattr(stream, "receive", stream),
                     max_parallel_tool_calls=step.cap,
                     abort=run.abort,
                     accept_context=contexts.append,
@@ -510,19 +559,13 @@ async def _play(run: _Run, monitor: PoolMonitor, number: int, step: ScenarioStep
     return found
 
 
-def _code(result: ToolExecutionResult) -> str | None:
-    error = result.error
-    code = getattr(error, "code", None) if error is not None else None
-    return code if isinstance(code, str) else None
-
-
 @attrs.define
 class _Judge:
     """The runner's own rules: what only the owner of the tools knows should have happened."""
 
     run: _Run
     step: ScenarioStep
-    stream: _Stream | None
+    stream: _Stream | _Channel | None
     outcome: StepOutcome | None
     raised: BaseException | None
     contexts: list[Any]
@@ -553,6 +596,8 @@ class _Judge:
                     self.say("answered-once", f"a logged call got no result: {violation.message}")
         if self.stream is not None and not failed:
             logged = sum(1 for e in events if e.type == TOOL_CALL)
+            if raised is None and logged != len(step.calls):
+                self.say("stream", f"{len(step.calls)} calls were streamed but {logged} logged")
             if logged != self.stream.taken:
                 self.say(
                     "stream",
@@ -584,6 +629,8 @@ class _Judge:
     def sub_calls(self) -> None:
         # ``sub-calls``: a composite gets one result per sub-call, in a window of its own size.
         for (index, sub), body in sorted(self.run.bodies.items()):
+            if body.sub_error is not None:
+                self.say("sub-calls", f"execute_sub_calls of call {index} raised {body.sub_error!r}")
             if sub >= 0 or body.sub_results is None:
                 continue
             call = self.step.calls[index]
@@ -644,11 +691,11 @@ class _Judge:
             result = results[index]
             if body.returned and call.context and not result.additional_contexts:
                 self.say("contexts", f"call {index} deferred a context its result lost")
-            if call.ends.endswith("error") and body.ended is not None and not call.wrapper_fails:
-                if _code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH):
+            if body.raised and not call.wrapper_fails:
+                if error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH):
                     self.say(
                         "result",
-                        f"the body of call {index} raised its own error, answered {_code(result)}",
+                        f"the body of call {index} raised its own error, answered {error_code(result)}",
                     )
         if not self.run.scenario.hooks or self.run.abort_time is not None or self.abort_before:
             return
