@@ -30,6 +30,13 @@ from .checklog import LogFormatError, LogViolation, check_log, check_log_text
 if TYPE_CHECKING:
     from .monitor import PoolMonitor
     from .rules import BodyRecord, PoolViolation
+    from .scenarios import (
+        PoolScenario,
+        ScenarioCall,
+        ScenarioStep,
+        pool_scenarios,
+        run_pool_scenario,
+    )
     from .strategies import (
         ARGUMENT_KINDS,
         ArgumentText,
@@ -41,13 +48,6 @@ if TYPE_CHECKING:
         scheduling_scenarios,
         subset_schemas,
         valid_values,
-    )
-    from .scenarios import (
-        PoolScenario,
-        ScenarioCall,
-        ScenarioStep,
-        pool_scenarios,
-        run_pool_scenario,
     )
     from .type_strategies import register_type_strategies
 

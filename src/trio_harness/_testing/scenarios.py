@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -26,18 +26,19 @@ import trio
 import trio.testing
 from hypothesis import strategies as st
 
-from .._log import TOOL_CALL, TOOL_RESULT, Session
+from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH
+from .._log import TOOL_CALL, Session
 from .._pool import StepOutcome, SubCall, ToolCallBlock, execute_sub_calls
 from .._runtime import (
     Allow,
     Ask,
     Deny,
+    Scheduler,
     ToolExecution,
     ToolExecutionInput,
     ToolRuntime,
     define_tool,
 )
-from .._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH
 from .._values import ExecutionMode, ToolExecutionResult, ToolOutput
 from .checklog import check_log
 from .monitor import PoolMonitor
@@ -190,7 +191,7 @@ def _steps(draw: st.DrawFn, max_calls: int) -> ScenarioStep:
         calls = [attrs.evolve(call, arrives_at=at) for call, at in zip(calls, times, strict=True)]
     return ScenarioStep(
         calls=tuple(calls),
-        cap=draw(st.sampled_from([1, 2, 2, 3, 4, 0, -1, True])),
+        cap=draw(st.sampled_from([1, 2, 2, 3, 3, 4, 2, 3, 0, True])),
         streamed=streamed,
         stream_fails=streamed and draw(st.integers(0, 5)) == 0,
         abort_at=draw(st.sampled_from([None, None, None, 0, 0.5, 1, 1.5, 2.5])),
@@ -369,8 +370,14 @@ def _build(scenario: PoolScenario) -> _Run:
         record.returned = True
         return "done"
 
-    output = ToolOutput(schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}])
-    classifiers = {"read": lambda a: True, "maybe": lambda a: a.get("par") is True}
+    output = ToolOutput(
+        schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+    )
+    classifiers: dict[str, Callable[[Any], object]] = {
+        "read": lambda a: True,
+        "maybe": lambda a: a.get("par") is True,
+        "odd": lambda a: True,  # (its top-level calls never get here: classifying them raises)
+    }
     for name in SCENARIO_TOOLS:
         runtime.register(
             define_tool(
@@ -379,7 +386,7 @@ def _build(scenario: PoolScenario) -> _Run:
                 parameters=_PARAMETERS,
                 output=output,
                 execute=body,
-                is_concurrency_safe=classifiers.get(name, lambda a: True if name == "odd" else None),
+                is_concurrency_safe=classifiers.get(name),
             )
         )
 
@@ -426,7 +433,7 @@ def _build(scenario: PoolScenario) -> _Run:
 
         runtime.add_pre_execute(pre)
         runtime.add_post_execute(post)
-    runtime.scheduler = _PlantedScheduler(run, runtime.scheduler)  # type: ignore[assignment]
+    runtime.scheduler = _PlantedScheduler(run, runtime.scheduler)
     return run
 
 
@@ -482,7 +489,9 @@ class _Stream:
         return self.blocks[self.taken - 1]
 
 
-def run_pool_scenario(scenario: PoolScenario) -> list[PoolViolation]:
+def run_pool_scenario(
+    scenario: PoolScenario, *, wrap: Callable[[Scheduler], Scheduler] | None = None
+) -> list[PoolViolation]:
     """Play ``scenario`` on the project's pool under a :class:`PoolMonitor`; every violation.
 
     Each step runs through :meth:`PoolMonitor.execute_tool_calls` under a ``MockClock`` (no
@@ -492,11 +501,15 @@ def run_pool_scenario(scenario: PoolScenario) -> list[PoolViolation]:
 
     Args:
         scenario: A :class:`PoolScenario` (from :func:`pool_scenarios`, or written by hand).
+        wrap: ``scheduler -> scheduler``: your scheduler wrapper, put around the runtime's (the
+            monitor wraps yours, so the guarantees are checked as your wrapper keeps them).
 
     Returns:
         Every violation, in step order; ``[]``: the pool kept every guarantee.
     """
     run = _build(scenario)
+    if wrap is not None:
+        run.runtime.scheduler = wrap(run.runtime.scheduler)
     found: list[PoolViolation] = []
 
     async def main() -> None:
@@ -541,7 +554,11 @@ async def _play(run: _Run, monitor: PoolMonitor, number: int, step: ScenarioStep
             try:
                 outcome = await monitor.execute_tool_calls(
                     run.session,
-                    blocks if stream is None else getattr(stream, "receive", stream),
+                    blocks
+                    if stream is None
+                    else stream.receive
+                    if isinstance(stream, _Channel)
+                    else stream,
                     max_parallel_tool_calls=step.cap,
                     abort=run.abort,
                     accept_context=contexts.append,
@@ -577,7 +594,7 @@ class _Judge:
 
     def verdict(self) -> list[PoolViolation]:
         raised, step = self.raised, self.step
-        valid_cap = type(step.cap) is int and step.cap >= 1  # noqa: E721  (a bool is no cap)
+        valid_cap = type(step.cap) is int and step.cap >= 1  # (a bool is no cap)
         if not valid_cap:
             return self.found  # the monitor's ``cap`` rule judges a refused window
         failed = isinstance(raised, (PlantedFailure, _StreamFailure))
@@ -603,9 +620,12 @@ class _Judge:
                     "stream",
                     f"the pool took {self.stream.taken} calls from the stream but logged {logged}",
                 )
-        if step.stream_fails and not cancelled and not isinstance(raised, PlantedFailure):
-            if not isinstance(raised, _StreamFailure):
-                self.say("stream", f"the stream's exception was not raised (raised {raised!r})")
+        if (
+            step.stream_fails
+            and not cancelled
+            and not isinstance(raised, PlantedFailure | _StreamFailure)
+        ):
+            self.say("stream", f"the stream's exception was not raised (raised {raised!r})")
         self.bodies_cut_short()
         self.sub_calls()
         self.policies(events)
@@ -630,7 +650,9 @@ class _Judge:
         # ``sub-calls``: a composite gets one result per sub-call, in a window of its own size.
         for (index, sub), body in sorted(self.run.bodies.items()):
             if body.sub_error is not None:
-                self.say("sub-calls", f"execute_sub_calls of call {index} raised {body.sub_error!r}")
+                self.say(
+                    "sub-calls", f"execute_sub_calls of call {index} raised {body.sub_error!r}"
+                )
             if sub >= 0 or body.sub_results is None:
                 continue
             call = self.step.calls[index]
@@ -652,16 +674,16 @@ class _Judge:
     def policies(self, events: Sequence[Any]) -> None:
         # ``policy``: a denied, refused, guarded or hook-failed call never runs its body; its
         # policy phase runs after its ``tool/call`` is logged (and after every earlier one).
-        refused = {"deny", "hook-raises", "guarded"}
+        refused = {"deny", "hook-raises", "guarded", "ask-refused"}
         if not self.run.scenario.approvals:
-            refused |= {"ask", "ask-refused"}
-        elif True:
-            refused.add("ask-refused")
+            refused.add("ask")  # without an approval service, an Ask is a denial
         for index, call in enumerate(self.step.calls):
             if not self.run.scenario.hooks and call.policy != "guarded":
                 continue
             if call.policy in refused and (index, -1) in self.run.bodies:
-                self.say("policy", f"the body of call {index} ran though its call was {call.policy}")
+                self.say(
+                    "policy", f"the body of call {index} ran though its call was {call.policy}"
+                )
         for index, logged in sorted(self.run.policy_logged.items()):
             if logged != index + 1:
                 self.say(
@@ -679,9 +701,7 @@ class _Judge:
                 "concluded",
                 f"outcome.concluded is {outcome.concluded} but the committed results say {concluded}",
             )
-        wanted_contexts = sum(
-            len(result.additional_contexts) for result in results
-        )
+        wanted_contexts = sum(len(result.additional_contexts) for result in results)
         if len(self.contexts) != wanted_contexts:
             self.say("contexts", f"accept_context got {len(self.contexts)} of {wanted_contexts}")
         for index, call in enumerate(self.step.calls):
@@ -691,31 +711,24 @@ class _Judge:
             result = results[index]
             if body.returned and call.context and not result.additional_contexts:
                 self.say("contexts", f"call {index} deferred a context its result lost")
-            if body.raised and not call.wrapper_fails:
-                if error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH):
-                    self.say(
-                        "result",
-                        f"the body of call {index} raised its own error, answered {error_code(result)}",
-                    )
+            aborted = error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
+            if body.raised and not call.wrapper_fails and aborted:
+                self.say(
+                    "result",
+                    f"the body of call {index} raised its own error, answered {error_code(result)}",
+                )
         if not self.run.scenario.hooks or self.run.abort_time is not None or self.abort_before:
             return
-        bypass = {"hook-raises", "guarded"} if False else {"hook-raises"}
+        # A raising hook, and a failed execute wrapper (it runs for an allowed call only), give
+        # final results: those bypass post-execute. Denials and rejections do not.
+        allowed = {"allow", "ask"} if self.run.scenario.approvals else {"allow"}
         expected = [
             index
             for index, call in enumerate(self.step.calls)
-            if call.policy not in bypass and not (call.wrapper_fails and _ran_policy(call, self))
+            if call.policy != "hook-raises" and not (call.wrapper_fails and call.policy in allowed)
         ]
         if sorted(self.run.post_seen) != expected:
             self.say(
                 "post-execute",
                 f"post-execute hooks saw calls {sorted(self.run.post_seen)}, expected {expected}",
             )
-
-
-def _ran_policy(call: ScenarioCall, judge: _Judge) -> bool:
-    # A wrapper runs (and fails) only for a call that passed its policy phase.
-    allowed = call.policy == "allow" or (call.policy == "ask" and judge.run.scenario.approvals)
-    return allowed
-
-
-_UNUSED = (TOOL_RESULT,)
