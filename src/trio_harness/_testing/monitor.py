@@ -490,7 +490,9 @@ class PoolMonitor:
             self.records,
             self.max_in_flight,
             wrapped_dispatch=bool(policy.execute_wrappers.items),
-            own_scheduler=isinstance(self.inner, ToolScheduler),
+            # (the scenario runner's planted-failure wrapper forwards every answer unchanged)
+            own_scheduler=isinstance(self.inner, ToolScheduler)
+            or getattr(self.inner, "forwards_answers", False) is True,
             contexts_given=self._contexts_given,
         )
         checker = StepCheck(

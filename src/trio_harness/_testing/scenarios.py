@@ -55,11 +55,20 @@ __all__ = [
 ]
 
 #: The tools of a scenario: ``read`` (parallel), ``write`` (exclusive), ``maybe`` (parallel when
-#: its ``par`` argument is true), ``odd`` (its classification raises: a scheduler failure),
-#: ``composite`` (runs its sub-calls with ``execute_sub_calls``).
-SCENARIO_TOOLS = ("read", "write", "maybe", "odd", "composite")
-POLICIES = ("allow", "deny", "ask", "ask-refused", "hook-raises", "guarded")
-ENDINGS = ("return", "error", "conclude", "set-abort", "set-abort-error", "abort-first")
+#: its ``par`` argument is true), ``flip`` (parallel once a result of the step was committed, so
+#: classifying it again after a settle matters), ``odd`` (its classification raises: a scheduler
+#: failure), ``composite`` (runs its sub-calls with ``execute_sub_calls``).
+SCENARIO_TOOLS = ("read", "write", "maybe", "flip", "odd", "composite")
+POLICIES = ("allow", "deny", "ask", "ask-refused", "ask-cancelled", "hook-raises", "guarded")
+ENDINGS = (
+    "return",
+    "error",
+    "conclude",
+    "set-abort",
+    "set-abort-error",
+    "abort-first",
+    "abort-on-commit",
+)
 FAILURE_PHASES = ("prepare", "dispatch", "finalize", "late-finalize")
 
 
@@ -80,11 +89,13 @@ class ScenarioCall:
         tool: One of :data:`SCENARIO_TOOLS`.
         duration: How long the body runs (virtual seconds).
         par: ``maybe``'s classification.
-        policy: ``allow``, ``deny`` (a pre-execute hook denies), ``ask`` (approved after a
-            second), ``ask-refused``, ``hook-raises`` (a pre-execute hook raises), ``guarded``.
+        policy: ``allow``, ``deny`` (a pre-execute hook denies), ``ask`` (approved after
+            1.5 seconds), ``ask-refused`` (rejected), ``ask-cancelled`` (the approval answers
+            ``cancelled``), ``hook-raises`` (a pre-execute hook raises), ``guarded``.
         ends: ``return``, ``error`` (the body raises), ``conclude`` (``ctx.conclude_turn()``),
             ``set-abort`` (the body sets the step's abort, then returns), ``set-abort-error``,
-            ``abort-first`` (the body sets the abort at once, then runs its sub-calls).
+            ``abort-first`` (the body sets the abort at once, then runs its sub-calls),
+            ``abort-on-commit`` (a result observer sets the abort when its result is final).
         context: The body defers a context before it ends.
         failure: The scheduler raises :class:`PlantedFailure` in this phase of the call
             (``late-finalize``: a second into ``finalize``).
@@ -121,6 +132,7 @@ class ScenarioStep:
         stream_fails: The stream raises after its last call.
         abort_at: When the scenario's abort is set (``0``: before the step; ``None``: not).
         cancel_at: When the step is cancelled from outside (``None``: never).
+        accept_fails: ``accept_context`` raises (a scheduler failure of the step).
     """
 
     calls: tuple[ScenarioCall, ...]
@@ -129,6 +141,7 @@ class ScenarioStep:
     stream_fails: bool = False
     abort_at: float | None = None
     cancel_at: float | None = None
+    accept_fails: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -168,10 +181,10 @@ def _calls(draw: st.DrawFn, index: int, repeated_ids: bool) -> ScenarioCall:
         tool=tool,
         duration=draw(_TIMES),
         par=draw(st.booleans()),
-        policy=draw(st.sampled_from(("allow",) * 4 + POLICIES[1:])),
-        ends=draw(st.sampled_from(("return",) * 4 + ENDINGS[1:])),
+        policy=draw(st.sampled_from(("allow",) * 8 + POLICIES[1:])),
+        ends=draw(st.sampled_from(("return",) * 8 + ENDINGS[1:])),
         context=draw(st.booleans()),
-        failure=draw(st.sampled_from((None,) * 6 + FAILURE_PHASES)),
+        failure=draw(st.sampled_from((None,) * 12 + FAILURE_PHASES)),
         wrapper_fails=draw(st.integers(0, 7)) == 0,
         slow_post=draw(st.integers(0, 3)) == 0,
         sub_calls=tuple(draw(st.lists(_TIMES, max_size=4))) if tool == "composite" else (),
@@ -196,6 +209,7 @@ def _steps(draw: st.DrawFn, max_calls: int) -> ScenarioStep:
         stream_fails=streamed and draw(st.integers(0, 5)) == 0,
         abort_at=draw(st.sampled_from([None, None, None, 0, 0.5, 1, 1.5, 2.5])),
         cancel_at=draw(st.sampled_from([None] * 5 + [0.5, 1, 1.5, 2.5])),
+        accept_fails=draw(st.integers(0, 9)) == 0,
     )
 
 
@@ -246,6 +260,7 @@ class _Run:
     policy_logged: dict[int, int] = attrs.field(factory=dict)
     sub_running: dict[int, int] = attrs.field(factory=dict)
     asking: int = -1
+    commits: int = 0  # final results of the step so far (``flip`` turns parallel after one)
 
     def call(self, index: int) -> ScenarioCall:
         assert self.step is not None
@@ -274,7 +289,10 @@ def _index(arguments: Any) -> int:
 
 
 class _PlantedScheduler:
-    """Forwards every phase, raising :class:`PlantedFailure` where the scenario plants one."""
+    """Forwards every phase, raising :class:`PlantedFailure` where the scenario plants one
+    (it changes no answer: the monitor judges the runtime's own scheduler behind it)."""
+
+    forwards_answers = True
 
     def __init__(self, run: _Run, inner: Any) -> None:
         self.run = run
@@ -315,8 +333,8 @@ class _Approvals:
     async def request(self, request: Any, /) -> str:
         await trio.sleep(1.5)
         index = self.run.asking
-        refused = index >= 0 and self.run.call(index).policy == "ask-refused"
-        return "rejected" if refused else "allowed-once"
+        policy = self.run.call(index).policy if index >= 0 else "ask"
+        return {"ask-refused": "rejected", "ask-cancelled": "cancelled"}.get(policy, "allowed-once")
 
 
 def _build(scenario: PoolScenario) -> _Run:
@@ -368,7 +386,7 @@ def _build(scenario: PoolScenario) -> _Run:
             record.raised = True
             raise ValueError("the tool failed")
         record.returned = True
-        return "done"
+        return f"v{key[0]}"
 
     output = ToolOutput(
         schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
@@ -376,6 +394,7 @@ def _build(scenario: PoolScenario) -> _Run:
     classifiers: dict[str, Callable[[Any], object]] = {
         "read": lambda a: True,
         "maybe": lambda a: a.get("par") is True,
+        "flip": lambda a: run.commits > 0,
         "odd": lambda a: True,  # (its top-level calls never get here: classifying them raises)
     }
     for name in SCENARIO_TOOLS:
@@ -402,13 +421,25 @@ def _build(scenario: PoolScenario) -> _Run:
 
     runtime.add_guard(guard)
 
+    def observe(exec: ToolExecution, result: ToolExecutionResult) -> None:
+        index = _index(exec.arguments) if exec.parent is None else -1
+        if index >= 0:
+            run.commits += 1
+            if run.call(index).ends == "abort-on-commit":
+                run.set_abort()
+
+    runtime.add_result_observer(observe)
+
     async def wrapper(exec: ToolExecution, next: Any) -> Any:
         index = _index(exec.arguments) if exec.parent is None else -1
         if index >= 0 and run.call(index).wrapper_fails:
             raise ValueError("the wrapper failed")
         return await next()
 
-    runtime.add_execute_wrapper(wrapper)
+    if any(call.wrapper_fails for step in scenario.steps for call in step.calls):
+        # (only then: a wrapper may answer anything, so the monitor's check that a body cut
+        # short is answered ABORTED stands down while one is installed)
+        runtime.add_execute_wrapper(wrapper)
     if scenario.hooks:
 
         async def pre(exec: ToolExecution, next: Any) -> Any:
@@ -435,6 +466,15 @@ def _build(scenario: PoolScenario) -> _Run:
         runtime.add_post_execute(post)
     runtime.scheduler = _PlantedScheduler(run, runtime.scheduler)
     return run
+
+
+def _accept(step: ScenarioStep, contexts: list[Any]) -> Callable[[Any], None]:
+    def accept(context: Any) -> None:
+        if step.accept_fails:
+            raise PlantedFailure(-1, "accept_context")
+        contexts.append(context)
+
+    return accept
 
 
 def _blocks(step: ScenarioStep) -> list[ToolCallBlock]:
@@ -525,6 +565,7 @@ def run_pool_scenario(
 async def _play(run: _Run, monitor: PoolMonitor, number: int, step: ScenarioStep) -> list[Any]:
     run.step, run.first_seq = step, len(run.session.events)
     run.bodies.clear()
+    run.commits = 0
     run.post_seen.clear()
     run.policy_logged.clear()
     contexts: list[Any] = []
@@ -561,7 +602,7 @@ async def _play(run: _Run, monitor: PoolMonitor, number: int, step: ScenarioStep
                     else stream,
                     max_parallel_tool_calls=step.cap,
                     abort=run.abort,
-                    accept_context=contexts.append,
+                    accept_context=_accept(step, contexts),
                     step=number,
                     agent=run,
                 )
@@ -674,7 +715,7 @@ class _Judge:
     def policies(self, events: Sequence[Any]) -> None:
         # ``policy``: a denied, refused, guarded or hook-failed call never runs its body; its
         # policy phase runs after its ``tool/call`` is logged (and after every earlier one).
-        refused = {"deny", "hook-raises", "guarded", "ask-refused"}
+        refused = {"deny", "hook-raises", "guarded", "ask-refused", "ask-cancelled"}
         if not self.run.scenario.approvals:
             refused.add("ask")  # without an approval service, an Ask is a denial
         for index, call in enumerate(self.step.calls):
@@ -702,7 +743,7 @@ class _Judge:
                 f"outcome.concluded is {outcome.concluded} but the committed results say {concluded}",
             )
         wanted_contexts = sum(len(result.additional_contexts) for result in results)
-        if len(self.contexts) != wanted_contexts:
+        if len(self.contexts) != wanted_contexts and not self.step.accept_fails:
             self.say("contexts", f"accept_context got {len(self.contexts)} of {wanted_contexts}")
         for index, call in enumerate(self.step.calls):
             body = self.run.bodies.get((index, -1))
@@ -712,11 +753,21 @@ class _Judge:
             if body.returned and call.context and not result.additional_contexts:
                 self.say("contexts", f"call {index} deferred a context its result lost")
             aborted = error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
+            returned = body.returned and not aborted and not result.is_error
+            if returned and not call.wrapper_fails and result.value != f"v{index}":
+                self.say("result", f"call {index} was answered {result.value!r}, not v{index}")
             if body.raised and not call.wrapper_fails and aborted:
                 self.say(
                     "result",
                     f"the body of call {index} raised its own error, answered {error_code(result)}",
                 )
+        if self.run.abort_time is None and not self.abort_before:
+            for index, result in enumerate(results):
+                if error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH):
+                    self.say(
+                        "abort",
+                        f"call {index} was answered {error_code(result)} though no abort was set",
+                    )
         if not self.run.scenario.hooks or self.run.abort_time is not None or self.abort_before:
             return
         # A raising hook, and a failed execute wrapper (it runs for an allowed call only), give
