@@ -266,6 +266,16 @@ class _Run:
         assert self.step is not None
         return self.step.calls[index]
 
+    def must_run_alone(self, name: str, arguments: Any) -> bool:
+        # The truth about the tools, written apart from their classifiers.
+        if name == "read":
+            return False
+        if name == "maybe":
+            return not (isinstance(arguments, dict) and arguments.get("par") is True)
+        if name == "flip":
+            return self.commits == 0
+        return True
+
     def set_abort(self) -> None:
         if not self.abort.is_set():
             self.abort_time = trio.current_time()
@@ -393,7 +403,8 @@ def _build(scenario: PoolScenario) -> _Run:
     )
     classifiers: dict[str, Callable[[Any], object]] = {
         "read": lambda a: True,
-        "maybe": lambda a: a.get("par") is True,
+        # (a truthy answer other than ``True`` is no parallel answer)
+        "maybe": lambda a: True if a.get("par") is True else "yes",
         "flip": lambda a: run.commits > 0,
         "odd": lambda a: True,  # (its top-level calls never get here: classifying them raises)
     }
@@ -553,7 +564,7 @@ def run_pool_scenario(
     found: list[PoolViolation] = []
 
     async def main() -> None:
-        monitor = PoolMonitor(run.runtime)
+        monitor = PoolMonitor(run.runtime, exclusive=run.must_run_alone)
         for number, step in enumerate(scenario.steps):
             for violation in await _play(run, monitor, number, step):
                 found.append(attrs.evolve(violation, message=f"step {number}: {violation.message}"))
