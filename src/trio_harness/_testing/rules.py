@@ -687,8 +687,10 @@ class StepCheck:
         if self.cut:
             return
         kinds = {event.kind for event in self.m.events}
-        if "abort" not in kinds and self.calls and any(
-            event.kind == "done" and event.detail is True for event in self.m.events
+        if (
+            "abort" not in kinds
+            and self.calls
+            and any(event.kind == "done" and event.detail is True for event in self.m.events)
         ):
             self.say("trace", "the step ended aborted but the pool never told the abort phase")
         for index, phases in sorted(self.phases.items()):
