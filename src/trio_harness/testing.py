@@ -11,7 +11,11 @@ hypothesis. What is here:
   argument texts), with knobs to bound them, and raise ``InvalidArgument`` for bad arguments;
 * :func:`check_session`: every invariant violation of a session log (what ``check-log`` prints);
 * :class:`PoolMonitor`: a scheduler wrapper and pool tracer in one, which checks every guarantee
-  the pool gives on the steps it watches and reports each broken one as a :class:`PoolViolation`.
+  the pool gives on the steps it watches and reports each broken one as a :class:`PoolViolation`;
+* :func:`pool_scenarios` and :func:`run_pool_scenario`: whole pool scenarios (streams, sub-calls,
+  aborts, outside cancellations, scheduler failures, hooks, guards, approvals, invalid windows,
+  consecutive steps) and their runner under the monitor: the recommended property test of a
+  pool (``docs/property-testing.md``).
 
 Strategies for the library's value types (``st.from_type(trio_harness.ToolCallBlock)``, ...)
 are registered by the hypothesis plugin the distribution declares (``trio_harness_hypothesis``).
@@ -39,13 +43,18 @@ from ._testing import (
     ArgumentText,
     BodyRecord,
     PoolMonitor,
+    PoolScenario,
     PoolViolation,
+    ScenarioCall,
+    ScenarioStep,
     argument_texts,
     check_log,
     invalid_values,
     json_values,
     parameter_maps,
+    pool_scenarios,
     register_type_strategies,
+    run_pool_scenario,
     scheduling_scenarios,
     subset_schemas,
     valid_values,
@@ -57,12 +66,17 @@ __all__ = [
     "ArgumentText",
     "BodyRecord",
     "PoolMonitor",
+    "PoolScenario",
     "PoolViolation",
+    "ScenarioCall",
+    "ScenarioStep",
     "argument_texts",
     "check_session",
     "invalid_values",
     "json_values",
     "parameter_maps",
+    "pool_scenarios",
+    "run_pool_scenario",
     "scheduling_scenarios",
     "subset_schemas",
     "valid_values",

@@ -10,7 +10,8 @@ Modules, in dependency order:
 * :mod:`.strategies` — the strategies' one interface (and ``scheduling_scenarios``);
 * :mod:`.type_strategies` — the strategies of the library's value types (``st.from_type``);
 * :mod:`.rules` — what the monitor saw of a step, and every rule the pool promises, checked;
-* :mod:`.monitor` — :class:`PoolMonitor`, the scheduler wrapper and tracer that records it.
+* :mod:`.monitor` — :class:`PoolMonitor`, the scheduler wrapper and tracer that records it;
+* :mod:`.scenarios` — whole pool scenarios (a strategy) and their runner under the monitor.
 
 Private package, below the conformance kit (whose ``check-log`` and ``conformance fuzz`` use the
 checker and the strategies) and behind :mod:`trio_harness.testing`, which publishes the names.
@@ -29,6 +30,13 @@ from .checklog import LogFormatError, LogViolation, check_log, check_log_text
 if TYPE_CHECKING:
     from .monitor import PoolMonitor
     from .rules import BodyRecord, PoolViolation
+    from .scenarios import (
+        PoolScenario,
+        ScenarioCall,
+        ScenarioStep,
+        pool_scenarios,
+        run_pool_scenario,
+    )
     from .strategies import (
         ARGUMENT_KINDS,
         ArgumentText,
@@ -45,6 +53,11 @@ if TYPE_CHECKING:
 
 #: The monitor's names, loaded on first access.
 _MONITOR_NAMES = frozenset({"BodyRecord", "PoolMonitor", "PoolViolation"})
+
+#: The whole-pool scenarios' names, loaded on first access (they need hypothesis).
+_SCENARIO_NAMES = frozenset(
+    {"PoolScenario", "ScenarioCall", "ScenarioStep", "pool_scenarios", "run_pool_scenario"}
+)
 
 #: The strategies' names, loaded on first access (they need hypothesis).
 _STRATEGY_NAMES = frozenset(
@@ -70,6 +83,10 @@ def __getattr__(name: str) -> Any:
         from . import monitor, rules
 
         modules = (monitor, rules)
+    elif name in _SCENARIO_NAMES:
+        from . import scenarios
+
+        modules = (scenarios,)
     elif name in _STRATEGY_NAMES:
         from . import strategies, type_strategies
 
@@ -88,7 +105,10 @@ __all__ = [
     "LogFormatError",
     "LogViolation",
     "PoolMonitor",
+    "PoolScenario",
     "PoolViolation",
+    "ScenarioCall",
+    "ScenarioStep",
     "argument_texts",
     "check_log",
     "check_log_text",
@@ -96,7 +116,9 @@ __all__ = [
     "json_scalars",
     "json_values",
     "parameter_maps",
+    "pool_scenarios",
     "register_type_strategies",
+    "run_pool_scenario",
     "scheduling_scenarios",
     "subset_schemas",
     "valid_values",

@@ -6,7 +6,7 @@ against the rules of :mod:`.rules`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterable, Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -97,6 +97,30 @@ class _WatchedApproval:
         finally:
             monitor._record("approval<", index, request.call_id)
         return outcome
+
+
+class _WatchedSource:
+    """A streamed step's calls as the pool sees them: an exception of the source is recorded
+    (it is the step's failure, as a scheduler's is)."""
+
+    def __init__(self, monitor: PoolMonitor, source: AsyncIterable[ToolCallBlock]) -> None:
+        self._monitor = monitor
+        self._source = source
+        self._iterator: AsyncIterator[ToolCallBlock] | None = None
+
+    def __aiter__(self) -> _WatchedSource:
+        return self
+
+    async def __anext__(self) -> ToolCallBlock:
+        if self._iterator is None:
+            self._iterator = aiter(self._source)
+        try:
+            return await anext(self._iterator)
+        except StopAsyncIteration:
+            raise
+        except Exception as error:
+            self._monitor._record("source", -1, error)
+            raise
 
 
 class PoolMonitor:
@@ -355,6 +379,12 @@ class PoolMonitor:
                     raise
 
             options["accept_context"] = accept_context
+        if isinstance(tool_calls, AsyncIterable) and not isinstance(
+            tool_calls, trio.MemoryReceiveChannel
+        ):
+            # (a memory channel goes as it is: the pool reads one without waiting, and it
+            # raises nothing of its own)
+            tool_calls = _WatchedSource(self, tool_calls)
         try:
             outcome = await execute_tool_calls(
                 _MonitoredRuntime(self),
@@ -460,7 +490,9 @@ class PoolMonitor:
             self.records,
             self.max_in_flight,
             wrapped_dispatch=bool(policy.execute_wrappers.items),
-            own_scheduler=isinstance(self.inner, ToolScheduler),
+            # (the scenario runner's planted-failure wrapper forwards every answer unchanged)
+            own_scheduler=isinstance(self.inner, ToolScheduler)
+            or getattr(self.inner, "forwards_answers", False) is True,
             contexts_given=self._contexts_given,
         )
         checker = StepCheck(

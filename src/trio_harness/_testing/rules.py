@@ -246,6 +246,7 @@ class StepCheck:
         group_at = -1
         last_commit = -1  # a commit may change the registry: a classification older is stale
         self.failure: tuple[int, BaseException] | None = None
+        self.source_failure: BaseException | None = None
         finalizing: dict[int, int] = {}
         preparing: int | None = None
         running: set[int] = set()
@@ -261,6 +262,8 @@ class StepCheck:
         approved: list[int] = []
         self.accepted: list[int] = []  # the call of each context handed to accept_context
         dispatch_began_unaborted: set[int] = set()
+        settled_told: set[int] = set()  # the calls whose ``settled`` phase was told
+        prepared_at: dict[int, int] = {}  # the event at which each call's prepared was told
         finalize_input: dict[int, object] = {}
 
         def cursor() -> int | None:
@@ -360,7 +363,21 @@ class StepCheck:
                 group_open, group_parallel, group_at = True, bool(event.detail), at
             elif kind == "group-close":
                 group_open = False
+                unsettled = sorted(set(body_order) - settled_told)
+                if unsettled and not self.cut:
+                    self.say(
+                        "trace",
+                        f"the group was closed before {self.name(unsettled[0])} settled (a group "
+                        "closes once every dispatch of it settled)",
+                        unsettled[0],
+                    )
             elif kind == "started":
+                if index >= known:
+                    self.say(
+                        "trace",
+                        f"call {index} of the stream started without an arrived phase",
+                        index,
+                    )
                 self._started(at, event, index, classified)
             elif kind == "prepare>":
                 if index not in self.started:
@@ -379,6 +396,7 @@ class StepCheck:
                 if not isinstance(event.detail, BaseException):
                     self.phases.setdefault(index, set()).add("prepare<")
             elif kind == "prepared":
+                prepared_at[index] = at
                 if event.detail == "dispatch":
                     in_flight += 1
                     dispatch_order.append(index)
@@ -394,6 +412,13 @@ class StepCheck:
             elif kind == "body-started":
                 body_order.append(index)
             elif kind == "dispatch>":
+                if self.failure is not None and self.failure[0] < prepared_at.get(index, -1):
+                    self.say(
+                        "failure",
+                        f"{self.name(index)} was dispatched after the scheduler failure "
+                        f"{self.failure[1]!r} (a call prepared then is abandoned)",
+                        index,
+                    )
                 running.add(index)
                 if not event.aborted:
                     dispatch_began_unaborted.add(index)
@@ -417,6 +442,7 @@ class StepCheck:
                         index,
                     )
             elif kind == "settled":
+                settled_told.add(index)
                 in_flight -= 1
                 if event.detail is None:
                     self.ready.add(index)
@@ -472,6 +498,11 @@ class StepCheck:
                         )
             elif kind in ("mode", "accept"):
                 fail(at, event.detail)
+            elif kind == "source" and isinstance(event.detail, BaseException):
+                # The stream's own exception: the driver takes it after what the pump handed
+                # on before it, so it bounds nothing in the walk; it is the step's failure when
+                # no scheduler phase failed first.
+                self.source_failure = event.detail
             elif kind == "approval>":
                 if index < 0 or index != preparing:
                     self.say(
@@ -533,6 +564,8 @@ class StepCheck:
                         index,
                     )
                     break
+        if self.failure is None and self.source_failure is not None:
+            self.failure = (len(m.events), self.source_failure)
 
     def _started(
         self, at: int, event: Event, index: int, classified: dict[int, tuple[int, object]]
@@ -648,11 +681,22 @@ class StepCheck:
         self.accepted.append(index)
 
     def told(self) -> None:
-        # ``trace``: every phase of every call was told to the tracer.
-        if self.cut or self.failure is not None:
+        # ``trace``: every phase of every call was told to the tracer (after a failure, the
+        # settle of every dispatch that returned or raised still is), and ``abort`` before a
+        # ``done`` that says the step was aborted.
+        if self.cut:
             return
+        kinds = {event.kind for event in self.m.events}
+        if (
+            "abort" not in kinds
+            and self.calls
+            and any(event.kind == "done" and event.detail is True for event in self.m.events)
+        ):
+            self.say("trace", "the step ended aborted but the pool never told the abort phase")
         for index, phases in sorted(self.phases.items()):
             for needed, after in _PHASE_NEEDS:
+                if self.failure is not None and needed != "settled":
+                    continue
                 if after in phases and needed not in phases:
                     self.say(
                         "trace",
@@ -703,7 +747,12 @@ class StepCheck:
                     "failure",
                     f"the scheduler failure {failure[1]!r} was swallowed: the step returned",
                 )
-            elif error is not None and error is not failure[1] and not self.cut:
+            elif (
+                error is not None
+                and error is not failure[1]
+                and error is not self.source_failure
+                and not self.cut
+            ):
                 self.say(
                     "failure",
                     f"the step raised {error!r}, not the first scheduler failure {failure[1]!r}",
@@ -738,7 +787,8 @@ class StepCheck:
             for index in range(n):
                 if index not in self.terminal:
                     self.say("answered-once", f"{self.name(index)} was never answered", index)
-        if failure is not None:
+        if failure is not None and failure[1] is not self.source_failure:
+            # (a stream that raised after an abort leaves the calls it handed on answered)
             for index in range(n):
                 if index not in self.started and index in self.terminal:
                     self.say(
@@ -835,7 +885,9 @@ class StepCheck:
                         index,
                     )
         wire = [event.to_json() for event in self.session.events]
-        for violation in check_log(wire, allow_unpaired=self.raised and not self.cut):
+        for violation in check_log(
+            wire, allow_unpaired=self.raised and (not self.cut or self.failure is not None)
+        ):
             if violation.seq >= self.first_seq:
                 self.say(f"log/{violation.rule}", f"seq {violation.seq}: {violation.message}")
 
