@@ -8,6 +8,8 @@ import importlib
 import inspect
 import pickle
 import re
+import subprocess
+import sys
 import types
 import typing
 from pathlib import Path
@@ -409,10 +411,12 @@ NAMESPACES = {
         "StepStarted",
         "StepStreaming",
         "StreamingTurnModel",
+        "TextDelta",
         "ToolCommitted",
         "ToolStarted",
         "TurnEvent",
         "Usage",
+        "report_text",
     ],
     "schema": [
         "NormalizedSchema",
@@ -508,7 +512,7 @@ def test_published_classes_pickle_and_resolve_their_hints() -> None:
 
 
 #: Names that are new in their namespace (never top-level), so they have no old spelling.
-NEW_IN_NAMESPACES = {"FinishReason", "Usage"}
+NEW_IN_NAMESPACES = {"FinishReason", "Usage", "TextDelta", "report_text"}
 NEW_IN_NAMESPACES |= {"CONVERSATION_EVENT", "TURN_END_EVENT", "Agent", "AgentLog"}
 NEW_IN_NAMESPACES |= {"ConversationState", "PendingStep", "Recovery", "open_agent_log"}
 NEW_IN_NAMESPACES |= {"read_conversation", "settle_step"}
@@ -607,3 +611,28 @@ def test_the_testing_module_is_pinned_and_documented() -> None:
     assert all(hasattr(tht, name) for name in TESTING)
     reference = (INIT.parent.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
     assert [name for name in TESTING if f"`{name}" not in reference] == []
+
+
+def test_the_provider_modules_are_attributes_of_the_providers_package() -> None:
+    # A fresh interpreter: here the test run has imported both modules already (issue 29).
+    code = (
+        "import sys\n"
+        "from trio_harness import providers\n"
+        "print('trio_harness.providers.openai' in sys.modules)\n"
+        "print(providers.openai.ChatCompletionsModel.__name__)\n"
+        "print(providers.anthropic.MessagesModel.__name__)\n"
+        "try:\n"
+        "    providers.gemini\n"
+        "except AttributeError as error:\n"
+        "    print(error)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == [
+        "False",
+        "ChatCompletionsModel",
+        "MessagesModel",
+        "module 'trio_harness.providers' has no attribute 'gemini'",
+    ]

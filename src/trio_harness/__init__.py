@@ -215,9 +215,9 @@ from . import schema as schema  # noqa: E402
 from . import timeline as timeline  # noqa: E402
 from . import turn as turn  # noqa: E402
 
-#: Old spellings that still work for one release, with a ``DeprecationWarning``: the name, and
-#: the namespace it moved to in 0.2. Everything in ``log``, ``timeline``, ``turn`` and ``schema``
-#: was top-level in 0.1, but for the two names new in 0.2.
+#: Pre-release spellings that still work, with a ``DeprecationWarning``, until the first release
+#: (0.1.0), which drops them: the name, and the namespace it moved to. Everything in ``log``,
+#: ``timeline``, ``turn`` and ``schema`` was top-level once, but for the names new in them.
 _MOVED: dict[str, str] = {
     **dict.fromkeys(
         (
@@ -241,7 +241,7 @@ _MOVED: dict[str, str] = {
         name: namespace.__name__.rsplit(".", 1)[1]
         for namespace in (log, timeline, turn, schema)
         for name in namespace.__all__
-        if name not in ("FinishReason", "Usage")
+        if name not in ("FinishReason", "TextDelta", "Usage", "report_text")
     },
 }
 
@@ -251,7 +251,8 @@ def __getattr__(name: str) -> Any:
     if namespace is not None:
         module = globals()[namespace]
         warnings.warn(
-            f"trio_harness.{name} moved to trio_harness.{namespace}.{name}",
+            f"trio_harness.{name} moved to trio_harness.{namespace}.{name} (the old spelling "
+            "goes away in the first release)",
             DeprecationWarning,
             stacklevel=2,
         )
