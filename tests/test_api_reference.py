@@ -145,4 +145,3 @@ def test_the_tool_decorator_signature_names_no_private_type_variable() -> None:
     shown = str(inspect.signature(trio_harness.tool, eval_str=True))
     assert "~" not in shown
     assert shown.startswith("(fn: collections.abc.Callable[..., typing.Any] | None = None, /, *")
-
