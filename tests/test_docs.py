@@ -97,3 +97,33 @@ def test_every_folder_the_tests_readme_names_exists() -> None:
     folders = re.findall(r"^\| `([a-z_]+)/` \|", readme, re.MULTILINE)
     assert len(folders) >= 9
     assert [f for f in folders if not (ROOT / "tests" / f.removeprefix("tests")).is_dir()] == []
+
+
+def kit_counts() -> dict[str, int]:
+    """The kit's case counts, from its vector files (one JSON line per case)."""
+    spec = ROOT / "src" / "trio_harness" / "_conformance" / "spec"
+
+    def lines(name: str) -> int:
+        text = (spec / name).read_text(encoding="utf-8")
+        return sum(1 for line in text.split("\n") if line.strip())  # not splitlines: U+2028
+
+    upstream, edges = lines("upstream-vectors.jsonl"), lines("validation-edges.jsonl")
+    return {
+        "validation": upstream + edges,
+        "upstream": upstream,
+        "edges": edges,
+        "scheduling": lines("scheduling-vectors.jsonl"),
+    }
+
+
+def test_the_readme_and_the_port_guide_count_the_kit_as_its_files_do() -> None:
+    counts = kit_counts()
+    stated = (
+        f"{counts['validation']:,} validation cases: {counts['upstream']:,} recorded upstream"
+        f" answers and\n{counts['edges']:,} edge cases; {counts['scheduling']:,} scheduling"
+        " scenarios"
+    )
+    assert stated in (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = (ROOT / "docs" / "howto-port.md").read_text(encoding="utf-8")
+    assert f"**validation**: {counts['validation']:,} cases" in guide
+    assert f"**scheduling**: {counts['scheduling']:,} scenarios" in guide
