@@ -201,7 +201,8 @@ def printer(out: Callable[[str], None]) -> Callable[[th.turn.TurnEvent], None]:
             out(f"assistant> {event.reply.text}")
         elif isinstance(event, th.turn.StepStarted):
             groups = [" || ".join(call_label(c) for c in group) for group in event.groups]
-            out(f"step {event.step + 1}: " + "  ->  ".join(f"[{g}]" for g in groups))
+            more = "" if event.complete else "  ..."  # streamed: later calls start as they come
+            out(f"step {event.step + 1}: " + "  ->  ".join(f"[{g}]" for g in groups) + more)
         elif isinstance(event, th.turn.ToolStarted):
             started_at[event.call_id] = event.time
             out(f"  started {event.name} ({event.call_id})")
@@ -324,7 +325,8 @@ async def agent(args: argparse.Namespace) -> int:
                 out(f"(model request failed: {error})")
                 continue
             if result.stop != "done":
-                out(f"(turn ended: {result.stop} after {result.steps} steps)")
+                steps = f"{result.steps} step" + ("" if result.steps == 1 else "s")
+                out(f"(turn ended: {result.stop} after {steps})")
     return 0
 
 

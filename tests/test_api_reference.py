@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import pkgutil
 import re
 import subprocess
@@ -128,3 +129,19 @@ def test_the_site_builds_without_warnings_and_lists_every_name_once(tmp_path: Pa
     # No private path anywhere, not even as an alias (autodoc's ``:canonical:``).
     assert sorted(n for n in python if any(p.startswith("_") for p in n.split(".")[1:-1])) == []
     assert {n for n in python if inventory[n] == "py:module"} == set(public_namespaces())
+    # The changelog is a page of the site (CHANGELOG.md included, its links made relative), and
+    # the tools page puts ``tool``, which every tutorial uses, first (issue 29).
+    changelog = (out / "changelog.html").read_text(encoding="utf-8")
+    assert "Unreleased" in changelog
+    assert 'href="agent-tutorial.html"' in changelog
+    tools_page = (out / "api-tools.html").read_text(encoding="utf-8")
+    assert tools_page.index('id="trio_harness.tool"') < tools_page.index(
+        'id="trio_harness.define_tool"'
+    )
+
+
+def test_the_tool_decorator_signature_names_no_private_type_variable() -> None:
+    # The API page shows the signature as inspect evaluates it: a TypeVar would read ``~_F``.
+    shown = str(inspect.signature(trio_harness.tool, eval_str=True))
+    assert "~" not in shown
+    assert shown.startswith("(fn: collections.abc.Callable[..., typing.Any] | None = None, /, *")

@@ -174,7 +174,8 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     assert th.StepTrace is th.timeline.StepTrace
 assert [str(w.message) for w in caught] == [
-    "trio_harness.StepTrace moved to trio_harness.timeline.StepTrace"
+    "trio_harness.StepTrace moved to trio_harness.timeline.StepTrace (the old spelling goes away"
+    " in the first release)"
 ], caught
 try:
     th.no_such_name
@@ -224,6 +225,28 @@ def test_the_metadata_names_the_license_and_classifiers() -> None:
     )
     # A license expression and a License :: classifier together are an error (PEP 639).
     assert not any(c.startswith("License ::") for c in classifiers)
+
+
+def test_the_python_classifiers_are_the_versions_ci_checks() -> None:
+    # 3.11 runs every test; each other version a classifier names gets the wheel and the kit's
+    # self-check in .ci/run (issue 29): a classifier nobody checks cannot creep in.
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    prefix = "Programming Language :: Python :: 3."
+    named = sorted(
+        c.removeprefix("Programming Language :: Python :: ")
+        for c in project["classifiers"]
+        if c.startswith(prefix)
+    )
+    loop = re.search(
+        r"^for version in ([0-9. ]+); do$",
+        (ROOT / ".ci" / "run").read_text(encoding="utf-8"),
+        re.MULTILINE,
+    )
+    assert loop is not None
+    assert named == ["3.11", *loop.group(1).split()]
+    assert project["requires-python"] == ">=3.11"
 
 
 #: Files of the source tree the sdist must carry for its tests to run: the tests, the kit, the

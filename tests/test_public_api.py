@@ -8,6 +8,8 @@ import importlib
 import inspect
 import pickle
 import re
+import subprocess
+import sys
 import types
 import typing
 from pathlib import Path
@@ -409,10 +411,12 @@ NAMESPACES = {
         "StepStarted",
         "StepStreaming",
         "StreamingTurnModel",
+        "TextDelta",
         "ToolCommitted",
         "ToolStarted",
         "TurnEvent",
         "Usage",
+        "report_text",
     ],
     "schema": [
         "NormalizedSchema",
@@ -508,7 +512,7 @@ def test_published_classes_pickle_and_resolve_their_hints() -> None:
 
 
 #: Names that are new in their namespace (never top-level), so they have no old spelling.
-NEW_IN_NAMESPACES = {"FinishReason", "Usage"}
+NEW_IN_NAMESPACES = {"FinishReason", "Usage", "TextDelta", "report_text"}
 NEW_IN_NAMESPACES |= {"CONVERSATION_EVENT", "TURN_END_EVENT", "Agent", "AgentLog"}
 NEW_IN_NAMESPACES |= {"ConversationState", "PendingStep", "Recovery", "open_agent_log"}
 NEW_IN_NAMESPACES |= {"read_conversation", "settle_step"}
@@ -612,3 +616,30 @@ def test_the_testing_module_is_pinned_and_documented() -> None:
     assert all(hasattr(tht, name) for name in TESTING)
     reference = (INIT.parent.parent.parent / "docs" / "reference.md").read_text(encoding="utf-8")
     assert [name for name in TESTING if f"`{name}" not in reference] == []
+
+
+#: Run in a fresh interpreter: the test run itself has imported both provider modules already.
+PROVIDER_ATTRIBUTES = """
+import sys
+from trio_harness import providers
+print('trio_harness.providers.openai' in sys.modules)
+print(providers.openai.ChatCompletionsModel.__name__)
+print(providers.anthropic.MessagesModel.__name__)
+try:
+    providers.gemini
+except AttributeError as error:
+    print(error)
+"""
+
+
+def test_the_provider_modules_are_attributes_of_the_providers_package() -> None:
+    # Issue 29: ``providers.openai`` without ``import trio_harness.providers.openai`` first.
+    out = subprocess.check_output(
+        [sys.executable, "-c", PROVIDER_ATTRIBUTES], text=True, timeout=120
+    )
+    assert out.splitlines() == [
+        "False",
+        "ChatCompletionsModel",
+        "MessagesModel",
+        "module 'trio_harness.providers' has no attribute 'gemini'",
+    ]

@@ -238,9 +238,9 @@ from . import log as log  # noqa: E402
 from . import lowlevel as lowlevel  # noqa: E402
 from . import schema as schema  # noqa: E402
 
-#: Old spellings that still work for one release, with a ``DeprecationWarning``: the namespace
-#: each moved to in 0.2. Everything in ``log``, ``timeline``, ``turn`` and ``schema`` was top-level
-#: in 0.1, but for the two names new in 0.2.
+#: Pre-release spellings that still work, with a ``DeprecationWarning``, until the first release
+#: (0.1.0), which drops them: the namespace each moved to. Everything in ``log``, ``timeline``,
+#: ``turn`` and ``schema`` was top-level once, but for the names new in them.
 _MOVED_TO_LOWLEVEL = (
     "CallState",
     "DispatchOutcome",
@@ -264,7 +264,7 @@ _load = lazy_attributes(__name__, globals(), _LAZY)
 def _moved_to(name: str) -> str | None:
     if name in _MOVED_TO_LOWLEVEL:
         return "lowlevel"
-    if name in ("FinishReason", "Usage"):
+    if name in ("FinishReason", "TextDelta", "Usage", "report_text"):
         return None
     for namespace in _MOVED_NAMESPACES:
         if name in getattr(sys.modules[__name__], namespace).__all__:
@@ -282,7 +282,8 @@ def __getattr__(name: str) -> Any:
     if namespace is not None:
         module = getattr(sys.modules[__name__], namespace)
         warnings.warn(
-            f"trio_harness.{name} moved to trio_harness.{namespace}.{name}",
+            f"trio_harness.{name} moved to trio_harness.{namespace}.{name} (the old spelling "
+            "goes away in the first release)",
             DeprecationWarning,
             stacklevel=2,
         )

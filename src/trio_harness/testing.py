@@ -129,16 +129,18 @@ def check_session(
     return check_log(wire, allow_unpaired=allow_unpaired)
 
 
-#: Old spellings (0.1) that still work for one release, with a ``DeprecationWarning``.
+#: Pre-release spellings that still work, with a ``DeprecationWarning``, until the first release.
 _DEPRECATED: dict[str, tuple[Callable[[], Any], str]] = {
     "run_scenario": (
         lambda: _expected_answer,
         "trio_harness.testing.run_scenario is deprecated: use "
-        "trio_harness.lowlevel.run_scenario(scenario).answer",
+        "trio_harness.lowlevel.run_scenario(scenario).answer (the old spelling goes away in "
+        "the first release)",
     ),
     "LogViolation": (
         lambda: _LogViolation,
-        "trio_harness.testing.LogViolation moved to trio_harness.lowlevel.LogViolation",
+        "trio_harness.testing.LogViolation moved to trio_harness.lowlevel.LogViolation (the old "
+        "spelling goes away in the first release)",
     ),
 }
 

@@ -303,6 +303,16 @@ async def test_calls_waiting_behind_a_barrier_are_answered_as_never_started(
     assert_valid_log(path)
 
 
+def test_the_recovery_line_counts_one_message_and_one_call_in_the_singular() -> None:
+    session = th.Session()
+    th.agent.settle_step(session, 0, 0, [th.ToolCallBlock("c1", "read", "{}")])
+    recovery = th.agent.Recovery("agent.jsonl", 1, None, tuple(session.events), None)
+    assert str(recovery) == (
+        "agent.jsonl: resumed 1 message; answered 1 call a crash left open "
+        "(1 ABORTED_BEFORE_DISPATCH)"
+    )
+
+
 async def test_a_step_limit_is_recorded_and_resumes(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:

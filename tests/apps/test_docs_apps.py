@@ -257,3 +257,31 @@ def test_the_agent_page_runs_against_a_strict_server_with_two_mcp_servers(
     assert page["NOTES"]["monday"] == "shop"
     # The second run sent the whole first conversation back.
     assert len(server.requests[3]["messages"]) > len(server.requests[2]["messages"])
+
+
+def test_the_agent_page_streamed_prints_text_as_it_arrives_and_the_calls_known_so_far(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same program with stream=True (issue 29): the reply's text comes as TextDelta events
+    # (printed once, as it arrives) and StepStarted knows the first call only.
+    page = load("agent.md")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server_command = [sys.executable, str(MCP_SERVER), "stdio"]
+    options = {
+        "model": "m",
+        "log": str(tmp_path / "agent.jsonl"),
+        "files_server": server_command,
+        "kv_server": server_command,
+        "stream": True,
+    }
+    with StrictServer(AGENT_POLICY) as server:
+        trio.run(functools.partial(page["main"], ["plan monday"], base_url=server.url, **options))
+        out = capsys.readouterr().out
+    assert server.rejections == []
+    assert all(request["stream"] is True for request in server.requests)
+    lines = out.splitlines()
+    assert "step 0 : search …" in lines
+    assert "step 1 : plan …" in lines
+    assert lines.count("assistant> Planned monday.") == 1
+    assert "   ok files_search" in lines
+    assert "(done after 2 steps)" in lines

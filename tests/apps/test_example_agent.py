@@ -185,7 +185,7 @@ async def test_ctrl_c_aborts_a_slow_write_and_keeps_the_log(tmp_path: Path) -> N
     assert "aborting the turn... (Ctrl-C again to quit)" in out
     assert "  aborted write_file (c1)" in out
     assert "  aborted_before_dispatch read_file (c2)" in out
-    assert "(turn ended: aborted after 1 steps)" in out
+    assert "(turn ended: aborted after 1 step)" in out
     assert out.splitlines()[-1] == "assistant> Stopped as asked."
     tool_messages = [m for m in server.requests[1].body["messages"] if m["role"] == "tool"]
     assert tool_messages == [
@@ -246,7 +246,7 @@ async def test_ctrl_c_between_turns_quits_with_one_line_and_the_log_resumes(
             await child.process.stdin.send_all(b"write a\n")
             await child.wait_for("started write_file (c1)")
             child.interrupt()  # aborts the turn
-            await child.wait_for("(turn ended: aborted after 1 steps)")
+            await child.wait_for("(turn ended: aborted after 1 step)")
             await child.wait_for_prompt("you> ")  # back at the prompt
             child.interrupt()  # quits
             code, out, err = await child.finish()

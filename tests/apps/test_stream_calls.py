@@ -363,22 +363,25 @@ async def test_run_turn_starts_a_call_while_the_reply_streams_with_the_list_runs
 ) -> None:
     seen, session, result, model = await run_held(api, stream_calls=True)
     kinds = [type(e).__name__ for e in seen]
-    # call_1 started before the reply ended; call_2 (complete at the finish) around its end.
-    assert kinds[:3] == ["ModelRequested", "StepStarted", "ToolStarted"]
-    assert sorted(kinds[3:8]) == sorted(
+    # The text first ("Working."); call_1 started before the reply ended; call_2 (complete at
+    # the finish) around its end.
+    assert kinds[:4] == ["ModelRequested", "TextDelta", "StepStarted", "ToolStarted"]
+    assert sorted(kinds[4:9]) == sorted(
         ["ToolStarted", "ToolCommitted", "ToolCommitted", "ModelReplied", "StepFinished"]
     )
     assert kinds.index("ModelReplied") < kinds.index("StepFinished")
-    assert kinds[8:] == ["ModelRequested", "ModelReplied"]
-    step_started = seen[1]
+    assert kinds[9:] == ["ModelRequested", "TextDelta", "ModelReplied"]
+    step_started = seen[2]
     assert [[c.id for c in g] for g in step_started.groups] == [["call_1"]]
+    assert step_started.complete is False
     assert (result.stop, result.steps, result.text) == ("done", 1, "All done.")
     # The log, and the conversation, are those of the same reply run whole.
     whole_seen, whole_session, whole_result, whole_model = await run_held(api, stream_calls=False)
     assert log_of(session) == log_of(whole_session)
     assert conversation(model) == conversation(whole_model)
-    assert [type(e).__name__ for e in whole_seen][:3] == [
+    assert [type(e).__name__ for e in whole_seen][:4] == [
         "ModelRequested",
+        "TextDelta",  # the text streams whether or not the calls do
         "ModelReplied",
         "StepStarted",
     ]
@@ -419,7 +422,7 @@ async def test_the_step_at_the_limit_is_never_streamed(api: str) -> None:
             )
     assert (result.stop, result.steps) == ("step_limit", 0)
     assert started == []
-    assert [type(e).__name__ for e in seen] == ["ModelRequested", "ModelReplied"]
+    assert [type(e).__name__ for e in seen] == ["ModelRequested", "TextDelta", "ModelReplied"]
     codes = [e.data.error and e.data.error.code for e in session.events if e.type == "tool/result"]
     assert codes == [th.TOOL_ABORTED_BEFORE_DISPATCH] * 2
 

@@ -279,3 +279,48 @@ def test_sub_second_steps_are_labelled_in_their_unit() -> None:
     raw["phases"] = [[t / 1000, *rest] for t, *rest in raw["phases"]]
     micro = th.timeline.render_timeline_text(th.timeline.StepTrace.from_json(raw))
     assert micro[1].split() == ["0us", "1us", "2us", "3us", "4us", "5us", "6us"]
+
+
+def test_the_labels_of_nearby_barriers_never_overlap() -> None:
+    # Two writes of 0.1 s each, then a long read: the two barriers are 0.1 s apart, closer than
+    # a label is wide, so the second label goes one row down; the legend moves down with it.
+    import trio
+    import trio.testing
+
+    from tests.support.demo_steps import call, runtime
+
+    trace = th.timeline.StepTrace()
+    calls = [
+        call("c1", "write", "a", 0.1),
+        call("c2", "write", "b", 0.1),
+        call("c3", "read", "c", 2.0),
+        call("c4", "write", "d", 0.1),
+    ]
+
+    async def step() -> None:
+        await th.execute_tool_calls(runtime(), th.Session(), calls, tracer=trace)
+
+    trio.run(step, clock=trio.testing.MockClock(autojump_threshold=0))
+    root = parse(th.timeline.render_timeline_svg(trace))
+    labels = [t for t in root.iter(SVG + "text") if t.get("class") == "barrier-label"]
+    assert [t.get("data-call") for t in labels] == ["c1", "c2", "c4"]
+    boxes = [
+        (float(t.get("x", "")), float(t.get("y", "")), len(t.text or "") * 7.8) for t in labels
+    ]
+    for i, (x1, y1, w1) in enumerate(boxes):
+        for x2, y2, w2 in boxes[i + 1 :]:
+            assert y1 != y2 or x1 + w1 <= x2 or x2 + w2 <= x1, (boxes, i)
+    rows = sorted({y for _, y, _ in boxes})
+    assert [y for _, y, _ in boxes] == [rows[0], rows[1], rows[0]]  # c4's label is far enough
+    legend = [t for t in root.iter(SVG + "text") if t.get("class") == "legend"]
+    assert min(float(t.get("y", "")) for t in legend) > rows[1] + 10
+    assert float(root.get("height", "")) > max(float(t.get("y", "")) for t in legend)
+
+
+def test_label_rows_reuse_the_first_row_with_room() -> None:
+    from trio_harness._timeline.svg import label_rows
+
+    assert label_rows([]) == []
+    assert label_rows([(0, 100), (10, 110), (20, 120)]) == [0, 1, 2]
+    assert label_rows([(0, 100), (50, 150), (120, 200), (200, 300)]) == [0, 1, 0, 1]
+    assert label_rows([(0, 100), (108, 150)]) == [0, 0]  # the gap (8 px) is enough

@@ -51,8 +51,10 @@ from .turn_model import (
     ModelStep,
     StepStreaming,
     StreamingTurnModel,
+    TextDelta,
     TurnModel,
     Usage,
+    report_text,
 )
 from .typed import tool
 
@@ -72,6 +74,7 @@ __all__ = [
     "StepStarted",
     "StepStreaming",
     "StreamingTurnModel",
+    "TextDelta",
     "ToolCommitted",
     "ToolStarted",
     "TurnEvent",
@@ -85,6 +88,7 @@ __all__ = [
     "open_agent_log",
     "plan_groups",
     "read_conversation",
+    "report_text",
     "run_app",
     "run_turn",
     "settle_step",

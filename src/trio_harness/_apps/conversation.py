@@ -382,7 +382,7 @@ class Recovery:
 
     def __str__(self) -> str:
         parts = [
-            f"{self.path}: resumed {self.messages} messages"
+            f"{self.path}: resumed {_count(self.messages, 'message')}"
             if self.messages
             else f"{self.path}: new conversation"
         ]
@@ -395,8 +395,12 @@ class Recovery:
         if answered:
             codes = [e.data.error.code for e in answered if e.data.error is not None]
             counts = ", ".join(f"{codes.count(code)} {code}" for code in sorted(set(codes)))
-            parts.append(f"answered {len(answered)} calls a crash left open ({counts})")
+            parts.append(f"answered {_count(len(answered), 'call')} a crash left open ({counts})")
         return "; ".join(parts)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 @attrs.define(eq=False)

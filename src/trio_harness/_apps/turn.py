@@ -46,8 +46,10 @@ from .turn_model import (
     FinishReason,
     ModelStep,
     StepStreaming,
+    TextDelta,
     TurnModel,
     Usage,
+    text_to,
 )
 
 __all__ = [
@@ -87,17 +89,22 @@ class StepStarted:
     """A step's tool calls are about to run.
 
     In a streamed step it comes when the first call is complete (before :class:`ModelReplied`,
-    and before any :class:`ToolStarted` of the step), and ``groups`` holds that call only: the
-    reply's calls are known once it is complete (``ModelReplied.reply.tool_calls``).
+    and before any :class:`ToolStarted` of the step), ``groups`` holds the calls known so far
+    (complete and handed to the pool: the first one) and ``complete`` is ``False``: the later
+    calls start as they arrive, and the reply's calls are all known once it is complete
+    (``ModelReplied.reply.tool_calls``).
 
     Attributes:
         groups: The calls as the pool will group them, from the classification at this moment:
             a run of parallel calls forms one group, each exclusive call is a group of its own.
+        complete: Whether ``groups`` holds every call of the step (``False`` in a streamed
+            step: more calls may follow).
     """
 
     turn: int
     step: int
     groups: tuple[tuple[ToolCallBlock, ...], ...]
+    complete: bool = True
 
 
 @attrs.frozen
@@ -138,7 +145,13 @@ class StepFinished:
 
 
 TurnEvent: TypeAlias = (
-    ModelRequested | ModelReplied | StepStarted | ToolStarted | ToolCommitted | StepFinished
+    ModelRequested
+    | TextDelta
+    | ModelReplied
+    | StepStarted
+    | ToolStarted
+    | ToolCommitted
+    | StepFinished
 )
 
 
@@ -196,16 +209,20 @@ def plan_groups(
 
 
 async def _ask(
-    model: TurnModel, tools: list[dict[str, Any]], abort: trio.Event | None
+    model: TurnModel,
+    tools: list[dict[str, Any]],
+    abort: trio.Event | None,
+    text: Callable[[str], object] | None,
 ) -> ModelStep | None:
     # The request is cancelled when the abort fires (None then). No nursery: the model's own
     # exceptions reach the caller bare, not wrapped in an ExceptionGroup.
-    if abort is None:
-        return await model.step(tools)
-    reply: ModelStep | None = None
-    async with cancel_on_abort(abort):
-        reply = await model.step(tools)
-    return reply
+    with text_to(text):
+        if abort is None:
+            return await model.step(tools)
+        reply: ModelStep | None = None
+        async with cancel_on_abort(abort):
+            reply = await model.step(tools)
+        return reply
 
 
 #: Makes a tracer for one step: ``(turn, step) -> PoolTracer | None`` (e.g. a new ``StepTrace``).
@@ -314,7 +331,7 @@ async def run_turn(
                 # reply's does.
                 return replies.result(stop="done", steps=step, text=text, results=last)
             continue
-        reply = await _ask(model, tools, abort)
+        reply = await _ask(model, tools, abort, emit.text(turn, step))
         if reply is None:
             return replies.result(stop="aborted", steps=step, text=text, results=last)
         replies.add(reply)
@@ -342,7 +359,8 @@ async def run_turn(
                     tracer=step_tracer,
                 )
             else:
-                emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
+                if emit.listening:  # plan_groups classifies every call: only for a listener
+                    emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
                 observe = _observe(runtime, turn, step, emit)
                 with observe:
                     outcome = await execute_tool_calls(
@@ -400,6 +418,18 @@ class _Events:
         except Exception as exc:
             self._error = exc
 
+    @property
+    def listening(self) -> bool:
+        """Whether an event emitted now reaches the callback (so it is worth building)."""
+        return self._on_event is not None and self._error is None
+
+    def text(self, turn: int, step: int) -> Callable[[str], object] | None:
+        """The sink of a request's :func:`~.turn_model.report_text`: ``TextDelta`` events, or
+        ``None`` without a callback."""
+        if self._on_event is None:
+            return None
+        return lambda fragment: self(TextDelta(turn, step, fragment))
+
     def raise_error(self) -> None:
         """Raise the callback's exception, if it raised one."""
         error = self._error
@@ -430,7 +460,7 @@ class _StreamedStep:
         turn: int,
         step: int,
         abort: trio.Event | None,
-        emit: Callable[[TurnEvent], object],
+        emit: _Events,
         replies: _Replies,
     ) -> None:
         self._model = model
@@ -452,15 +482,15 @@ class _StreamedStep:
         self.error: Exception | None = None
 
     def _on_call(self, call: ToolCallBlock) -> None:
-        if not self.sent:
+        if not self.sent and self._emit.listening:
             groups = plan_groups(self._runtime, (call,))
-            self._emit(StepStarted(self._turn, self._step, groups))
+            self._emit(StepStarted(self._turn, self._step, groups, complete=False))
         self._send.send_nowait(call)
         self.sent.append(call)
 
     async def _ask(self, tools: list[dict[str, Any]]) -> None:
         try:
-            with self._model_scope:
+            with self._model_scope, text_to(self._emit.text(self._turn, self._step)):
                 reply = await self._streaming(tools, self._on_call)
                 self.reply = reply
                 self._replies.add(reply)

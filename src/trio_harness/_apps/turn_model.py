@@ -2,11 +2,13 @@
 
 :class:`ModelStep` is one reply, provider-neutral (text, tool calls, finish reason, usage);
 :class:`TurnModel` is one request plus a way to hand results back; :class:`StreamingTurnModel`
-adds the streaming step that hands each tool call over while the reply still streams.
+adds the streaming step that hands each tool call over while the reply still streams;
+:func:`report_text` is how a model hands the turn its text while the reply streams.
 """
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -19,8 +21,11 @@ __all__ = [
     "ModelStep",
     "StepStreaming",
     "StreamingTurnModel",
+    "TextDelta",
     "TurnModel",
     "Usage",
+    "report_text",
+    "text_to",
 ]
 
 
@@ -140,3 +145,63 @@ class StreamingTurnModel(TurnModel, Protocol):
     def step_streaming(self) -> StepStreaming | None:
         """The streaming step (see the class docstring), or ``None``."""
         ...
+
+
+@attrs.frozen
+class TextDelta:
+    """A turn event: a piece of the reply's text as it streams (a model made with
+    ``stream=True``, or any model calling :func:`report_text`), before the reply's
+    :class:`~trio_harness.turn.ModelReplied`; the pieces of one reply, joined, are its text.
+
+    Attributes:
+        turn: The turn.
+        step: The step (the model request) the text belongs to.
+        text: The new text (never empty).
+    """
+
+    turn: int
+    step: int
+    text: str
+
+
+# Where report_text sends a fragment: the turn asking the model now, when it has a listener. A
+# context variable, so the TurnModel protocol needs no new argument: it is set in the task that
+# awaits the model's request, around that request only (tool bodies never see it).
+_text_sink: contextvars.ContextVar[Callable[[str], object] | None] = contextvars.ContextVar(
+    "trio_harness_text_sink", default=None
+)
+
+
+def report_text(fragment: str) -> None:
+    """Hand a fragment of the reply's text to the turn that asked, while the reply streams.
+
+    A :class:`TurnModel` that streams calls it from ``step`` (or ``step_streaming``) with each
+    piece of text, in order, as it arrives; :func:`~trio_harness.run_turn` passes each on to its
+    ``on_event`` as a :class:`~trio_harness.turn.TextDelta`. The ready provider models call it
+    when made with ``stream=True``. Outside a turn's request, or in a turn without ``on_event``,
+    it does nothing (nothing is built for an event nobody listens to).
+
+    Args:
+        fragment: The new text (an empty string is not reported).
+    """
+    sink = _text_sink.get()
+    if sink is not None and fragment:
+        sink(fragment)
+
+
+class text_to:
+    """``with text_to(sink):`` — :func:`report_text` in this block (and in tasks it starts)
+    calls ``sink``; ``None`` reports nowhere. Class-based, so no generator is left to finalize
+    when an exception enters the block."""
+
+    def __init__(self, sink: Callable[[str], object] | None) -> None:
+        self._sink = sink
+        self._token: contextvars.Token[Callable[[str], object] | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _text_sink.set(self._sink)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _text_sink.reset(self._token)
+            self._token = None

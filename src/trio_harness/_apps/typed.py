@@ -54,7 +54,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, overload
 
 import attrs
 import cattrs
@@ -78,7 +78,9 @@ from .typed_structure import make_converter, structure_violations
 
 __all__ = ["tool"]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+#: What ``tool`` decorates: an annotated function (a plain alias, not a type variable: nothing
+#: returned depends on the function's own type, and the API page shows the signature as is).
+_Function = Callable[..., Any]
 
 
 def _default_render(args: Any, value: Any) -> list[dict[str, Any]]:
@@ -87,7 +89,7 @@ def _default_render(args: Any, value: Any) -> list[dict[str, Any]]:
 
 
 @overload
-def tool(fn: _F, /) -> ToolDefinition: ...
+def tool(fn: _Function, /) -> ToolDefinition: ...
 
 
 @overload
@@ -98,11 +100,11 @@ def tool(
     parallel: bool | Callable[[Any], object] = False,
     timeout_ms: float | None = None,
     render: Callable[[Any, Any], Any] | None = None,
-) -> Callable[[_F], ToolDefinition]: ...
+) -> Callable[[_Function], ToolDefinition]: ...
 
 
 def tool(
-    fn: _F | None = None,
+    fn: _Function | None = None,
     /,
     *,
     name: str | None = None,
@@ -110,7 +112,7 @@ def tool(
     parallel: bool | Callable[[Any], object] = False,
     timeout_ms: float | None = None,
     render: Callable[[Any, Any], Any] | None = None,
-) -> ToolDefinition | Callable[[_F], ToolDefinition]:
+) -> ToolDefinition | Callable[[_Function], ToolDefinition]:
     """Turn an annotated function into a :class:`~trio_harness.ToolDefinition`.
 
     Usable bare (``@th.tool``) or with options (``@th.tool(parallel=True)``). A parameter named
@@ -136,7 +138,7 @@ def tool(
             function (the message names the parameter and what to write instead).
     """
 
-    def decorate(function: _F) -> ToolDefinition:
+    def decorate(function: _Function) -> ToolDefinition:
         return _build(function, name, description, parallel, timeout_ms, render)
 
     if fn is not None:

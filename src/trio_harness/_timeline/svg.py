@@ -75,6 +75,26 @@ def _num(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
+#: Rows between two lines of barrier labels, and the room kept between two labels on a row.
+_LABEL_ROW: Final = 14
+_LABEL_GAP: Final = 8.0
+
+
+def label_rows(spans: list[tuple[float, float]]) -> list[int]:
+    """The row of each label ``(left, right)``, in order: the first row whose last label ends
+    (with a gap) before this one begins, so that labels of nearby barriers never overlap."""
+    ends: list[float] = []  # Invariant: ends[row] is where the last label put on row ends.
+    rows = []
+    for left, right in spans:
+        row = next((r for r, end in enumerate(ends) if left >= end + _LABEL_GAP), len(ends))
+        if row == len(ends):
+            ends.append(right)
+        else:
+            ends[row] = right
+        rows.append(row)
+    return rows
+
+
 def render_timeline_svg(trace: StepTrace) -> str:
     """A standalone SVG picture of ``trace``.
 
@@ -96,7 +116,15 @@ def render_timeline_svg(trace: StepTrace) -> str:
     top = 60
     window_height = 30
     lanes_bottom = top + _LANE_HEIGHT * len(lanes)
-    height = lanes_bottom + window_height + 70
+    barriers = trace.barriers()
+    barrier_labels = [f"barrier: {lanes[index].call_id} ran alone" for _, _, index in barriers]
+    spans = [
+        (left + (a - start) * scale, left + (a - start) * scale + len(text) * _CHAR_WIDTH)
+        for (a, _, _), text in zip(barriers, barrier_labels, strict=True)
+    ]
+    rows = label_rows(spans)
+    extra = _LABEL_ROW * (max(rows) if rows else 0)  # label rows below the first
+    height = lanes_bottom + window_height + 70 + extra
     legend_width = 10 + sum(28 + len(text) * _CHAR_WIDTH for _, text in _LEGEND)
     total_width = max(left + _PLOT_WIDTH + outcome_width * _CHAR_WIDTH + 10, legend_width)
 
@@ -167,16 +195,17 @@ def render_timeline_svg(trace: StepTrace) -> str:
             f'y="{_num(y + _LANE_HEIGHT / 2 + 4)}">{escape(note)}</text>'
         )
         parts.append("</g>")
-    for a, b, index in trace.barriers():
+    for (a, b, index), label, row in zip(barriers, barrier_labels, rows, strict=True):
         for at in (a, b):
             parts.append(
                 f'<line class="barrier" data-call={quoteattr(lanes[index].call_id)} '
                 f'data-time="{_num(at - start)}" x1="{x(at)}" y1="{top - 4}" x2="{x(at)}" '
                 f'y2="{lanes_bottom}"/>'
             )
+        label_y = lanes_bottom + window_height + 16 + _LABEL_ROW * row
         parts.append(
-            f'<text class="barrier-label" x="{x(a)}" y="{lanes_bottom + window_height + 16}">'
-            f"barrier: {escape(lanes[index].call_id)} ran alone</text>"
+            f'<text class="barrier-label" data-call={quoteattr(lanes[index].call_id)} '
+            f'x="{x(a)}" y="{label_y}">{escape(label)}</text>'
         )
     window_top = lanes_bottom + 4
     parts.append(
@@ -217,7 +246,7 @@ def render_timeline_svg(trace: StepTrace) -> str:
             f'<text class="abort-label" x="{_num(left + (aborted_at - start) * scale + 3)}" '
             f'y="{top - 26}">abort {seconds_text(aborted_at - start, step, finer=True)}</text>'
         )
-    legend_y = lanes_bottom + window_height + 40
+    legend_y = lanes_bottom + window_height + 40 + extra
     legend_x = 10.0
     parts.append('<g class="legend">')
     for kind, text in _LEGEND:

@@ -24,6 +24,7 @@ from ._common import (
     field,
     result_text,
     split_cut,
+    text_feed,
     tool_specs,
 )
 from ._strict import function_tool
@@ -412,7 +413,9 @@ class ChatCompletionsModel:
             then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         strict: Passed to :func:`chat_tools`.
         options: Extra keyword arguments for every ``create`` call (e.g. ``temperature``).
-        on_text: Called with each streamed text fragment (streaming only).
+        on_text: Called with each streamed text fragment (streaming only; inside
+            :func:`~trio_harness.run_turn` each fragment is also a
+            :class:`~trio_harness.turn.TextDelta` event).
         stream_usage: When streaming, ask for the usage chunk
             (``stream_options={"include_usage": true}``) unless ``options`` set
             ``stream_options``.
@@ -425,7 +428,7 @@ class ChatCompletionsModel:
     stream: bool = attrs.field(default=False, kw_only=True)
     strict: bool | None = attrs.field(default=None, kw_only=True)
     options: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
-    on_text: Any = attrs.field(default=None, kw_only=True)
+    on_text: Callable[[str], object] | None = attrs.field(default=None, kw_only=True)
     stream_usage: bool = attrs.field(default=True, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
@@ -472,20 +475,12 @@ class ChatCompletionsModel:
             if self.stream_usage and "stream_options" not in request:
                 request["stream_options"] = {"include_usage": True}
             accumulator = ChatStreamAccumulator(on_call=on_call)
-            on_text = self.on_text
-
-            def add(chunk: Any) -> None:
-                before = len(accumulator.text)
-                accumulator.add(chunk)
-                if on_text is not None and len(accumulator.text) > before:
-                    on_text(accumulator.text[before:])
-
             try:
                 done = await feed_stream(
                     self.client.chat.completions.with_streaming_response.create(
                         **request, stream=True
                     ),
-                    add,
+                    text_feed(accumulator, self.on_text),
                 )
                 if not (done or accumulator.complete):
                     raise ProviderStreamError(

@@ -16,6 +16,7 @@ from typing import Any, Final, Protocol
 import attrs
 import trio
 
+from .._apps import report_text
 from .._json import js_json
 from .._pool import StepResult, ToolCallBlock
 from .._values import ToolDefinition, ToolExecutionResult
@@ -41,6 +42,7 @@ __all__ = [
     "split_cut",
     "sse_events",
     "stream_error",
+    "text_feed",
     "tool_specs",
 ]
 
@@ -421,3 +423,28 @@ async def feed_stream(streaming: Any, add: Callable[[Any], object]) -> bool:
                 raise ProviderStreamError(error, _error_code(event))
             add(event)
     return done
+
+
+class _HasText(Protocol):
+    text: str
+
+    def add(self, event: Any, /) -> None: ...
+
+
+def text_feed(
+    accumulator: _HasText, on_text: Callable[[str], object] | None
+) -> Callable[[Any], None]:
+    """``accumulator.add``, passing each new piece of ``accumulator.text`` to ``on_text`` (the
+    model's own callback, if any) and to the turn asking (:func:`~trio_harness.turn.report_text`:
+    a ``TextDelta`` event)."""
+
+    def add(event: Any) -> None:
+        before = len(accumulator.text)
+        accumulator.add(event)
+        if len(accumulator.text) > before:
+            fragment = accumulator.text[before:]
+            if on_text is not None:
+                on_text(fragment)
+            report_text(fragment)
+
+    return add

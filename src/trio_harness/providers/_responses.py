@@ -24,6 +24,7 @@ from ._common import (
     field,
     result_text,
     split_cut,
+    text_feed,
     tool_specs,
 )
 from ._strict import function_tool
@@ -341,6 +342,9 @@ class ResponsesModel:
             then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         strict: Passed to :func:`responses_tools`.
         options: Extra keyword arguments for every ``create`` call.
+        on_text: Called with each streamed text fragment (streaming only; inside
+            :func:`~trio_harness.run_turn` each fragment is also a
+            :class:`~trio_harness.turn.TextDelta` event).
     """
 
     client: Any
@@ -350,6 +354,7 @@ class ResponsesModel:
     stream: bool = attrs.field(default=False, kw_only=True)
     strict: bool | None = attrs.field(default=None, kw_only=True)
     options: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
+    on_text: Callable[[str], object] | None = attrs.field(default=None, kw_only=True)
     _custom: set[str] = attrs.field(factory=set, init=False)
 
     def add_user(self, text: str) -> None:
@@ -388,7 +393,7 @@ class ResponsesModel:
             try:
                 await feed_stream(
                     self.client.responses.with_streaming_response.create(**request, stream=True),
-                    accumulator.add,
+                    text_feed(accumulator, self.on_text),
                 )
                 if not accumulator.complete:
                     raise ProviderStreamError(

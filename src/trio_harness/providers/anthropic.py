@@ -34,6 +34,7 @@ from ._common import (
     js_argument_text,
     media_note,
     split_cut,
+    text_feed,
     tool_specs,
 )
 
@@ -387,6 +388,9 @@ class MessagesModel:
         stream: Stream the reply (read to the end, then closed); :func:`~trio_harness.run_turn`
             then starts each tool call as soon as it is complete (:attr:`step_streaming`).
         options: Extra keyword arguments for every ``create`` call.
+        on_text: Called with each streamed text fragment (streaming only; inside
+            :func:`~trio_harness.run_turn` each fragment is also a
+            :class:`~trio_harness.turn.TextDelta` event).
     """
 
     client: Any
@@ -396,6 +400,7 @@ class MessagesModel:
     system: str | None = attrs.field(default=None, kw_only=True)
     stream: bool = attrs.field(default=False, kw_only=True)
     options: dict[str, Any] = attrs.field(factory=dict, kw_only=True)
+    on_text: Callable[[str], object] | None = attrs.field(default=None, kw_only=True)
 
     def add_user(self, text: str) -> None:
         """Append a user message."""
@@ -447,7 +452,7 @@ class MessagesModel:
             try:
                 await feed_stream(
                     self.client.messages.with_streaming_response.create(**request, stream=True),
-                    accumulator.add,
+                    text_feed(accumulator, self.on_text),
                 )
                 if not accumulator.complete:
                     raise ProviderStreamError("the stream ended before message_stop")
