@@ -90,6 +90,7 @@ ORDER: list[tuple[str, float]] = [
     ("_testing.type_strategies", 7.022),
     ("_testing.rules", 7.03),
     ("_testing.monitor", 7.04),
+    ("_testing.scenarios", 7.045),
     ("_testing", 7.05),
     ("_conformance.scenario_format", 7.09),
     ("_conformance.scenario", 7.10),
@@ -163,6 +164,7 @@ TRIO_ALLOWED = {
     "providers._common",
     "_testing.rules",  # a body cut short by trio.Cancelled
     "_testing.monitor",  # PoolMonitor reads Trio's clock and watches the driver task
+    "_testing.scenarios",  # whole pool scenarios played on a MockClock
     "__main__",
 }
 
