@@ -245,7 +245,9 @@ def define_json_tool(
         output: The output contract; by default any JSON value, rendered as one text block.
         is_concurrency_safe: Optional ``(args) -> object``; invalid arguments classify as ``False``.
         allow_unkept: Register even when normalisation had to leave parts out (the report says
-            which); by default such a schema is refused.
+            which); by default such a schema is refused. A union that could not be kept
+            (``NormalizedSchema.refused``: without it any value would pass) is refused all the
+            same.
         timeout_ms: Optional timeout, as for ``define_tool``.
         explain_unions: Report a value that matches no ``oneOf`` branch by its real cause (see
             the module docstring) instead of upstream's ``must match exactly one oneOf branch``.
@@ -273,7 +275,8 @@ def define_json_tool(
         timeout_ms=timeout_ms,
     )
     report = normalize_json_schema(input_schema, vocabulary=vocabulary)
-    problems = [*report.violations, *([] if allow_unkept else report.unkept)]
+    # A removed union is refused even with allow_unkept: it would widen to "any value".
+    problems = [*report.violations, *(report.refused if allow_unkept else report.unkept)]
     if problems:
         raise JsonSchemaError(problems)
     check = json_schema_validator(report.schema, vocabulary=vocabulary, formats=formats)

@@ -7,17 +7,20 @@ Rewrites (each a ``changes`` entry, ``<path>: <what>``):
 
 * dropped keywords that carry no constraint: ``$schema``, ``$id``, ``$anchor``, ``$comment``,
   ``$defs``/``definitions`` (after inlining), ``deprecated``, ``readOnly``, ``writeOnly``,
-  ``contentMediaType``, ``contentEncoding``, ``x-*`` vendor keys, and annotation payloads that
-  are not lossless JSON;
+  ``contentMediaType``, ``contentEncoding``, ``x-*`` vendor keys, ``propertyNames`` that every
+  key satisfies (``{"type": "string"}``, ``{}``, ``true``), and annotation payloads that are not
+  lossless JSON;
 * local ``$ref`` (``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer into the
   document) inlined, its sibling keywords merged when they do not collide; a recursive reference
   is *not* followed: it is an unkept part;
 * ``type: [..]`` → ``oneOf`` of one branch per type (keywords go to the branch of their type;
   ``integer`` beside ``number`` is dropped as included), ``nullable: true`` → a ``null`` branch;
 * ``anyOf``/``oneOf``/``allOf`` of one branch merged into the node; ``anyOf`` whose branches are
-  disjoint by type → ``oneOf`` (nested unions flattened); ``anyOf`` branches of type ``integer`` /
-  ``number`` beside an unconstrained ``number`` branch dropped (included: ``anyOf: [integer,
-  number]`` is ``number``); ``allOf`` of non-colliding branches merged;
+  disjoint (by type, by distinct ``const``/``enum`` values, or by a required discriminator
+  property with distinct ``const`` values) → ``oneOf`` (nested unions flattened); ``anyOf``
+  branches of type ``integer`` / ``number`` beside an unconstrained ``number`` branch dropped
+  (included: ``anyOf: [integer, number]`` is ``number``); ``allOf`` of non-colliding branches
+  merged;
 * ``format`` on ``number`` / ``integer`` (OpenAPI's ``int32``, ``int64``, ``float``, ``double``)
   dropped: JSON Schema gives it no assertion there, and the vocabulary has it on strings only;
 * ``enum``/``const`` without a type get the type of their members (mixed members → ``oneOf``);
@@ -57,8 +60,8 @@ from .schema_types import (
     KNOWN_TYPES,
     TYPE_KEYWORDS,
     json_type,
+    disjoint_by,
     member_fits,
-    types_disjoint,
 )
 from .subset import (
     ANNOTATION_KEYWORDS,
@@ -99,17 +102,35 @@ class NormalizedSchema:
         unkept: Every part that could not be kept (removed from ``schema``), as
             ``"<path>: <why>"``. Empty means ``schema`` checks exactly what the input did.
         violations: What the subset (+ extension) assertion still reports on ``schema``.
+        refused: The ``unkept`` entries that no option may accept: a union removed (an
+            ``anyOf`` whose branches may overlap, a union beside another, an empty one) would
+            let any value through, and a ``oneOf`` whose branches lost parts and may overlap
+            now would refuse values the schema accepts. ``define_json_tool(allow_unkept=True)``
+            still refuses a schema with one.
     """
 
     schema: Any
     changes: tuple[str, ...]
     unkept: tuple[str, ...]
     violations: tuple[str, ...]
+    refused: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
         """Whether ``schema`` is supported and checks exactly what the input schema did."""
         return not self.unkept and not self.violations
+
+
+def _every_key(schema: object) -> bool:
+    """Whether a ``propertyNames`` schema holds for every object key: ``true``, ``{}`` or
+    ``{"type": "string"}`` (zod v4 writes it for every record), annotations aside."""
+    if schema is True:
+        return True
+    return (
+        type(schema) is dict
+        and schema.get("type", "string") == "string"
+        and all(key == "type" or key in ANNOTATION_KEYWORDS for key in schema)
+    )
 
 
 def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
@@ -134,6 +155,7 @@ class _Normalizer:
         self.vocabulary = vocabulary
         self.changes: list[str] = []
         self.unkept: list[str] = []
+        self.refused: list[str] = []
         self.resolving: list[str] = []
         self.inlined = 0
         self.budget = InliningBudget(root)
@@ -148,6 +170,12 @@ class _Normalizer:
 
     def lose(self, path: str, why: str) -> None:
         self.unkept.append(f"{path}: {why}")
+
+    def lose_union(self, path: str, why: str) -> None:
+        """An unkept union: without it the node would accept any value (or, for a ``oneOf``
+        whose branches lost parts, reject values the schema accepts), so no option keeps it."""
+        self.lose(path, why)
+        self.refused.append(self.unkept[-1])
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -175,6 +203,9 @@ class _Normalizer:
             elif key in _DROPPED or key.startswith("x-"):
                 del node[key]
                 self.change(f"{path}.{key}", "dropped (no constraint)")
+            elif key == "propertyNames" and _every_key(node[key]):
+                del node[key]
+                self.change(f"{path}.{key}", "dropped (every object key is a string)")
             elif key in ANNOTATION_KEYWORDS and (
                 not is_json_value(node[key])
                 or (key in ("title", "description") and type(node[key]) is not str)
@@ -323,8 +354,9 @@ class _Normalizer:
     def combine(self, node: dict[str, Any], combinator: str, path: str) -> dict[str, Any]:
         branches = node.pop(combinator)
         if type(branches) is not list or not branches:
-            self.lose(f"{path}.{combinator}", "must be a non-empty array")
+            self.lose_union(f"{path}.{combinator}", "must be a non-empty array")
             return node
+        unkept_before = len(self.unkept)
         if combinator != "allOf" and len(branches) > 1 and "oneOf" not in node:
             shared = [key for key in node if key in ANY_TYPE_KEYWORDS or key == "type"]
             if shared:
@@ -348,24 +380,35 @@ class _Normalizer:
             self.change(f"{path}.{combinator}", "merged into the node")
             return merged
         if "oneOf" in node:
-            self.lose(f"{path}.{combinator}", "beside another union (not expressible)")
+            self.lose_union(f"{path}.{combinator}", "beside another union (not expressible)")
             return node
         if combinator == "anyOf":
             normalized = self.numbers_included(normalized, f"{path}.anyOf")
-        flat, disjoint = self.disjoint(
+        flat, proof = self.disjoint(
             normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
         )
         if len(flat) == 1:
             self.change(f"{path}.{combinator}", "one distinct branch merged into the node")
             return self.merge_branch(node, flat[0], path)
         if combinator == "anyOf":
-            if not disjoint:
-                self.lose(
+            if proof is None:
+                # Not disjoint by type, and no const/enum values or discriminator tell apart
+                # the branches that share one.
+                self.lose_union(
                     f"{path}.anyOf",
                     "branches overlap by type (anyOf is not expressible as oneOf); removed",
                 )
                 return node
-            self.change(f"{path}.anyOf", "branches disjoint by type: written as oneOf")
+            self.change(f"{path}.anyOf", f"branches disjoint by {proof}: written as oneOf")
+        elif proof is None and len(self.unkept) > unkept_before:
+            # Each branch is checked less strictly now: two of them may both match a value that
+            # one matched before, and oneOf would refuse it.
+            self.lose_union(
+                f"{path}.oneOf",
+                "its branches lost parts and may overlap now (not disjoint by type, by const/enum "
+                "values or by a required discriminator); removed",
+            )
+            return node
         node["oneOf"] = flat
         return node
 
@@ -499,17 +542,20 @@ class _Normalizer:
             if key not in target:
                 target[key] = value
 
-    def disjoint(self, branches: list[Any], path: str, *, any_of: bool) -> tuple[list[Any], bool]:
+    def disjoint(
+        self, branches: list[Any], path: str, *, any_of: bool
+    ) -> tuple[list[Any], str | None]:
         """Flatten nested disjoint unions and (for ``anyOf``) drop duplicate branches; tell
-        whether the branches are disjoint by type. Under ``oneOf`` a duplicate branch is kept: it
-        makes the union fail where it matches, which is its meaning."""
+        why the branches are disjoint (:func:`.schema_types.disjoint_by`, ``None``: not
+        proven). Under ``oneOf`` a duplicate branch is kept: it makes the union fail where it
+        matches, which is its meaning."""
         flat: list[Any] = []
         for branch in branches:
             if (
                 type(branch) is dict
                 and type(branch.get("oneOf")) is list
                 and all(key == "oneOf" or key in ANNOTATION_KEYWORDS for key in branch)
-                and types_disjoint(branch["oneOf"])
+                and disjoint_by(branch["oneOf"]) is not None
             ):
                 flat.extend(branch["oneOf"])
                 self.change(path, "nested union of disjoint branches flattened")
@@ -532,7 +578,7 @@ class _Normalizer:
                 seen.add(key)
                 unique.append(branch)
             flat = unique
-        return flat, types_disjoint(flat)
+        return flat, disjoint_by(flat)
 
     def infer_type(self, node: dict[str, Any], path: str) -> dict[str, Any]:
         members = node["enum"] if type(node.get("enum")) is list else None
@@ -680,4 +726,5 @@ def normalize_json_schema(
         changes=tuple(normalizer.changes),
         unkept=tuple(normalizer.unkept),
         violations=tuple(violations),
+        refused=tuple(normalizer.refused),
     )

@@ -1,21 +1,23 @@
 """JSON types of schema nodes and values, as :mod:`.normalize` reasons about them: the keywords
-each type owns, the type of a value, and whether union branches are disjoint by type."""
+each type owns, the type of a value, and whether union branches are disjoint (no value can match
+two of them: the one proof an ``anyOf`` needs to be written as ``oneOf``, and a nested union to
+be flattened into its parent)."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from .extended import EXTENSION_BY_TYPE
-from .subset import STRUCTURAL_BY_TYPE
+from .extended import EXTENSION_BY_TYPE, EqualityKeys
+from .subset import ANNOTATION_KEYWORDS, STRUCTURAL_BY_TYPE
 
 __all__ = [
     "ANY_TYPE_KEYWORDS",
     "KNOWN_TYPES",
     "TYPE_KEYWORDS",
     "branch_types",
+    "disjoint_by",
     "json_type",
     "member_fits",
-    "types_disjoint",
 ]
 
 KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -69,12 +71,112 @@ def branch_types(branch: object) -> set[str] | None:
     return None
 
 
-def types_disjoint(branches: list[Any]) -> bool:
-    """Whether no two branches can match a value of the same JSON type."""
-    seen: set[str] = set()
-    for branch in branches:
-        types = branch_types(branch)
-        if types is None or types & seen:
-            return False
-        seen |= types
+def _leaves(branches: list[Any]) -> list[Any] | None:
+    """The branches with every nested ``oneOf`` of only annotations flattened (an explicit
+    stack); ``None`` when a branch is a union with other keywords beside it."""
+    out: list[Any] = []
+    stack = list(reversed(branches))
+    while stack:
+        branch = stack.pop()
+        if type(branch) is dict and "oneOf" in branch:
+            inner = branch["oneOf"]
+            if type(inner) is not list or any(
+                key != "oneOf" and key not in ANNOTATION_KEYWORDS for key in branch
+            ):
+                return None
+            stack.extend(reversed(inner))
+        else:
+            out.append(branch)
+    return out
+
+
+def _members(node: object) -> list[Any] | None:
+    """The only values ``node`` accepts (its ``const``, else its ``enum``), or ``None``."""
+    if type(node) is not dict:
+        return None
+    if "const" in node:
+        return [node["const"]]
+    members = node.get("enum")
+    return members if type(members) is list else None
+
+
+def _distinct(groups: list[list[Any]], keys: EqualityKeys) -> bool:
+    """Whether no value is in two of ``groups`` (JSON equality: ``1 == 1.0``, ``True`` is not
+    ``1``); a member that is not JSON data proves nothing."""
+    owner: dict[Any, int] = {}
+    for index, members in enumerate(groups):
+        for member in members:
+            try:
+                key = keys.key(member)
+            except TypeError:
+                return False
+            if owner.setdefault(key, index) != index:
+                return False
     return True
+
+
+def _discriminator(leaves: list[Any], keys: EqualityKeys) -> str | None:
+    """A property every leaf (an object schema) requires, whose values (``const``/``enum``)
+    no two leaves share: a value matches at most the leaf its property's value names."""
+    required: list[str] | None = None
+    for leaf in leaves:
+        names = leaf.get("required")
+        if type(names) is not list:
+            return None
+        own = [name for name in names if type(name) is str]
+        required = own if required is None else [name for name in required if name in own]
+    for name in dict.fromkeys(required or ()):
+        groups = []
+        for leaf in leaves:
+            properties = leaf.get("properties")
+            members = _members(properties.get(name)) if type(properties) is dict else None
+            if members is None:
+                break
+            groups.append(members)
+        else:
+            if _distinct(groups, keys):
+                return name
+    return None
+
+
+def disjoint_by(branches: list[Any]) -> str | None:
+    """Why no value can match two of ``branches`` (normalised schema nodes), or ``None`` when
+    that is not proven.
+
+    Proofs, per JSON type (``integer`` with ``number``): the branches of a type are one, or each
+    accepts only its own ``const``/``enum`` values and no value is in two of them, or (objects)
+    they all require a property whose ``const``/``enum`` values no two share (a zod
+    discriminated union). Nested unions of only annotations count by their branches. Linear in
+    the branches and their value lists.
+
+    Returns:
+        ``"type"`` (disjoint by JSON type alone), ``"const/enum values"``, ``'the required
+        discriminator "<name>"'`` (the last proof needed, when types alone did not do), or
+        ``None``.
+    """
+    leaves = _leaves(branches)
+    if leaves is None:
+        return None
+    by_type: dict[str, list[Any]] = {}
+    for leaf in leaves:
+        kind = leaf.get("type") if type(leaf) is dict else None
+        if type(kind) is not str or kind not in KNOWN_TYPES:
+            return None
+        by_type.setdefault("number" if kind == "integer" else kind, []).append(leaf)
+    proof = "type"
+    keys = EqualityKeys()
+    for kind, group in by_type.items():
+        if len(group) == 1:
+            continue
+        groups = [_members(leaf) for leaf in group]
+        if all(members is not None for members in groups) and _distinct(
+            [members for members in groups if members is not None], keys
+        ):
+            if proof == "type":
+                proof = "const/enum values"
+            continue
+        name = _discriminator(group, keys) if kind == "object" else None
+        if name is None:
+            return None
+        proof = f'the required discriminator "{name}"'
+    return proof
