@@ -64,7 +64,9 @@ def install(scratch: Path, server: Server, log: Path) -> str | None:
     # Installs fetch packages only: no browser, no prebuilt binary from elsewhere.
     env.update(PUPPETEER_SKIP_DOWNLOAD="1", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
     if server.kind == "npm":
-        commands = [["npm", "install", "--no-audit", "--no-fund", "--prefix", str(base), server.package]]
+        commands = [
+            ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(base), server.package]
+        ]
     else:
         commands = [
             [sys.executable, "-m", "venv", str(base)],

@@ -117,8 +117,8 @@ SERVERS: tuple[Server, ...] = (
         name="pdf",
         kind="npm",
         package="@modelcontextprotocol/server-pdf",
-        program="mcp-server-pdf",
-        args=lambda s: ["--stdio"],
+        program="mcp-pdf-server",
+        args=lambda s: ["--stdio", _data(s, "pdfs")],
     ),
     Server(name="time", kind="pypi", package="mcp-server-time", program="mcp-server-time"),
     Server(

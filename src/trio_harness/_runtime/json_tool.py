@@ -232,6 +232,7 @@ def define_json_tool(
     allow_unkept: bool = False,
     timeout_ms: float | None = None,
     explain_unions: bool = False,
+    optional_defaults: bool = False,
 ) -> tuple[ToolDefinition, NormalizedSchema]:
     """Define a tool from a raw JSON Schema, normalised and checked with the chosen vocabulary.
 
@@ -251,6 +252,8 @@ def define_json_tool(
         timeout_ms: Optional timeout, as for ``define_tool``.
         explain_unions: Report a value that matches no ``oneOf`` branch by its real cause (see
             the module docstring) instead of upstream's ``must match exactly one oneOf branch``.
+        optional_defaults: A required property with a ``default`` is optional
+            (:func:`~trio_harness.schema.normalize_json_schema`'s option of that name).
 
     Returns:
         ``(definition, report)``: the definition (``parameters`` is the normalised schema) and the
@@ -274,7 +277,9 @@ def define_json_tool(
         callbacks=(("is_concurrency_safe", is_concurrency_safe),),
         timeout_ms=timeout_ms,
     )
-    report = normalize_json_schema(input_schema, vocabulary=vocabulary)
+    report = normalize_json_schema(
+        input_schema, vocabulary=vocabulary, optional_defaults=optional_defaults
+    )
     # A removed union is refused even with allow_unkept: it would widen to "any value".
     problems = [*report.violations, *(report.refused if allow_unkept else report.unkept)]
     if problems:

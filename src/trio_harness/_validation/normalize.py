@@ -50,7 +50,6 @@ from .._errors import JsonSchemaError
 from .._json import is_json_value
 from .extended import (
     EXTENSION_KEYWORDS,
-    EqualityKeys,
     Vocabulary,
     extended_violations,
 )
@@ -59,9 +58,12 @@ from .schema_types import (
     ANY_TYPE_KEYWORDS,
     KNOWN_TYPES,
     TYPE_KEYWORDS,
-    json_type,
     disjoint_by,
+    every_key,
+    interacts,
+    json_type,
     member_fits,
+    unique_branches,
 )
 from .subset import (
     ANNOTATION_KEYWORDS,
@@ -121,37 +123,13 @@ class NormalizedSchema:
         return not self.unkept and not self.violations
 
 
-def _every_key(schema: object) -> bool:
-    """Whether a ``propertyNames`` schema holds for every object key: ``true``, ``{}`` or
-    ``{"type": "string"}`` (zod v4 writes it for every record), annotations aside."""
-    if schema is True:
-        return True
-    return (
-        type(schema) is dict
-        and schema.get("type", "string") == "string"
-        and all(key == "type" or key in ANNOTATION_KEYWORDS for key in schema)
-    )
-
-
-def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
-    """Whether adding ``key: value`` from another schema to ``target`` would change what a keyword
-    already there (or the added one) sees: ``additionalProperties`` sees its own node's
-    ``properties``, ``items`` its own node's ``prefixItems``."""
-    if key == "additionalProperties" and value is not True:
-        return bool(target.get("properties"))
-    if key == "properties" and value:
-        return target.get("additionalProperties", True) is not True
-    if key == "items":
-        return "prefixItems" in target
-    if key == "prefixItems":
-        return "items" in target
-    return False
-
-
 class _Normalizer:
-    def __init__(self, root: object, vocabulary: Vocabulary, tool_input: bool) -> None:
+    def __init__(
+        self, root: object, vocabulary: Vocabulary, tool_input: bool, optional_defaults: bool
+    ) -> None:
         self.root = root
         self.tool_input = tool_input
+        self.optional_defaults = optional_defaults
         self.vocabulary = vocabulary
         self.changes: list[str] = []
         self.unkept: list[str] = []
@@ -203,7 +181,7 @@ class _Normalizer:
             elif key in _DROPPED or key.startswith("x-"):
                 del node[key]
                 self.change(f"{path}.{key}", "dropped (no constraint)")
-            elif key == "propertyNames" and _every_key(node[key]):
+            elif key == "propertyNames" and every_key(node[key]):
                 del node[key]
                 self.change(f"{path}.{key}", "dropped (every object key is a string)")
             elif key in ANNOTATION_KEYWORDS and (
@@ -412,6 +390,24 @@ class _Normalizer:
         node["oneOf"] = flat
         return node
 
+    def defaults_optional(
+        self, node: dict[str, Any], properties: dict[str, Any], path: str
+    ) -> None:
+        """``optional_defaults``: the names of defaulted properties leave ``required``."""
+        kept = []
+        for name in node["required"]:
+            child = properties.get(name) if type(name) is str else None
+            if type(child) is dict and "default" in child:
+                self.change(
+                    f"{path}.required", f'"{name}" has a default: optional (optional_defaults)'
+                )
+            else:
+                kept.append(name)
+        if kept:
+            node["required"] = kept
+        else:
+            del node["required"]
+
     def numbers_included(self, branches: list[Any], path: str) -> list[Any]:
         """Under ``anyOf``, a branch of type ``integer`` or ``number`` adds nothing beside an
         unconstrained ``number`` branch (it only accepts numbers): dropped."""
@@ -454,7 +450,7 @@ class _Normalizer:
             impossible = False
             kind = merged.get("type")
             for key, value in moved.items():
-                if key not in merged and _interacts(merged, key, value):
+                if key not in merged and interacts(merged, key, value):
                     self.lose(
                         f"{path}[{index}].{key}",
                         "would see the branch's own properties/items once merged (not expressible)",
@@ -529,7 +525,7 @@ class _Normalizer:
         ``target``'s stays.
         """
         for key, value in source.items():
-            if key not in target and _interacts(target, key, value):
+            if key not in target and interacts(target, key, value):
                 self.lose(f"{prefix}.{key}", sees)
                 continue
             if key in target and target[key] != value:
@@ -562,22 +558,8 @@ class _Normalizer:
             else:
                 flat.append(branch)
         if any_of:
-            # Linear: each branch is looked up by its JSON-equality key (``True`` is not ``1``).
-            unique: list[Any] = []
-            seen: set[Any] = set()
-            keys = EqualityKeys()
-            for branch in flat:
-                try:
-                    key = keys.key(branch)
-                except TypeError:  # not JSON data: kept (the assertion reports it)
-                    unique.append(branch)
-                    continue
-                if key in seen:
-                    self.change(path, "duplicate branch removed")
-                    continue
-                seen.add(key)
-                unique.append(branch)
-            flat = unique
+            flat, removed = unique_branches(flat)
+            self.changes.extend([f"{path}: duplicate branch removed"] * removed)
         return flat, disjoint_by(flat)
 
     def infer_type(self, node: dict[str, Any], path: str) -> dict[str, Any]:
@@ -678,13 +660,19 @@ class _Normalizer:
                     if type(name) is str and name not in properties:
                         properties[name] = {}
                         self.change(f"{path}.required", f'"{name}" given an unconstrained property')
+                if self.optional_defaults:
+                    self.defaults_optional(out, properties, path)
                 if not properties:
                     del out["properties"]
         return out
 
 
 def normalize_json_schema(
-    schema: object, *, vocabulary: Vocabulary = "extended", tool_input: bool = True
+    schema: object,
+    *,
+    vocabulary: Vocabulary = "extended",
+    tool_input: bool = True,
+    optional_defaults: bool = False,
 ) -> NormalizedSchema:
     """Rewrite a foreign JSON Schema into the subset (+ the extended vocabulary), with a report.
 
@@ -694,12 +682,16 @@ def normalize_json_schema(
         vocabulary: ``"extended"`` (default) keeps the extension keywords; ``"strict"`` reports
             them as unkept.
         tool_input: The schema is a tool's arguments: a root without ``type`` becomes an object.
+        optional_defaults: A required property with a ``default`` becomes optional (each one a
+            ``changes`` entry): for a server that publishes its schemas as its parser's output
+            (zod's output mode lists every defaulted property as required) and fills the
+            default in itself. Not the published meaning; opt-in.
 
     Returns:
         A :class:`NormalizedSchema`: the new schema, every change, every unkept part, and what
         the assertion of the chosen vocabulary still reports.
     """
-    normalizer = _Normalizer(schema, vocabulary, tool_input)
+    normalizer = _Normalizer(schema, vocabulary, tool_input, optional_defaults)
     try:
         result = normalizer.node(schema, "schema")
     except InliningTooLarge as too_large:

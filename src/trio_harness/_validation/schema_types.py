@@ -16,8 +16,11 @@ __all__ = [
     "TYPE_KEYWORDS",
     "branch_types",
     "disjoint_by",
+    "every_key",
+    "interacts",
     "json_type",
     "member_fits",
+    "unique_branches",
 ]
 
 KNOWN_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -28,6 +31,33 @@ TYPE_KEYWORDS: Final[dict[str, frozenset[str]]] = {
     for name in KNOWN_TYPES
 }
 ANY_TYPE_KEYWORDS: Final = frozenset().union(*TYPE_KEYWORDS.values())
+
+
+def every_key(schema: object) -> bool:
+    """Whether a ``propertyNames`` schema holds for every object key: ``true``, ``{}`` or
+    ``{"type": "string"}`` (zod v4 writes it for every record), annotations aside."""
+    if schema is True:
+        return True
+    return (
+        type(schema) is dict
+        and schema.get("type", "string") == "string"
+        and all(key == "type" or key in ANNOTATION_KEYWORDS for key in schema)
+    )
+
+
+def interacts(target: dict[str, Any], key: str, value: object) -> bool:
+    """Whether adding ``key: value`` from another schema to ``target`` would change what a keyword
+    already there (or the added one) sees: ``additionalProperties`` sees its own node's
+    ``properties``, ``items`` its own node's ``prefixItems``."""
+    if key == "additionalProperties" and value is not True:
+        return bool(target.get("properties"))
+    if key == "properties" and value:
+        return target.get("additionalProperties", True) is not True
+    if key == "items":
+        return "prefixItems" in target
+    if key == "prefixItems":
+        return "items" in target
+    return False
 
 
 def json_type(value: object) -> str:
@@ -180,3 +210,22 @@ def disjoint_by(branches: list[Any]) -> str | None:
             return None
         proof = f'the required discriminator "{name}"'
     return proof
+
+
+def unique_branches(branches: list[Any]) -> tuple[list[Any], int]:
+    """``branches`` without repeats (JSON equality: ``True`` is not ``1``), and how many went:
+    linear, each branch looked up by its equality key. A branch that is not JSON data is kept
+    (the assertion reports it)."""
+    unique: list[Any] = []
+    seen: set[Any] = set()
+    keys = EqualityKeys()
+    for branch in branches:
+        try:
+            key = keys.key(branch)
+        except TypeError:
+            unique.append(branch)
+            continue
+        if key not in seen:
+            seen.add(key)
+            unique.append(branch)
+    return unique, len(branches) - len(unique)
