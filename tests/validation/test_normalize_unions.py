@@ -236,7 +236,8 @@ async def test_allow_unkept_keeps_what_can_be_kept_of_each_branch() -> None:
     runtime.register(tool)
     bad = await runtime.execute(th.ToolExecutionInput("c1", "t", {"step": {"op": 5}}))
     assert bad.is_error
-    assert bad.error is not None and bad.error.info is not None
+    assert bad.error is not None
+    assert bad.error.info is not None
     assert bad.error.info.code == "INVALID_ARGS"
     good = await runtime.execute(th.ToolExecutionInput("c2", "t", {"step": {"op": "reset"}}))
     assert not good.is_error
