@@ -696,10 +696,9 @@ async def open_stdio(
                 nursery.cancel_scope.cancel()
 
             stack.push_async_callback(stop_reader)
+            transport = stdio_client(params, errlog=cast(TextIO, errlog))
             try:
-                read, write = await stack.enter_async_context(
-                    stdio_client(params, errlog=cast(TextIO, errlog))
-                )
+                read, write = await stack.enter_async_context(transport)
             finally:
                 if stream is not None:
                     errlog.close()  # the server holds its own copy of the pipe's write end
@@ -713,22 +712,42 @@ async def open_stdio(
             try:
                 await session.initialize()
             except Exception as error:
-                if stream is not None:
-                    # A server that died while starting: its last words say why.
-                    with trio.move_on_after(_STDERR_GRACE_S):
+                # A server that died while starting: how it ended and its last words say why.
+                process = _server_process(transport)
+                how = (
+                    "stopped answering (its exit status is not known)"
+                    if process is None
+                    else "closed its output but is still running"
+                )
+                with trio.move_on_after(_STDERR_GRACE_S):
+                    if stream is not None:
                         await connection._stderr_closed.wait()
-                    if connection.stderr_tail:
-                        error.add_note(
-                            f"{label} stderr (last lines):\n  "
-                            + "\n  ".join(connection.stderr_tail)
+                    if process is not None:
+                        code: int = await process.wait()
+                        how = (
+                            f"was killed by signal {-code}"
+                            if code < 0
+                            else f"exited with status {code}"
                         )
+                note = f"{label} {how}"
+                if connection.stderr_tail:
+                    note += "; its stderr (last lines):\n  " + "\n  ".join(connection.stderr_tail)
+                error.add_note(note)
                 raise
             await toolset.sync(session)
             yield connection
 
 
-# How long a server that failed to start may take to close its stderr (seconds).
+# How long a server that failed to start may take to close its stderr and exit (seconds).
 _STDERR_GRACE_S: Final = 1.0
+
+
+def _server_process(transport: object) -> Any:
+    """The server's process (``await .wait()``), or ``None``: the SDK's ``stdio_client`` keeps it
+    to itself, as the local ``process`` of its generator's frame (mcp 2.x)."""
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    process = None if frame is None else frame.f_locals.get("process")
+    return process if hasattr(process, "wait") else None
 
 
 @asynccontextmanager
