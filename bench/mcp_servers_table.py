@@ -26,6 +26,8 @@ class Server:
         env: Extra environment variables, given the scratch directory.
         offline: ``None`` when it starts offline; else why it cannot (listed, not started).
         optional_defaults: Started with ``optional_defaults=True`` too (zod output-mode schemas).
+        requirements: Installed beside the package in its environment (``"mcp<2"`` for a
+            server written for the 1.x SDK whose metadata does not say so).
     """
 
     name: str
@@ -36,6 +38,7 @@ class Server:
     env: Callable[[Path], dict[str, str]] = lambda scratch: {}
     offline: str | None = None
     optional_defaults: bool = False
+    requirements: tuple[str, ...] = ()
 
 
 def _data(scratch: Path, *parts: str) -> str:
@@ -132,6 +135,7 @@ SERVERS: tuple[Server, ...] = (
         name="sqlite",
         kind="pypi",
         package="mcp-server-sqlite",
+        requirements=("mcp<2",),  # written for the 1.x SDK; dies at start beside 2.x
         program="mcp-server-sqlite",
         args=lambda s: ["--db-path", _data(s, "test.sqlite")],
     ),
@@ -140,12 +144,14 @@ SERVERS: tuple[Server, ...] = (
         name="calculator",
         kind="pypi",
         package="mcp-server-calculator",
+        requirements=("mcp<2",),  # written for the 1.x SDK; dies at start beside 2.x
         program="mcp-server-calculator",
     ),
     Server(
         name="duckdb",
         kind="pypi",
         package="mcp-server-duckdb",
+        requirements=("mcp<2",),  # written for the 1.x SDK; dies at start beside 2.x
         program="mcp-server-duckdb",
         args=lambda s: ["--db-path", _data(s, "test.duckdb")],
     ),

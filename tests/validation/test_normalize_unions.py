@@ -263,3 +263,51 @@ def test_optional_defaults_makes_defaulted_required_properties_optional() -> Non
         'schema.required: "type" has a default: optional (optional_defaults)',
         'schema.required: "scale" has a default: optional (optional_defaults)',
     )
+
+
+def test_listed_values_the_other_branch_refuses_are_disjoint_from_it() -> None:
+    # excel-mcp-server's totals cell: a function name, or a formula starting with "=".
+    total = {
+        "anyOf": [
+            {"type": "string", "enum": ["none", "sum", "average"]},
+            {"type": "string", "pattern": "^="},
+        ]
+    }
+    report = th.schema.normalize_json_schema(total, tool_input=False)
+    assert report.exact
+    _agrees(total, ["sum", "none", "=A1", "=", "sums", "", 3, None])
+    clash = {"anyOf": [total["anyOf"][0], {"type": "string", "pattern": "^s"}]}
+    assert not th.schema.normalize_json_schema(clash, tool_input=False).exact
+
+
+def test_a_nested_union_counts_by_its_branches_without_being_disjoint_inside() -> None:
+    # notion's page parent: a oneOf of object shapes (overlapping among themselves), or a string.
+    parent = {
+        "anyOf": [
+            {
+                "oneOf": [
+                    {"type": "object", "properties": {"page_id": {"type": "string"}}},
+                    {"type": "object", "additionalProperties": True},
+                ]
+            },
+            {"type": "string"},
+        ]
+    }
+    report = th.schema.normalize_json_schema(parent, tool_input=False)
+    assert report.exact
+    assert report.changes[-1] == "schema.anyOf: branches disjoint by type: written as oneOf"
+    _agrees(parent, ["id", {"x": 1}, {"page_id": "p"}, {"page_id": 3}, 5, None])
+
+
+def test_an_unconstrained_branch_holds_the_others_of_its_type() -> None:
+    sorts = {
+        "anyOf": [
+            {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]},
+            {"type": "string"},
+            {"type": "object", "additionalProperties": True},
+        ]
+    }
+    report = th.schema.normalize_json_schema(sorts, tool_input=False)
+    assert report.exact
+    assert "schema.anyOf[0]: included in the object branch; dropped" in report.changes
+    _agrees(sorts, [{}, {"key": 1}, {"key": "k"}, "s", 3, None, []])

@@ -18,8 +18,9 @@ Rewrites (each a ``changes`` entry, ``<path>: <what>``):
 * ``anyOf``/``oneOf``/``allOf`` of one branch merged into the node; ``anyOf`` whose branches are
   disjoint (by type, by distinct ``const``/``enum`` values, or by a required discriminator
   property with distinct ``const`` values) → ``oneOf`` (nested unions flattened); ``anyOf``
-  branches of type ``integer`` / ``number`` beside an unconstrained ``number`` branch dropped
-  (included: ``anyOf: [integer, number]`` is ``number``); ``allOf`` of non-colliding branches
+  branches beside an unconstrained branch of their type dropped (included: ``anyOf: [integer,
+  number]`` is ``number``, ``anyOf: [{object with properties}, {"type": "object"}]`` is an
+  object); ``allOf`` of non-colliding branches
   merged;
 * ``format`` on ``number`` / ``integer`` (OpenAPI's ``int32``, ``int64``, ``float``, ``double``)
   dropped: JSON Schema gives it no assertion there, and the vocabulary has it on strings only;
@@ -361,7 +362,7 @@ class _Normalizer:
             self.lose_union(f"{path}.{combinator}", "beside another union (not expressible)")
             return node
         if combinator == "anyOf":
-            normalized = self.numbers_included(normalized, f"{path}.anyOf")
+            normalized = self.included(normalized, f"{path}.anyOf")
         flat, proof = self.disjoint(
             normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
         )
@@ -408,29 +409,34 @@ class _Normalizer:
         else:
             del node["required"]
 
-    def numbers_included(self, branches: list[Any], path: str) -> list[Any]:
-        """Under ``anyOf``, a branch of type ``integer`` or ``number`` adds nothing beside an
-        unconstrained ``number`` branch (it only accepts numbers): dropped."""
-
-        def bare_number(branch: object) -> bool:
-            return (
-                type(branch) is dict
-                and branch.get("type") == "number"
-                and all(key == "type" or key in ANNOTATION_KEYWORDS for key in branch)
-            )
-
-        keeper = next((index for index, branch in enumerate(branches) if bare_number(branch)), None)
-        if keeper is None:
+    def included(self, branches: list[Any], path: str) -> list[Any]:
+        """Under ``anyOf``, a branch adds nothing beside an unconstrained branch of its type
+        (``{"type": "number"}`` holds every ``integer`` and ``number`` branch, ``{"type":
+        "object"}`` every object branch): dropped."""
+        bare: dict[str, int] = {}
+        for index, branch in enumerate(branches):
+            kind = branch.get("type") if type(branch) is dict else None
+            if type(kind) is str and all(
+                key == "type"
+                or key in ANNOTATION_KEYWORDS
+                or (key == "additionalProperties" and branch[key] is True)
+                for key in branch
+            ):
+                bare.setdefault(kind, index)
+        if not bare:
             return branches
         out = []
         for index, branch in enumerate(branches):
-            if (
-                index != keeper
-                and type(branch) is dict
-                and branch.get("type") in ("integer", "number")
-                and "oneOf" not in branch
-            ):
-                self.change(f"{path}[{index}]", "included in the number branch; dropped")
+            kind = branch.get("type") if type(branch) is dict else None
+            # An unconstrained number holds the integers too.
+            keeper = bare.get("number", bare.get("integer")) if kind == "integer" else None
+            if keeper is None and type(kind) is str:
+                keeper = bare.get(kind)
+            if keeper is not None and index != keeper and "oneOf" not in branch:
+                self.change(
+                    f"{path}[{index}]",
+                    f"included in the {branches[keeper]['type']} branch; dropped",
+                )
                 continue
             out.append(branch)
         return out

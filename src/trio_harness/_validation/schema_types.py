@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from .._errors import JsonSchemaError
 from .extended import EXTENSION_BY_TYPE, EqualityKeys
+from .extended_compiled import compile_extended_validator
 from .subset import ANNOTATION_KEYWORDS, STRUCTURAL_BY_TYPE
 
 __all__ = [
     "ANY_TYPE_KEYWORDS",
     "KNOWN_TYPES",
     "TYPE_KEYWORDS",
-    "branch_types",
     "disjoint_by",
     "every_key",
     "interacts",
@@ -82,25 +83,6 @@ def member_fits(type_name: str, value: object) -> bool:
     return actual == type_name or (type_name == "number" and actual == "integer")
 
 
-def branch_types(branch: object) -> set[str] | None:
-    """The JSON types a union branch can match (``number`` and ``integer`` together), or
-    ``None`` when the branch is not typed."""
-    if type(branch) is not dict:
-        return None
-    kind = branch.get("type")
-    if type(kind) is str:
-        return {"number", "integer"} if kind in ("number", "integer") else {kind}
-    if "oneOf" in branch:
-        found: set[str] = set()
-        for inner in branch["oneOf"]:
-            inner_types = branch_types(inner)
-            if inner_types is None:
-                return None
-            found |= inner_types
-        return found
-    return None
-
-
 def _leaves(branches: list[Any]) -> list[Any] | None:
     """The branches with every nested ``oneOf`` of only annotations flattened (an explicit
     stack); ``None`` when a branch is a union with other keywords beside it."""
@@ -130,11 +112,38 @@ def _members(node: object) -> list[Any] | None:
     return members if type(members) is list else None
 
 
-def _distinct(groups: list[list[Any]], keys: EqualityKeys) -> bool:
-    """Whether no value is in two of ``groups`` (JSON equality: ``1 == 1.0``, ``True`` is not
-    ``1``); a member that is not JSON data proves nothing."""
+def _apart(group: list[tuple[int, Any]], keys: EqualityKeys) -> bool:
+    """Whether the leaves of ``group`` (``(owner branch, leaf)`` of one JSON type) can share no
+    value across owners by their values: no value in the ``const``/``enum`` lists of two owners,
+    and at most one owner with a leaf without such a list, which refuses every listed value of
+    the other owners (checked with the validator itself, formats as annotations: the most
+    permissive reading)."""
+    listed: list[tuple[int, list[Any]]] = []
+    open_leaves: list[tuple[int, Any]] = []
+    for owner, leaf in group:
+        members = _members(leaf)
+        if members is None:
+            open_leaves.append((owner, leaf))
+        else:
+            listed.append((owner, members))
+    if len({owner for owner, _ in open_leaves}) > 1 or not _distinct(listed, keys):
+        return False
+    for owner, leaf in open_leaves:
+        try:
+            check = compile_extended_validator(leaf)
+        except JsonSchemaError:
+            return False
+        for other, members in listed:
+            if other != owner and any(check(member, "") == [] for member in members):
+                return False
+    return True
+
+
+def _distinct(groups: list[tuple[int, list[Any]]], keys: EqualityKeys) -> bool:
+    """Whether no value is in the lists of two owners (JSON equality: ``1 == 1.0``, ``True`` is
+    not ``1``); a member that is not JSON data proves nothing."""
     owner: dict[Any, int] = {}
-    for index, members in enumerate(groups):
+    for index, members in groups:
         for member in members:
             try:
                 key = keys.key(member)
@@ -145,26 +154,26 @@ def _distinct(groups: list[list[Any]], keys: EqualityKeys) -> bool:
     return True
 
 
-def _discriminator(leaves: list[Any], keys: EqualityKeys) -> str | None:
+def _discriminator(group: list[tuple[int, Any]], keys: EqualityKeys) -> str | None:
     """A property every leaf (an object schema) requires, whose values (``const``/``enum``)
-    no two leaves share: a value matches at most the leaf its property's value names."""
+    no two owners share: a value matches only leaves of the owner its property's value names."""
     required: list[str] | None = None
-    for leaf in leaves:
+    for _, leaf in group:
         names = leaf.get("required")
         if type(names) is not list:
             return None
         own = [name for name in names if type(name) is str]
         required = own if required is None else [name for name in required if name in own]
     for name in dict.fromkeys(required or ()):
-        groups = []
-        for leaf in leaves:
+        lists = []
+        for owner, leaf in group:
             properties = leaf.get("properties")
             members = _members(properties.get(name)) if type(properties) is dict else None
             if members is None:
                 break
-            groups.append(members)
+            lists.append((owner, members))
         else:
-            if _distinct(groups, keys):
+            if _distinct(lists, keys):
                 return name
     return None
 
@@ -173,35 +182,34 @@ def disjoint_by(branches: list[Any]) -> str | None:
     """Why no value can match two of ``branches`` (normalised schema nodes), or ``None`` when
     that is not proven.
 
-    Proofs, per JSON type (``integer`` with ``number``): the branches of a type are one, or each
-    accepts only its own ``const``/``enum`` values and no value is in two of them, or (objects)
-    they all require a property whose ``const``/``enum`` values no two share (a zod
-    discriminated union). Nested unions of only annotations count by their branches. Linear in
-    the branches and their value lists.
+    A branch that is itself a union (only annotations beside its ``oneOf``) counts by its
+    branches, which need not be disjoint from each other. Proofs, per JSON type (``integer`` with
+    ``number``): one branch has leaves of the type, or their ``const``/``enum`` values are
+    apart (no value in two branches' lists, and at most one branch without a list, which
+    refuses every listed value of the others), or (objects) they all require a property whose
+    ``const``/``enum`` values no two branches share (a zod discriminated union).
 
     Returns:
         ``"type"`` (disjoint by JSON type alone), ``"const/enum values"``, ``'the required
         discriminator "<name>"'`` (the last proof needed, when types alone did not do), or
         ``None``.
     """
-    leaves = _leaves(branches)
-    if leaves is None:
-        return None
-    by_type: dict[str, list[Any]] = {}
-    for leaf in leaves:
-        kind = leaf.get("type") if type(leaf) is dict else None
-        if type(kind) is not str or kind not in KNOWN_TYPES:
+    by_type: dict[str, list[tuple[int, Any]]] = {}
+    for owner, branch in enumerate(branches):
+        leaves = _leaves([branch])
+        if leaves is None:
             return None
-        by_type.setdefault("number" if kind == "integer" else kind, []).append(leaf)
+        for leaf in leaves:
+            kind = leaf.get("type") if type(leaf) is dict else None
+            if type(kind) is not str or kind not in KNOWN_TYPES:
+                return None
+            by_type.setdefault("number" if kind == "integer" else kind, []).append((owner, leaf))
     proof = "type"
     keys = EqualityKeys()
     for kind, group in by_type.items():
-        if len(group) == 1:
+        if len({owner for owner, _ in group}) == 1:
             continue
-        groups = [_members(leaf) for leaf in group]
-        if all(members is not None for members in groups) and _distinct(
-            [members for members in groups if members is not None], keys
-        ):
+        if _apart(group, keys):
             if proof == "type":
                 proof = "const/enum values"
             continue
