@@ -10,18 +10,24 @@ Usage::
 install`` from PyPI; an installed one is kept), then started with
 :func:`trio_harness.mcp.open_stdio` (a subprocess on stdio, nothing listens on a port), its tools
 listed and registered, and stopped. Node is the first ``node`` on ``PATH`` unless ``NODE``
-names one. Every server is bounded in real time (``START_S`` to start and list, ``CALLS_S`` for
-the samples) and stopped when its block ends; no tool is called.
+names one (its directory goes first on the server's ``PATH``). Every server is bounded in real
+time (``START_S`` to start, list and stop) and stopped when its block ends; no tool is called, and
+the values are checked locally after it stopped. Servers get a home of their own under
+``SCRATCH/data/`` and ``DO_NOT_TRACK=1``.
 
 Per server the table says: tools listed, registered, fully checked (arguments exactly as
 declared, ``structuredContent`` checked when there is an ``outputSchema``), refused (each reason
-names the keyword), and for ``N`` values drawn from each registered tool's own published
-``inputSchema`` (``trio_harness.testing.json_schema_values``, as ``jsonschema`` sees it) plus one
-mutant of each (a property removed, one changed to another type, one added), whether the local
-check (the registered tool's validator: the normalised schema) accepts exactly what
-``jsonschema.Draft202012Validator`` of the published schema accepts. A server whose tools need an
-option (``optional_defaults=True`` for playwright's zod output-mode schemas) is also counted with
-it.
+names the keyword), and how many values were compared, valid and invalid by ``jsonschema``, with
+the disagreements: for each registered tool, ``N`` values drawn from its normalised schema
+(:mod:`mcp_values`, any vocabulary) and their mutants (a required property left out, a property
+of another type, an undeclared one, a bound crossed), plus, where the normalised schema is in the
+strict subset, ``N`` values of ``trio_harness.testing.valid_values`` and ``N`` of
+``invalid_values``. Local acceptance (the normalised schema the toolset registered, as its
+validator checks it) is compared with ``jsonschema.Draft202012Validator`` of the published
+schema. playwright is started a second time with ``optional_defaults=True`` (its zod
+output-mode schemas): that row counts the tools the option eased and whether
+``browser_take_screenshot {"type": "png"}`` is accepted locally. Results also go to
+``SCRATCH/results.json``; the servers' stderr to ``SCRATCH/logs/``.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from typing import Any
 
 import attrs
 import jsonschema
+import mcp.types as mcp_types
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -87,7 +94,9 @@ def install(scratch: Path, server: Server, log: Path) -> str | None:
             ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(base), server.package]
         ]
     else:
-        commands = [] if (base / "bin" / "pip").exists() else [[sys.executable, "-m", "venv", str(base)]]
+        commands = (
+            [] if (base / "bin" / "pip").exists() else [[sys.executable, "-m", "venv", str(base)]]
+        )
         commands.append(
             [str(base / "bin" / "pip"), "install", "-q", server.package, *server.requirements]
         )
@@ -167,11 +176,11 @@ class Agreement:
     disagreements: list[str] = attrs.Factory(list)
 
 
-def agree(tool: Any, options: dict[str, Any], count: int, tally: Agreement, seed: int) -> None:
+def agree(tool: Any, count: int, tally: Agreement, seed: int) -> None:
     """Draw values from ``tool``'s published ``inputSchema``; compare local acceptance (the
     normalised schema the toolset registered) with ``jsonschema`` of the published schema."""
     original = tool.input_schema
-    report = th.schema.normalize_json_schema(original, **options)
+    report = th.schema.normalize_json_schema(original)
     local = compile_extended_validator(report.schema)
     theirs = jsonschema.Draft202012Validator(original)
     rng = random.Random(seed)
@@ -200,21 +209,16 @@ def agree(tool: Any, options: dict[str, Any], count: int, tally: Agreement, seed
 
 
 async def list_all(session: Any) -> list[Any]:
+    """Every page of the server's ``tools/list`` (the raw tools, with their published schemas)."""
     tools: list[Any] = []
     cursor = None
     while True:
-        params = None if cursor is None else th_mcp_params(cursor)
+        params = None if cursor is None else mcp_types.PaginatedRequestParams(cursor=cursor)
         listing = await session.list_tools(params=params)
         tools.extend(listing.tools)
         cursor = listing.next_cursor
         if cursor is None:
             return tools
-
-
-def th_mcp_params(cursor: str) -> Any:
-    import mcp.types
-
-    return mcp.types.PaginatedRequestParams(cursor=cursor)
 
 
 async def run_server(
@@ -232,7 +236,6 @@ async def run_server(
     runtime = th.ToolRuntime()
     log = scratch / "logs" / f"{server.name}.log"
     log.parent.mkdir(exist_ok=True)
-    options = {"optional_defaults": optional_defaults}
     try:
         with trio.fail_after(START_S):
             async with open_stdio(
@@ -243,7 +246,7 @@ async def run_server(
                 cwd=scratch / "data",
                 stderr=log,
                 name=server.name,
-                **options,
+                optional_defaults=optional_defaults,
             ) as connection:
                 reports: list[McpToolReport] = connection.reports
                 tools = await list_all(connection.session)
@@ -264,7 +267,9 @@ async def run_server(
     screenshot = next((t for t in tools if t.name == "browser_take_screenshot"), None)
     if screenshot is not None:
         # The issue's case: {"type": "png"}, accepted by the server.
-        eased = th.schema.normalize_json_schema(screenshot.input_schema, **options)
+        eased = th.schema.normalize_json_schema(
+            screenshot.input_schema, optional_defaults=optional_defaults
+        )
         check = compile_extended_validator(eased.schema)
         row["screenshot_png_accepted"] = check({"type": "png"}, "") == []
     if not optional_defaults:
@@ -272,7 +277,7 @@ async def run_server(
         registered = {r.name for r in reports if r.registered}
         for index, tool in enumerate(tools):
             if tool.name in registered:
-                agree(tool, options, samples, tally, seed=index)
+                agree(tool, samples, tally, seed=index)
         row["valid"] = tally.valid
         row["invalid"] = tally.invalid
         row["from_strategies"] = tally.from_strategies
@@ -315,7 +320,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         f" | {totals['refused']} | {totals['valid']} / {totals['invalid']}"
         f" | {totals['disagreements']} |"
     )
-    return "\n".join(lines + [""] + notes)
+    return "\n".join([*lines, "", *notes])
 
 
 async def run_all(scratch: Path, chosen: list[Server], samples: int) -> list[dict[str, Any]]:

@@ -70,7 +70,7 @@ def random_value(node: Any, rng: random.Random, depth: int = 0) -> Any:
         return random_value(rng.choice(node["oneOf"]), rng, depth)
     if "const" in node:
         return copy.deepcopy(node["const"])
-    if "enum" in node and node["enum"]:
+    if node.get("enum"):
         return copy.deepcopy(rng.choice(node["enum"]))
     kind = node.get("type")
     if kind is None:
@@ -93,7 +93,9 @@ def random_value(node: Any, rng: random.Random, depth: int = 0) -> Any:
         high = node.get("maxItems", low + 3)
         size = low if deeper else rng.randint(low, max(low, min(high, low + 3)))
         items = [random_value(child, rng, depth + 1) for child in prefix[:size]]
-        items += [random_value(node.get("items", {}), rng, depth + 1) for _ in range(size - len(items))]
+        items += [
+            random_value(node.get("items", {}), rng, depth + 1) for _ in range(size - len(items))
+        ]
         if node.get("uniqueItems") and len(items) > 1:
             items = items[:1]
         return items
@@ -112,7 +114,7 @@ def mutants(node: Any, value: Any, rng: random.Random) -> list[Any]:
     if type(node) is not dict:
         return out
     kind = node.get("type")
-    out.append(_OTHER.get(kind, None) if type(kind) is str else None)
+    out.append(_OTHER.get(kind) if type(kind) is str else None)
     if type(value) is dict and kind == "object":
         properties = node.get("properties", {})
         for name in node.get("required", []):
@@ -126,7 +128,7 @@ def mutants(node: Any, value: Any, rng: random.Random) -> list[Any]:
             child = properties[name]
             child_kind = child.get("type") if type(child) is dict else None
             broken = dict(value)
-            broken[name] = _OTHER.get(child_kind, None) if type(child_kind) is str else None
+            broken[name] = _OTHER.get(child_kind) if type(child_kind) is str else None
             out.append(broken)
             deeper = mutants(child, value[name], rng)
             if deeper:
