@@ -10,8 +10,11 @@ violation) and SOFT validation for the classifier (invalid arguments classify as
 
 With ``explain_unions=True`` (typed tools and MCP tools ask for it), a value that matches no
 branch of a ``oneOf`` is reported by its real cause instead of the bare count: the branch of the
-value's JSON type reports its own violations (``"address.zip" must be a string``), and a value of
-no branch's type names the types allowed (``"limit" must be an integer or null``). Upstream's
+value's JSON type reports its own violations (``"address.zip" must be a string``), a value of
+no branch's type names the types allowed (``"limit" must be an integer or null``), a union of
+values names them (``"dir" must be 1 or -1``), and in a discriminated union the branch the
+value's tag names reports (``missing required property "step.n"``; a wrong tag: ``"step.op" must
+be "add" or "reset"``). Upstream's
 wording, which ``define_tool`` and the oracle use, is untouched.
 """
 
@@ -30,6 +33,7 @@ from .._validation import (
     assert_supported_json_schema,
     compile_extended_validator,
     compile_validator,
+    discriminator,
     normalize_json_schema,
 )
 from .._values import ToolDefinition, ToolOutput
@@ -147,9 +151,21 @@ def explain_unions(
             for branch in node["oneOf"]
             if (kinds := _branch_kinds(branch)) is None or kind in kinds
         ]
-        if not candidates:
+        if not candidates or all("const" in b or "enum" in b for b in candidates):
             allowed = [part for branch in node["oneOf"] for part in _describe(branch)]
             return [f"{_label(path)} must be {_or(allowed)}"]
+        key = discriminator(candidates) if type(value) is dict else None
+        if key is not None:
+            # A discriminated union: the branch the value's tag names explains it.
+            assert type(value) is dict
+            tag_path = f"{path}.{key}" if path else key
+            if key not in value:
+                return [f'missing required property "{tag_path}"']
+            named = [b for b in candidates if not validator(b["properties"][key])(value[key], "")]
+            if not named:
+                tags = [part for b in candidates for part in _describe(b["properties"][key])]
+                return [f"{_label(tag_path)} must be {_or(tags)}"]
+            candidates = named[:1]
         if len(candidates) == 1:
             [chosen] = candidates
             own = rewrite(chosen, value, path, validator(chosen)(value, path))

@@ -16,6 +16,7 @@ __all__ = [
     "ANY_TYPE_KEYWORDS",
     "KNOWN_TYPES",
     "TYPE_KEYWORDS",
+    "discriminator",
     "disjoint_by",
     "every_key",
     "interacts",
@@ -176,6 +177,15 @@ def _discriminator(group: list[tuple[int, Any]], keys: EqualityKeys) -> str | No
             if _distinct(lists, keys):
                 return name
     return None
+
+
+def discriminator(branches: list[Any]) -> str | None:
+    """The property that tells ``branches`` (object schemas) apart, as :func:`disjoint_by`
+    proves it, or ``None``."""
+    group = list(enumerate(branches))
+    if not all(type(leaf) is dict and leaf.get("type") == "object" for _, leaf in group):
+        return None
+    return _discriminator(group, EqualityKeys())
 
 
 def disjoint_by(branches: list[Any]) -> str | None:
