@@ -136,6 +136,7 @@ ORDER: list[tuple[str, float]] = [
     ("timeline", 7.52),
     ("turn", 7.53),
     ("schema", 7.54),
+    ("_mcp_stderr", 7.79),
     ("mcp", 7.8),  # the optional MCP bridge (extra ``mcp``)
     ("", 8.0),  # trio_harness/__init__.py
     ("__main__", 8.2),

@@ -14,6 +14,7 @@ The hierarchy::
         ├── SessionLogError(message, path=…) INVALID_SESSION_LOG: not a readable session log (``_log/journal.py``)
         ├── SessionLogLockedError(path)      SESSION_LOG_LOCKED: another session writes the file (``_log/journal.py``)
         ├── McpToolError(message)            MCP_TOOL_ERROR: an MCP server answered ``isError: true`` (``mcp.py``)
+        ├── McpRpcError(message, rpc_code)   MCP_RPC_ERROR: an MCP server answered a call with a JSON-RPC error (``mcp.py``)
         └── McpToolListError(message)        MCP_TOOL_LIST: a server's ``tools/list`` paging never ends (``mcp.py``)
 
     RuntimeError

@@ -11,7 +11,9 @@ An :class:`McpToolset` lists a connected ``mcp.ClientSession``'s tools and regis
   (fail-closed);
 * a ``CallToolResult``'s content (text, image, audio, embedded resource, resource link) becomes
   the result's content blocks; ``isError`` becomes an error result that shows the server's text
-  once (a leading ``Error``/``Error:`` of the server's text is not repeated); ``structuredContent``
+  once (a leading ``Error``/``Error:`` of the server's text is not repeated), code
+  :data:`MCP_TOOL_ERROR`; a JSON-RPC error response to the call becomes an error result with code
+  :data:`MCP_RPC_ERROR` (:class:`McpRpcError`, the server's message and JSON-RPC code); ``structuredContent``
   is checked against the normalised ``outputSchema``;
 * the call runs as the tool body, so an abort cancels the in-flight ``call_tool`` and a server
   that dies mid-call gives an error result;
@@ -45,6 +47,7 @@ import trio
 
 try:
     import mcp.types as mcp_types
+    from mcp.shared.exceptions import MCPError
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "trio_harness.mcp needs the MCP SDK: pip install 'trio_harness[mcp]'"
@@ -52,6 +55,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from ._apps import one_error
 from ._errors import HarnessError, JsonSchemaError, ToolOutputError
+from ._mcp_stderr import StderrLines
 from ._runtime import define_json_tool, json_schema_validator
 from ._validation import Formats, Vocabulary, normalize_json_schema
 from ._values import ToolDefinition, ToolOutput
@@ -63,8 +67,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_TOOL_LIST_PAGES",
+    "MCP_RPC_ERROR",
     "MCP_TOOL_ERROR",
     "McpConnection",
+    "McpRpcError",
     "McpToolError",
     "McpToolListError",
     "McpToolReport",
@@ -77,6 +83,12 @@ __all__ = [
 
 #: ``error.info.code`` of a result whose server answered ``isError: true``.
 MCP_TOOL_ERROR: Final = "MCP_TOOL_ERROR"
+#: ``error.info.code`` of a result whose server answered the call with a JSON-RPC error.
+MCP_RPC_ERROR: Final = "MCP_RPC_ERROR"
+#: The JSON-RPC codes the SDK raises itself, for no answer of the server: connection closed
+#: (-32000) and request timeout (-32001); a server that answers with one of them is reported the
+#: same way (the SDK's error does not say where it came from).
+_SDK_LOCAL_CODES: Final = frozenset((mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT))
 #: The tool names OpenAI and Anthropic accept.
 _MODEL_NAME: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
@@ -86,6 +98,23 @@ class McpToolError(HarnessError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, MCP_TOOL_ERROR)
+
+
+class McpRpcError(HarnessError):
+    """The MCP server answered the call with a JSON-RPC error response instead of a result.
+
+    The message is the server's, followed by the JSON-RPC code:
+    ``page out of range (JSON-RPC error -32602)``.
+
+    Attributes:
+        rpc_code: The JSON-RPC error code (``-32602`` invalid params, ``-32603`` internal, ...).
+        data: The error's ``data`` member (``None`` when absent).
+    """
+
+    def __init__(self, message: str, rpc_code: int, data: object = None) -> None:
+        super().__init__(f"{message} (JSON-RPC error {rpc_code})", MCP_RPC_ERROR)
+        self.rpc_code = rpc_code
+        self.data = data
 
 
 #: How many ``tools/list`` pages :meth:`McpToolset.sync` reads before giving up.
@@ -166,6 +195,7 @@ def mcp_tool_definition(
     formats: Formats = "annotate",
     allow_unkept: bool = False,
     name: str | None = None,
+    optional_defaults: bool = False,
 ) -> tuple[ToolDefinition, McpToolReport]:
     """A harness tool that calls ``tool`` (an ``mcp.types.Tool``) through ``session``.
 
@@ -177,6 +207,8 @@ def mcp_tool_definition(
         allow_unkept: Register a tool whose schema lost parts in normalisation (checked less
             strictly than the server declares); refused by default.
         name: The model-facing name (default: the tool's own).
+        optional_defaults: A required property with a ``default`` is optional (see
+            :class:`McpToolset`).
 
     Returns:
         ``(definition, report)``.
@@ -199,6 +231,10 @@ def mcp_tool_definition(
     async def call(args: Any, ctx: Any) -> Any:
         try:
             result = await session.call_tool(tool_name, args)
+        except MCPError as error:
+            if error.code in _SDK_LOCAL_CODES:
+                raise  # the SDK's own: the connection closed or the wait timed out
+            raise McpRpcError(error.message, error.code, error.data) from error
         except RuntimeError as error:
             if "structured content" in str(error):
                 # The SDK's own outputSchema check ran first.
@@ -229,6 +265,7 @@ def mcp_tool_definition(
         is_concurrency_safe=(lambda args: True) if parallel else None,
         allow_unkept=allow_unkept,
         explain_unions=True,
+        optional_defaults=optional_defaults,
     )
     return definition, McpToolReport(
         name=tool_name,
@@ -272,6 +309,11 @@ class McpToolset:
         prefix: Prepended to every model-facing name (``"github_"``), to keep servers apart.
         rename: ``(server tool name) -> model-facing name`` (before ``prefix``), e.g. to turn
             ``files.read`` into ``files_read``; the server is still called by its own name.
+        optional_defaults: Treat a required property that has a ``default`` as optional. For a
+            server whose published schemas list defaulted properties as required (zod's output
+            mode: playwright-mcp's ``browser_take_screenshot`` requires ``type`` and ``scale``,
+            both defaulted, and the server fills them in); each one is a ``changes`` entry of
+            the tool's report. Off by default: the published schema is what is checked.
     """
 
     def __init__(
@@ -283,8 +325,10 @@ class McpToolset:
         allow_unkept: bool = False,
         prefix: str = "",
         rename: Callable[[str], str] | None = None,
+        optional_defaults: bool = False,
     ) -> None:
         self._runtime = runtime
+        self._optional_defaults = optional_defaults
         self._vocabulary: Vocabulary = vocabulary
         self._formats: Formats = formats
         self._allow_unkept = allow_unkept
@@ -372,6 +416,7 @@ class McpToolset:
                     formats=self._formats,
                     allow_unkept=self._allow_unkept,
                     name=model_name,
+                    optional_defaults=self._optional_defaults,
                 )
             except JsonSchemaError as error:
                 reports.append(
@@ -466,74 +511,11 @@ class McpConnection:
         return await self.toolset.sync_if_changed(self.session)
 
 
-#: The bytes of one standard-error line kept (the rest is counted, and named in the line).
-STDERR_LINE_BYTES: Final = 8192
-
-
-class _StderrLines:
-    """Splits a byte stream into lines, in time linear in its length and bounded memory.
-
-    A carriage return starts the line over, as on a terminal (a ``\r`` progress bar is one line,
-    its last frame); ``\r\n`` ends a line. A line longer than ``limit`` bytes keeps its first
-    ``limit`` bytes and says how many more it had.
-    """
-
-    def __init__(self, limit: int = STDERR_LINE_BYTES) -> None:
-        self._limit = limit
-        self._line = bytearray()
-        self._more = 0
-        # The line so far ended with "\r": a "\n" next ends it, anything else starts it over.
-        self._return = False
-
-    def feed(self, data: bytes) -> list[str]:
-        """The lines ``data`` completes."""
-        lines: list[str] = []
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            self._add(data[start:] if end < 0 else data[start:end])
-            if end < 0:
-                return lines
-            lines.append(self._take())
-            start = end + 1
-
-    def close(self) -> list[str]:
-        """The unfinished last line, if any."""
-        return [self._take()] if self._line or self._more else []
-
-    def _add(self, piece: bytes) -> None:
-        if not piece:
-            return
-        if self._return:
-            self._start_over()
-        stripped = piece.rstrip(b"\r")
-        self._return = len(stripped) < len(piece)
-        cut = stripped.rfind(b"\r")
-        if cut >= 0:
-            self._start_over()
-            stripped = stripped[cut + 1 :]
-        room = max(0, self._limit - len(self._line))
-        self._line += stripped[:room]
-        self._more += max(0, len(stripped) - room)
-
-    def _start_over(self) -> None:
-        self._line.clear()
-        self._more = 0
-        self._return = False
-
-    def _take(self) -> str:
-        line = self._line.decode("utf-8", "replace")
-        if self._more:
-            line += f" [{self._more} more bytes]"
-        self._start_over()
-        return line
-
-
 async def _log_lines(stream: trio.lowlevel.FdStream, connection: McpConnection) -> None:
     # The server's stderr, line by line, to the logger at INFO: Python's last-resort handler
     # prints only warnings, so an app that configured no logging shows nothing.
     logger = _stderr_log.getChild(re.sub(r"[^A-Za-z0-9_-]+", "_", connection.name))
-    splitter = _StderrLines()
+    splitter = StderrLines()
     async with stream:
         while True:
             try:
@@ -562,6 +544,7 @@ async def open_stdio(
     vocabulary: Vocabulary = "extended",
     formats: Formats = "annotate",
     allow_unkept: bool = False,
+    optional_defaults: bool = False,
 ) -> AsyncIterator[McpConnection]:
     """Start an MCP server as a subprocess (stdio), register its tools, stop it at the end.
 
@@ -593,6 +576,7 @@ async def open_stdio(
         vocabulary: See :class:`McpToolset`.
         formats: See :class:`McpToolset`.
         allow_unkept: See :func:`mcp_tool_definition`.
+        optional_defaults: See :class:`McpToolset`.
 
     Yields:
         The :class:`McpConnection` (its session, toolset and reports).
@@ -611,7 +595,12 @@ async def open_stdio(
         else " ".join(os.path.basename(part) for part in (command, *args[:1]))
     )
     toolset = McpToolset(
-        runtime, vocabulary=vocabulary, formats=formats, allow_unkept=allow_unkept, prefix=prefix
+        runtime,
+        vocabulary=vocabulary,
+        formats=formats,
+        allow_unkept=allow_unkept,
+        prefix=prefix,
+        optional_defaults=optional_defaults,
     )
     params = StdioServerParameters(
         command=command,
@@ -645,10 +634,9 @@ async def open_stdio(
                 nursery.cancel_scope.cancel()
 
             stack.push_async_callback(stop_reader)
+            transport = stdio_client(params, errlog=cast(TextIO, errlog))
             try:
-                read, write = await stack.enter_async_context(
-                    stdio_client(params, errlog=cast(TextIO, errlog))
-                )
+                read, write = await stack.enter_async_context(transport)
             finally:
                 if stream is not None:
                     errlog.close()  # the server holds its own copy of the pipe's write end
@@ -662,22 +650,42 @@ async def open_stdio(
             try:
                 await session.initialize()
             except Exception as error:
-                if stream is not None:
-                    # A server that died while starting: its last words say why.
-                    with trio.move_on_after(_STDERR_GRACE_S):
+                # A server that died while starting: how it ended and its last words say why.
+                process = _server_process(transport)
+                how = (
+                    "stopped answering (its exit status is not known)"
+                    if process is None
+                    else "closed its output but is still running"
+                )
+                with trio.move_on_after(_STDERR_GRACE_S):
+                    if stream is not None:
                         await connection._stderr_closed.wait()
-                    if connection.stderr_tail:
-                        error.add_note(
-                            f"{label} stderr (last lines):\n  "
-                            + "\n  ".join(connection.stderr_tail)
+                    if process is not None:
+                        code: int = await process.wait()
+                        how = (
+                            f"was killed by signal {-code}"
+                            if code < 0
+                            else f"exited with status {code}"
                         )
+                note = f"{label} {how}"
+                if connection.stderr_tail:
+                    note += "; its stderr (last lines):\n  " + "\n  ".join(connection.stderr_tail)
+                error.add_note(note)
                 raise
             await toolset.sync(session)
             yield connection
 
 
-# How long a server that failed to start may take to close its stderr (seconds).
+# How long a server that failed to start may take to close its stderr and exit (seconds).
 _STDERR_GRACE_S: Final = 1.0
+
+
+def _server_process(transport: object) -> Any:
+    """The server's process (``await .wait()``), or ``None``: the SDK's ``stdio_client`` keeps it
+    to itself, as the local ``process`` of its generator's frame (mcp 2.x)."""
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    process = None if frame is None else frame.f_locals.get("process")
+    return process if hasattr(process, "wait") else None
 
 
 @asynccontextmanager
@@ -691,6 +699,7 @@ async def open_http(
     vocabulary: Vocabulary = "extended",
     formats: Formats = "annotate",
     allow_unkept: bool = False,
+    optional_defaults: bool = False,
 ) -> AsyncIterator[McpConnection]:
     """Connect to an MCP server over streamable HTTP, register its tools, close at the end.
 
@@ -703,6 +712,7 @@ async def open_http(
         vocabulary: See :class:`McpToolset`.
         formats: See :class:`McpToolset`.
         allow_unkept: See :func:`mcp_tool_definition`.
+        optional_defaults: See :class:`McpToolset`.
 
     Yields:
         The :class:`McpConnection`.
@@ -711,7 +721,12 @@ async def open_http(
     from mcp.client.streamable_http import streamable_http_client
 
     toolset = McpToolset(
-        runtime, vocabulary=vocabulary, formats=formats, allow_unkept=allow_unkept, prefix=prefix
+        runtime,
+        vocabulary=vocabulary,
+        formats=formats,
+        allow_unkept=allow_unkept,
+        prefix=prefix,
+        optional_defaults=optional_defaults,
     )
     with one_error():
         async with AsyncExitStack() as stack:

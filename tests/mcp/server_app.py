@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -30,7 +32,16 @@ class Item(BaseModel):
     qty: int = Field(ge=1, le=100)
 
 
-app = MCPServer("trio-harness-test", log_level="WARNING")
+def defaulted(kind: str = "png", scale: str = "css") -> str:
+    """Echoes its arguments; the server fills the defaults in."""
+    return f"{kind} {scale}"
+
+
+# Published as zod's output mode does (playwright-mcp): the defaulted parameters required.
+DEFAULTED = Tool.from_function(defaulted)
+DEFAULTED.parameters["required"] = ["kind", "scale"]
+
+app = MCPServer("trio-harness-test", log_level="WARNING", tools=[DEFAULTED])
 events: list[str] = []
 groups: dict[str, tuple[int, anyio.Event]] = {}
 
@@ -62,6 +73,12 @@ async def fail(reason: str) -> str:
 def explicit_error() -> CallToolResult:
     """Answers isError with its own text."""
     return CallToolResult(content=[TextContent(type="text", text="quota exceeded")], is_error=True)
+
+
+@app.tool()
+def rpc_error(page: int) -> str:
+    """Answers with a JSON-RPC error response, not a result."""
+    raise MCPError(code=-32602, message=f"page {page} out of range", data={"page": page})
 
 
 @app.tool()

@@ -94,7 +94,29 @@ async def test_a_server_that_dies_while_starting_is_one_error_with_its_last_word
         async with open_stdio(th.ToolRuntime(), sys.executable, "-c", script, name="broken"):
             pass
     assert str(caught.value) == "Connection closed"
-    assert caught.value.__notes__ == ["broken stderr (last lines):\n  missing API token"]
+    assert caught.value.__notes__ == [
+        "broken exited with status 3; its stderr (last lines):\n  missing API token"
+    ]
+
+
+async def test_a_server_killed_while_starting_says_by_which_signal() -> None:
+    script = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    with trio.fail_after(BOUND_S), pytest.raises(MCPError) as caught:
+        async with open_stdio(th.ToolRuntime(), sys.executable, "-c", script, name="killed"):
+            pass
+    assert caught.value.__notes__ == ["killed was killed by signal 9"]
+
+
+async def test_a_server_logging_to_a_file_still_says_how_it_died(tmp_path: Path) -> None:
+    script = "import sys; print('no token', file=sys.stderr); sys.exit(4)"
+    log = tmp_path / "server.log"
+    with trio.fail_after(BOUND_S), pytest.raises(MCPError) as caught:
+        async with open_stdio(
+            th.ToolRuntime(), sys.executable, "-c", script, name="filed", stderr=log
+        ):
+            pass
+    assert caught.value.__notes__ == ["filed exited with status 4"]
+    assert log.read_text() == "no token\n"
 
 
 async def test_a_missing_program_is_file_not_found() -> None:

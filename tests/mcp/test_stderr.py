@@ -10,7 +10,8 @@ import pytest
 import trio
 
 import trio_harness as th
-from trio_harness.mcp import _StderrLines, open_stdio
+from trio_harness._mcp_stderr import StderrLines
+from trio_harness.mcp import open_stdio
 
 from .connect import BOUND_S
 
@@ -18,7 +19,7 @@ PROGRESS_SERVER = Path(__file__).with_name("progress_server.py")
 
 
 def test_a_carriage_return_starts_the_line_over_and_crlf_ends_it() -> None:
-    lines = _StderrLines()
+    lines = StderrLines()
     assert lines.feed(b"one\r\ntwo\n10%\r20") == ["one", "two"]
     assert lines.feed(b"%\r") == []
     assert lines.feed(b"\n") == ["20%"]  # "\r" and "\n" in two reads: one line end
@@ -29,7 +30,7 @@ def test_a_carriage_return_starts_the_line_over_and_crlf_ends_it() -> None:
 
 
 def test_a_long_line_keeps_its_first_bytes_and_counts_the_rest() -> None:
-    lines = _StderrLines(limit=8)
+    lines = StderrLines(limit=8)
     assert lines.feed(b"abcdefghij" * 3) == []
     assert lines.feed(b"klm\nshort\n") == ["abcdefgh [25 more bytes]", "short"]
     # Bounded memory: what a line keeps never grows past the limit, however long it is.

@@ -113,3 +113,49 @@ async def test_arguments_are_validated_hard_for_execute_and_soft_for_the_classif
     assert definition.is_concurrency_safe is not None
     assert definition.is_concurrency_safe({"path": "a"}) is True
     assert definition.is_concurrency_safe({}) is False
+
+
+UNIONS = {
+    "type": "object",
+    "properties": {
+        "dir": {"anyOf": [{"type": "number", "const": 1}, {"type": "number", "const": -1}]},
+        "step": {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"op": {"const": "add"}, "n": {"type": "number"}},
+                    "required": ["op", "n"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"op": {"const": "reset"}},
+                    "required": ["op"],
+                    "additionalProperties": False,
+                },
+            ]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text"),
+    [
+        ({"dir": 5}, '"dir" must be 1 or -1'),
+        ({"step": {"op": 5}}, '"step.op" must be "add" or "reset"'),
+        ({"step": {}}, 'missing required property "step.op"'),
+        ({"step": {"op": "add"}}, 'missing required property "step.n"'),
+        (
+            {"step": {"op": "reset", "n": 1}},
+            '"step.n" is not a declared property (additionalProperties: false)',
+        ),
+    ],
+)
+async def test_a_union_of_values_or_tags_is_explained_by_the_branch_the_value_names(
+    arguments: dict[str, Any], text: str
+) -> None:
+    runtime = th.ToolRuntime()
+    runtime.register(_define(input_schema=UNIONS, explain_unions=True))
+    result = await runtime.execute(_call(arguments))
+    assert _text(result) == f"Error: invalid arguments: {text}"

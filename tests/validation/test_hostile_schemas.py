@@ -127,17 +127,26 @@ def test_inlining_is_charged_as_it_goes_when_the_estimate_cannot_see_it(
 def test_a_wide_any_of_drops_duplicates_by_json_equality() -> None:
     # Python's ``True == 1`` made the old check (``branch in unique``) drop the second branch,
     # and its annotation with it.
-    branches = [{"type": "integer", "default": 1}, {"type": "integer", "default": True}]
+    # (Bounded branches: an unconstrained integer branch would hold the other, issue 29.)
+    branches = [
+        {"type": "integer", "minimum": 0, "default": 1},
+        {"type": "integer", "minimum": 0, "default": True},
+    ]
     report = th.schema.normalize_json_schema({"anyOf": branches}, tool_input=False)
     assert "schema.anyOf: duplicate branch removed" not in report.changes
     assert report.unkept == (
         "schema.anyOf: branches overlap by type (anyOf is not expressible as oneOf); removed",
     )
     same = th.schema.normalize_json_schema(
-        {"anyOf": [{"type": "integer", "default": 1}, {"default": 1.0, "type": "integer"}]},
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "default": 1},
+                {"default": 1.0, "minimum": 0, "type": "integer"},
+            ]
+        },
         tool_input=False,
     )
-    assert same.schema == {"type": "integer", "default": 1}
+    assert same.schema == {"type": "integer", "minimum": 0, "default": 1}
     assert "schema.anyOf: duplicate branch removed" in same.changes
 
 

@@ -156,7 +156,12 @@ def test_unknown_keywords_and_overlapping_any_of_are_unkept_never_silent() -> No
             "type": "object",
             "properties": {
                 "a": {"type": "string", "not": {"const": "x"}},
-                "b": {"anyOf": [{"type": "string"}, {"type": "string", "minLength": 3}]},
+                "b": {
+                    "anyOf": [
+                        {"type": "string", "maxLength": 5},
+                        {"type": "string", "minLength": 3},
+                    ]
+                },
             },
             "patternProperties": {"^x": {"type": "string"}},
         }

@@ -10,8 +10,11 @@ violation) and SOFT validation for the classifier (invalid arguments classify as
 
 With ``explain_unions=True`` (typed tools and MCP tools ask for it), a value that matches no
 branch of a ``oneOf`` is reported by its real cause instead of the bare count: the branch of the
-value's JSON type reports its own violations (``"address.zip" must be a string``), and a value of
-no branch's type names the types allowed (``"limit" must be an integer or null``). Upstream's
+value's JSON type reports its own violations (``"address.zip" must be a string``), a value of
+no branch's type names the types allowed (``"limit" must be an integer or null``), a union of
+values names them (``"dir" must be 1 or -1``), and in a discriminated union the branch the
+value's tag names reports (``missing required property "step.n"``; a wrong tag: ``"step.op" must
+be "add" or "reset"``). Upstream's
 wording, which ``define_tool`` and the oracle use, is untouched.
 """
 
@@ -30,6 +33,7 @@ from .._validation import (
     assert_supported_json_schema,
     compile_extended_validator,
     compile_validator,
+    discriminator,
     normalize_json_schema,
 )
 from .._values import ToolDefinition, ToolOutput
@@ -147,9 +151,21 @@ def explain_unions(
             for branch in node["oneOf"]
             if (kinds := _branch_kinds(branch)) is None or kind in kinds
         ]
-        if not candidates:
+        if not candidates or all("const" in b or "enum" in b for b in candidates):
             allowed = [part for branch in node["oneOf"] for part in _describe(branch)]
             return [f"{_label(path)} must be {_or(allowed)}"]
+        key = discriminator(candidates) if type(value) is dict else None
+        if key is not None:
+            # A discriminated union: the branch the value's tag names explains it.
+            assert type(value) is dict
+            tag_path = f"{path}.{key}" if path else key
+            if key not in value:
+                return [f'missing required property "{tag_path}"']
+            named = [b for b in candidates if not validator(b["properties"][key])(value[key], "")]
+            if not named:
+                tags = [part for b in candidates for part in _describe(b["properties"][key])]
+                return [f"{_label(tag_path)} must be {_or(tags)}"]
+            candidates = named[:1]
         if len(candidates) == 1:
             [chosen] = candidates
             own = rewrite(chosen, value, path, validator(chosen)(value, path))
@@ -232,6 +248,7 @@ def define_json_tool(
     allow_unkept: bool = False,
     timeout_ms: float | None = None,
     explain_unions: bool = False,
+    optional_defaults: bool = False,
 ) -> tuple[ToolDefinition, NormalizedSchema]:
     """Define a tool from a raw JSON Schema, normalised and checked with the chosen vocabulary.
 
@@ -245,10 +262,14 @@ def define_json_tool(
         output: The output contract; by default any JSON value, rendered as one text block.
         is_concurrency_safe: Optional ``(args) -> object``; invalid arguments classify as ``False``.
         allow_unkept: Register even when normalisation had to leave parts out (the report says
-            which); by default such a schema is refused.
+            which); by default such a schema is refused. A union that could not be kept
+            (``NormalizedSchema.refused``: without it any value would pass) is refused all the
+            same.
         timeout_ms: Optional timeout, as for ``define_tool``.
         explain_unions: Report a value that matches no ``oneOf`` branch by its real cause (see
             the module docstring) instead of upstream's ``must match exactly one oneOf branch``.
+        optional_defaults: A required property with a ``default`` is optional
+            (:func:`~trio_harness.schema.normalize_json_schema`'s option of that name).
 
     Returns:
         ``(definition, report)``: the definition (``parameters`` is the normalised schema) and the
@@ -272,8 +293,11 @@ def define_json_tool(
         callbacks=(("is_concurrency_safe", is_concurrency_safe),),
         timeout_ms=timeout_ms,
     )
-    report = normalize_json_schema(input_schema, vocabulary=vocabulary)
-    problems = [*report.violations, *([] if allow_unkept else report.unkept)]
+    report = normalize_json_schema(
+        input_schema, vocabulary=vocabulary, optional_defaults=optional_defaults
+    )
+    # A removed union is refused even with allow_unkept: it would widen to "any value".
+    problems = [*report.violations, *(report.refused if allow_unkept else report.unkept)]
     if problems:
         raise JsonSchemaError(problems)
     check = json_schema_validator(report.schema, vocabulary=vocabulary, formats=formats)

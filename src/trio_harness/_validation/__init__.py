@@ -45,6 +45,7 @@ from .formats import FORMAT_ASSERTIONS
 from .normalize import NormalizedSchema, normalize_json_schema
 from .pattern import PatternError, translate_pattern
 from .rules import ONE_OF_MISMATCH
+from .schema_types import discriminator
 from .subset import assert_object_json_schema, assert_supported_json_schema
 from .walker import validate_json_schema_value
 
@@ -64,6 +65,7 @@ __all__ = [
     "checked_violations",
     "compile_extended_validator",
     "compile_validator",
+    "discriminator",
     "normalize_json_schema",
     "parameter_schema_spec_to_json_schema",
     "translate_pattern",

@@ -7,17 +7,21 @@ Rewrites (each a ``changes`` entry, ``<path>: <what>``):
 
 * dropped keywords that carry no constraint: ``$schema``, ``$id``, ``$anchor``, ``$comment``,
   ``$defs``/``definitions`` (after inlining), ``deprecated``, ``readOnly``, ``writeOnly``,
-  ``contentMediaType``, ``contentEncoding``, ``x-*`` vendor keys, and annotation payloads that
-  are not lossless JSON;
+  ``contentMediaType``, ``contentEncoding``, ``x-*`` vendor keys, ``propertyNames`` that every
+  key satisfies (``{"type": "string"}``, ``{}``, ``true``), and annotation payloads that are not
+  lossless JSON;
 * local ``$ref`` (``#``, ``#/$defs/...``, ``#/definitions/...``, any JSON pointer into the
   document) inlined, its sibling keywords merged when they do not collide; a recursive reference
   is *not* followed: it is an unkept part;
 * ``type: [..]`` → ``oneOf`` of one branch per type (keywords go to the branch of their type;
   ``integer`` beside ``number`` is dropped as included), ``nullable: true`` → a ``null`` branch;
 * ``anyOf``/``oneOf``/``allOf`` of one branch merged into the node; ``anyOf`` whose branches are
-  disjoint by type → ``oneOf`` (nested unions flattened); ``anyOf`` branches of type ``integer`` /
-  ``number`` beside an unconstrained ``number`` branch dropped (included: ``anyOf: [integer,
-  number]`` is ``number``); ``allOf`` of non-colliding branches merged;
+  disjoint (by type, by distinct ``const``/``enum`` values, or by a required discriminator
+  property with distinct ``const`` values) → ``oneOf`` (nested unions flattened); ``anyOf``
+  branches beside an unconstrained branch of their type dropped (included: ``anyOf: [integer,
+  number]`` is ``number``, ``anyOf: [{object with properties}, {"type": "object"}]`` is an
+  object); ``allOf`` of non-colliding branches
+  merged;
 * ``format`` on ``number`` / ``integer`` (OpenAPI's ``int32``, ``int64``, ``float``, ``double``)
   dropped: JSON Schema gives it no assertion there, and the vocabulary has it on strings only;
 * ``enum``/``const`` without a type get the type of their members (mixed members → ``oneOf``);
@@ -47,7 +51,6 @@ from .._errors import JsonSchemaError
 from .._json import is_json_value
 from .extended import (
     EXTENSION_KEYWORDS,
-    EqualityKeys,
     Vocabulary,
     extended_violations,
 )
@@ -56,9 +59,12 @@ from .schema_types import (
     ANY_TYPE_KEYWORDS,
     KNOWN_TYPES,
     TYPE_KEYWORDS,
+    disjoint_by,
+    every_key,
+    interacts,
     json_type,
     member_fits,
-    types_disjoint,
+    unique_branches,
 )
 from .subset import (
     ANNOTATION_KEYWORDS,
@@ -99,12 +105,18 @@ class NormalizedSchema:
         unkept: Every part that could not be kept (removed from ``schema``), as
             ``"<path>: <why>"``. Empty means ``schema`` checks exactly what the input did.
         violations: What the subset (+ extension) assertion still reports on ``schema``.
+        refused: The ``unkept`` entries that no option may accept: a union removed (an
+            ``anyOf`` whose branches may overlap, a union beside another, an empty one) would
+            let any value through, and a ``oneOf`` whose branches lost parts and may overlap
+            now would refuse values the schema accepts. ``define_json_tool(allow_unkept=True)``
+            still refuses a schema with one.
     """
 
     schema: Any
     changes: tuple[str, ...]
     unkept: tuple[str, ...]
     violations: tuple[str, ...]
+    refused: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -112,28 +124,17 @@ class NormalizedSchema:
         return not self.unkept and not self.violations
 
 
-def _interacts(target: dict[str, Any], key: str, value: object) -> bool:
-    """Whether adding ``key: value`` from another schema to ``target`` would change what a keyword
-    already there (or the added one) sees: ``additionalProperties`` sees its own node's
-    ``properties``, ``items`` its own node's ``prefixItems``."""
-    if key == "additionalProperties" and value is not True:
-        return bool(target.get("properties"))
-    if key == "properties" and value:
-        return target.get("additionalProperties", True) is not True
-    if key == "items":
-        return "prefixItems" in target
-    if key == "prefixItems":
-        return "items" in target
-    return False
-
-
 class _Normalizer:
-    def __init__(self, root: object, vocabulary: Vocabulary, tool_input: bool) -> None:
+    def __init__(
+        self, root: object, vocabulary: Vocabulary, tool_input: bool, optional_defaults: bool
+    ) -> None:
         self.root = root
         self.tool_input = tool_input
+        self.optional_defaults = optional_defaults
         self.vocabulary = vocabulary
         self.changes: list[str] = []
         self.unkept: list[str] = []
+        self.refused: list[str] = []
         self.resolving: list[str] = []
         self.inlined = 0
         self.budget = InliningBudget(root)
@@ -148,6 +149,12 @@ class _Normalizer:
 
     def lose(self, path: str, why: str) -> None:
         self.unkept.append(f"{path}: {why}")
+
+    def lose_union(self, path: str, why: str) -> None:
+        """An unkept union: without it the node would accept any value (or, for a ``oneOf``
+        whose branches lost parts, reject values the schema accepts), so no option keeps it."""
+        self.lose(path, why)
+        self.refused.append(self.unkept[-1])
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -175,6 +182,9 @@ class _Normalizer:
             elif key in _DROPPED or key.startswith("x-"):
                 del node[key]
                 self.change(f"{path}.{key}", "dropped (no constraint)")
+            elif key == "propertyNames" and every_key(node[key]):
+                del node[key]
+                self.change(f"{path}.{key}", "dropped (every object key is a string)")
             elif key in ANNOTATION_KEYWORDS and (
                 not is_json_value(node[key])
                 or (key in ("title", "description") and type(node[key]) is not str)
@@ -323,8 +333,9 @@ class _Normalizer:
     def combine(self, node: dict[str, Any], combinator: str, path: str) -> dict[str, Any]:
         branches = node.pop(combinator)
         if type(branches) is not list or not branches:
-            self.lose(f"{path}.{combinator}", "must be a non-empty array")
+            self.lose_union(f"{path}.{combinator}", "must be a non-empty array")
             return node
+        unkept_before = len(self.unkept)
         if combinator != "allOf" and len(branches) > 1 and "oneOf" not in node:
             shared = [key for key in node if key in ANY_TYPE_KEYWORDS or key == "type"]
             if shared:
@@ -348,50 +359,84 @@ class _Normalizer:
             self.change(f"{path}.{combinator}", "merged into the node")
             return merged
         if "oneOf" in node:
-            self.lose(f"{path}.{combinator}", "beside another union (not expressible)")
+            self.lose_union(f"{path}.{combinator}", "beside another union (not expressible)")
             return node
         if combinator == "anyOf":
-            normalized = self.numbers_included(normalized, f"{path}.anyOf")
-        flat, disjoint = self.disjoint(
+            normalized = self.included(normalized, f"{path}.anyOf")
+        flat, proof = self.disjoint(
             normalized, f"{path}.{combinator}", any_of=combinator == "anyOf"
         )
         if len(flat) == 1:
             self.change(f"{path}.{combinator}", "one distinct branch merged into the node")
             return self.merge_branch(node, flat[0], path)
         if combinator == "anyOf":
-            if not disjoint:
-                self.lose(
+            if proof is None:
+                # Not disjoint by type, and no const/enum values or discriminator tell apart
+                # the branches that share one.
+                self.lose_union(
                     f"{path}.anyOf",
                     "branches overlap by type (anyOf is not expressible as oneOf); removed",
                 )
                 return node
-            self.change(f"{path}.anyOf", "branches disjoint by type: written as oneOf")
+            self.change(f"{path}.anyOf", f"branches disjoint by {proof}: written as oneOf")
+        elif proof is None and len(self.unkept) > unkept_before:
+            # Each branch is checked less strictly now: two of them may both match a value that
+            # one matched before, and oneOf would refuse it.
+            self.lose_union(
+                f"{path}.oneOf",
+                "its branches lost parts and may overlap now (not disjoint by type, by const/enum "
+                "values or by a required discriminator); removed",
+            )
+            return node
         node["oneOf"] = flat
         return node
 
-    def numbers_included(self, branches: list[Any], path: str) -> list[Any]:
-        """Under ``anyOf``, a branch of type ``integer`` or ``number`` adds nothing beside an
-        unconstrained ``number`` branch (it only accepts numbers): dropped."""
+    def defaults_optional(
+        self, node: dict[str, Any], properties: dict[str, Any], path: str
+    ) -> None:
+        """``optional_defaults``: the names of defaulted properties leave ``required``."""
+        kept = []
+        for name in node["required"]:
+            child = properties.get(name) if type(name) is str else None
+            if type(child) is dict and "default" in child:
+                self.change(
+                    f"{path}.required", f'"{name}" has a default: optional (optional_defaults)'
+                )
+            else:
+                kept.append(name)
+        if kept:
+            node["required"] = kept
+        else:
+            del node["required"]
 
-        def bare_number(branch: object) -> bool:
-            return (
-                type(branch) is dict
-                and branch.get("type") == "number"
-                and all(key == "type" or key in ANNOTATION_KEYWORDS for key in branch)
-            )
-
-        keeper = next((index for index, branch in enumerate(branches) if bare_number(branch)), None)
-        if keeper is None:
+    def included(self, branches: list[Any], path: str) -> list[Any]:
+        """Under ``anyOf``, a branch adds nothing beside an unconstrained branch of its type
+        (``{"type": "number"}`` holds every ``integer`` and ``number`` branch, ``{"type":
+        "object"}`` every object branch): dropped."""
+        bare: dict[str, int] = {}
+        for index, branch in enumerate(branches):
+            kind = branch.get("type") if type(branch) is dict else None
+            if type(kind) is str and all(
+                key == "type"
+                or key in ANNOTATION_KEYWORDS
+                or (key == "additionalProperties" and branch[key] is True)
+                for key in branch
+            ):
+                bare.setdefault(kind, index)
+        if not bare:
             return branches
         out = []
         for index, branch in enumerate(branches):
-            if (
-                index != keeper
-                and type(branch) is dict
-                and branch.get("type") in ("integer", "number")
-                and "oneOf" not in branch
-            ):
-                self.change(f"{path}[{index}]", "included in the number branch; dropped")
+            kind = branch.get("type") if type(branch) is dict else None
+            # An unconstrained number holds the integers too.
+            keeper = bare.get("number", bare.get("integer")) if kind == "integer" else None
+            if keeper is None and type(kind) is str:
+                keeper = bare.get(kind)
+            if keeper is not None and index != keeper and "oneOf" not in branch:
+                self.change(
+                    f"{path}[{index}]",
+                    f"included in the {branches[keeper]['type']} branch; dropped",
+                )
                 continue
             out.append(branch)
         return out
@@ -411,7 +456,7 @@ class _Normalizer:
             impossible = False
             kind = merged.get("type")
             for key, value in moved.items():
-                if key not in merged and _interacts(merged, key, value):
+                if key not in merged and interacts(merged, key, value):
                     self.lose(
                         f"{path}[{index}].{key}",
                         "would see the branch's own properties/items once merged (not expressible)",
@@ -486,7 +531,7 @@ class _Normalizer:
         ``target``'s stays.
         """
         for key, value in source.items():
-            if key not in target and _interacts(target, key, value):
+            if key not in target and interacts(target, key, value):
                 self.lose(f"{prefix}.{key}", sees)
                 continue
             if key in target and target[key] != value:
@@ -499,40 +544,29 @@ class _Normalizer:
             if key not in target:
                 target[key] = value
 
-    def disjoint(self, branches: list[Any], path: str, *, any_of: bool) -> tuple[list[Any], bool]:
+    def disjoint(
+        self, branches: list[Any], path: str, *, any_of: bool
+    ) -> tuple[list[Any], str | None]:
         """Flatten nested disjoint unions and (for ``anyOf``) drop duplicate branches; tell
-        whether the branches are disjoint by type. Under ``oneOf`` a duplicate branch is kept: it
-        makes the union fail where it matches, which is its meaning."""
+        why the branches are disjoint (:func:`.schema_types.disjoint_by`, ``None``: not
+        proven). Under ``oneOf`` a duplicate branch is kept: it makes the union fail where it
+        matches, which is its meaning."""
         flat: list[Any] = []
         for branch in branches:
             if (
                 type(branch) is dict
                 and type(branch.get("oneOf")) is list
                 and all(key == "oneOf" or key in ANNOTATION_KEYWORDS for key in branch)
-                and types_disjoint(branch["oneOf"])
+                and disjoint_by(branch["oneOf"]) is not None
             ):
                 flat.extend(branch["oneOf"])
                 self.change(path, "nested union of disjoint branches flattened")
             else:
                 flat.append(branch)
         if any_of:
-            # Linear: each branch is looked up by its JSON-equality key (``True`` is not ``1``).
-            unique: list[Any] = []
-            seen: set[Any] = set()
-            keys = EqualityKeys()
-            for branch in flat:
-                try:
-                    key = keys.key(branch)
-                except TypeError:  # not JSON data: kept (the assertion reports it)
-                    unique.append(branch)
-                    continue
-                if key in seen:
-                    self.change(path, "duplicate branch removed")
-                    continue
-                seen.add(key)
-                unique.append(branch)
-            flat = unique
-        return flat, types_disjoint(flat)
+            flat, removed = unique_branches(flat)
+            self.changes.extend([f"{path}: duplicate branch removed"] * removed)
+        return flat, disjoint_by(flat)
 
     def infer_type(self, node: dict[str, Any], path: str) -> dict[str, Any]:
         members = node["enum"] if type(node.get("enum")) is list else None
@@ -632,13 +666,19 @@ class _Normalizer:
                     if type(name) is str and name not in properties:
                         properties[name] = {}
                         self.change(f"{path}.required", f'"{name}" given an unconstrained property')
+                if self.optional_defaults:
+                    self.defaults_optional(out, properties, path)
                 if not properties:
                     del out["properties"]
         return out
 
 
 def normalize_json_schema(
-    schema: object, *, vocabulary: Vocabulary = "extended", tool_input: bool = True
+    schema: object,
+    *,
+    vocabulary: Vocabulary = "extended",
+    tool_input: bool = True,
+    optional_defaults: bool = False,
 ) -> NormalizedSchema:
     """Rewrite a foreign JSON Schema into the subset (+ the extended vocabulary), with a report.
 
@@ -648,12 +688,16 @@ def normalize_json_schema(
         vocabulary: ``"extended"`` (default) keeps the extension keywords; ``"strict"`` reports
             them as unkept.
         tool_input: The schema is a tool's arguments: a root without ``type`` becomes an object.
+        optional_defaults: A required property with a ``default`` becomes optional (each one a
+            ``changes`` entry): for a server that publishes its schemas as its parser's output
+            (zod's output mode lists every defaulted property as required) and fills the
+            default in itself. Not the published meaning; opt-in.
 
     Returns:
         A :class:`NormalizedSchema`: the new schema, every change, every unkept part, and what
         the assertion of the chosen vocabulary still reports.
     """
-    normalizer = _Normalizer(schema, vocabulary, tool_input)
+    normalizer = _Normalizer(schema, vocabulary, tool_input, optional_defaults)
     try:
         result = normalizer.node(schema, "schema")
     except InliningTooLarge as too_large:
@@ -680,4 +724,5 @@ def normalize_json_schema(
         changes=tuple(normalizer.changes),
         unkept=tuple(normalizer.unkept),
         violations=tuple(violations),
+        refused=tuple(normalizer.refused),
     )
