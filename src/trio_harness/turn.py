@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ._apps import (
     FinishReason,
+    HoldPolicy,
     ModelReplied,
     ModelRequested,
     StepFinished,
@@ -28,6 +29,7 @@ from ._public import publish
 
 __all__ = [
     "FinishReason",
+    "HoldPolicy",
     "ModelReplied",
     "ModelRequested",
     "StepFinished",
