@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
 import json
 import os
 import shlex
@@ -283,14 +284,21 @@ def decide(agent: th.agent.Agent, args: argparse.Namespace, out: Callable[[str],
     if wanted and agent.paused is None:
         out("(no turn is paused: nothing to decide)")
         return
+    decisions: list[tuple[str, Callable[[], object]]] = []
     for call_id in args.approve:
-        agent.approve(call_id)
+        decisions.append((call_id, functools.partial(agent.approve, call_id)))
     for spec in args.reject:
         call_id, _, why = spec.partition("=")
-        agent.reject(call_id, message=why or None)
+        decisions.append((call_id, functools.partial(agent.reject, call_id, message=why or None)))
     for spec in args.edit:
         call_id, _, text = spec.partition("=")
-        agent.approve(call_id, arguments=json.loads(text))
+        edit = functools.partial(agent.approve, call_id, arguments=json.loads(text))
+        decisions.append((call_id, edit))
+    for call_id, record in decisions:
+        try:
+            record()
+        except (KeyError, ValueError) as error:  # not pending, decided otherwise, bad arguments
+            out(f"(cannot decide {call_id}: {error})")
 
 
 def mcp_server(spec: str) -> tuple[str, list[str]]:

@@ -112,6 +112,7 @@ async def test_a_paused_turn_resumes_after_reopening_and_approval(tmp_path: Path
             assert decided.decision == th.agent.ApprovalDecision(approved=True)
             with pytest.raises(ValueError, match="decided already"):
                 agent.reject(waiting.call_id)
+            assert agent.approve(waiting.call_id) == decided  # a retry: recorded once
             result = await agent.run()
         assert (result.stop, result.text) == ("done", "Noted.")
         assert notes.runs == [("read_note", "a"), ("write_note", ("b", "B")), ("read_note", "c")]

@@ -193,7 +193,8 @@ class Agent:
         Raises:
             PendingApprovalError: No turn is paused.
             KeyError: No pending call is ``call`` (or several have that id).
-            ValueError: It was decided already, or the edited arguments do not match the schema.
+            ValueError: It was decided otherwise already, or the edited arguments do not match
+                the schema. The same decision again is a no-op (a retry after a crash).
         """
         found = self._pending_call(call)
         decision = ApprovalDecision.approve(arguments)
@@ -208,7 +209,7 @@ class Agent:
         Raises:
             PendingApprovalError: No turn is paused.
             KeyError: No pending call is ``call`` (or several have that id).
-            ValueError: It was decided already.
+            ValueError: It was decided otherwise already (the same decision again is a no-op).
         """
         return self._decide(self._pending_call(call), ApprovalDecision.reject(message))
 
@@ -241,6 +242,8 @@ class Agent:
     @enable_ki_protection
     def _decide(self, call: PendingCall, decision: ApprovalDecision) -> PendingCall:
         assert self._paused is not None
+        if call.decision == decision:
+            return call  # the same decision again (a retry after a crash): recorded once
         if call.decision is not None:
             raise ValueError(f"call {call.call_id} ({call.name}) was decided already")
         record_decision(self.session, call, decision)
