@@ -1,0 +1,58 @@
+"""The approval flow with the OpenAI Agents SDK: ``needs_approval``, ``result.interruptions``,
+``RunState`` serialized to a file by the app, approved after a restart, resumed.
+
+    python approve_openai_agents.py URL STATE SANDBOX run
+    python approve_openai_agents.py URL STATE SANDBOX approve ID
+"""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from agents import Agent, OpenAIChatCompletionsModel, RunState, Runner, function_tool, set_tracing_disabled
+from openai import AsyncOpenAI
+
+SANDBOX = Path(sys.argv[3])
+
+
+# tools:start
+@function_tool
+def read_file(path: str) -> str:
+    """Read a file."""
+    return (SANDBOX / path).read_text() if (SANDBOX / path).exists() else "(missing)"
+
+
+@function_tool(needs_approval=True)
+def write_file(path: str, text: str) -> str:
+    """Write a file."""
+    (SANDBOX / path).write_text(text)
+    return f"wrote {path}"
+
+
+# tools:end
+
+
+# glue:start
+async def main(url: str, state_path: str, verb: str, call_id: str | None = None) -> None:
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+    agent = Agent(
+        name="notes",
+        model=OpenAIChatCompletionsModel(model="m", openai_client=client),
+        tools=[read_file, write_file],
+    )
+    if verb == "run":
+        result = await Runner.run(agent, "Write A to a.txt")
+    else:
+        state = await RunState.from_json(agent, json.loads(Path(state_path).read_text()))
+        for item in state.get_interruptions():
+            if item.call_id == call_id:
+                state.approve(item) if verb == "approve" else state.reject(item, rejection_message="no")
+        result = await Runner.run(agent, state)
+    Path(state_path).write_text(json.dumps(result.to_state().to_json()))
+    print("paused" if result.interruptions else "done", [i.call_id for i in result.interruptions])
+
+
+asyncio.run(main(sys.argv[1], sys.argv[2], *sys.argv[4:]))
+# glue:end
