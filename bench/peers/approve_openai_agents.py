@@ -10,7 +10,14 @@ import json
 import sys
 from pathlib import Path
 
-from agents import Agent, OpenAIChatCompletionsModel, RunState, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    OpenAIChatCompletionsModel,
+    Runner,
+    RunState,
+    function_tool,
+    set_tracing_disabled,
+)
 from openai import AsyncOpenAI
 
 SANDBOX = Path(sys.argv[3])
@@ -48,7 +55,9 @@ async def main(url: str, state_path: str, verb: str, call_id: str | None = None)
         state = await RunState.from_json(agent, json.loads(Path(state_path).read_text()))
         for item in state.get_interruptions():
             if item.call_id == call_id:
-                state.approve(item) if verb == "approve" else state.reject(item, rejection_message="no")
+                state.approve(item) if verb == "approve" else state.reject(
+                    item, rejection_message="no"
+                )
         result = await Runner.run(agent, state)
     Path(state_path).write_text(json.dumps(result.to_state().to_json()))
     print("paused" if result.interruptions else "done", [i.call_id for i in result.interruptions])

@@ -52,7 +52,11 @@ async def main(state_path: str, verb: str, call_id: str | None = None) -> None:
         result = await agent.run(message_history=history, deferred_tool_results=results)
     Path(state_path).write_bytes(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
     output = result.output
-    pending = [c.tool_call_id for c in output.approvals] if isinstance(output, DeferredToolRequests) else []
+    pending = (
+        [c.tool_call_id for c in output.approvals]
+        if isinstance(output, DeferredToolRequests)
+        else []
+    )
     print("paused" if pending else "done", pending)
 
 

@@ -1,7 +1,7 @@
 """The approval flow with trio_harness: a write that needs approval, decided after a restart.
 
-    python approve_trio_harness.py URL STATE SANDBOX run          # pauses, exits
-    python approve_trio_harness.py URL STATE SANDBOX approve ID   # another process resumes
+python approve_trio_harness.py URL STATE SANDBOX run          # pauses, exits
+python approve_trio_harness.py URL STATE SANDBOX approve ID   # another process resumes
 """
 
 import sys
@@ -37,7 +37,9 @@ async def write_file(path: str, text: str) -> str:
 async def main(url: str, state: str, verb: str, call_id: str | None = None) -> None:
     async with (
         openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0) as client,
-        th.open_agent(state, oai.ChatCompletionsModel(client, "m"), [read_file, write_file]) as agent,
+        th.open_agent(
+            state, oai.ChatCompletionsModel(client, "m"), [read_file, write_file]
+        ) as agent,
     ):
         if verb == "run":
             result = await agent.run("Write A to a.txt")

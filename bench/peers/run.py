@@ -83,7 +83,9 @@ def run_peer(script: Path, verb: str) -> dict[str, object]:
 
 
 def main() -> int:
-    print("| peer | glue lines | paused | resumed | 400s | read after the write returned | tool messages after a rejection |")
+    print(
+        "| peer | glue lines | paused | resumed | 400s | read after the write returned | tool messages after a rejection |"
+    )
     print("|---|---|---|---|---|---|---|")
     for name, (file, module) in PEERS.items():
         script = HERE / file

@@ -5,10 +5,11 @@ call run without approval)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import trio
 
 import trio_harness as th
 from trio_harness.lowlevel import check_log
@@ -55,13 +56,14 @@ async def deferred_log(tmp_path: Path, *, approve: bool) -> list[dict[str, Any]]
 async def test_real_logs_pass_and_the_cli_says_so(tmp_path: Path) -> None:
     events = await deferred_log(tmp_path, approve=True)
     assert rules(events) == []
-    done = subprocess.run(
+    done = await trio.run_process(
         [sys.executable, "-m", "trio_harness", "check-log", str(tmp_path / "agent.jsonl")],
-        capture_output=True,
-        text=True,
+        capture_stdout=True,
+        capture_stderr=True,
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.decode().endswith(": ok\n")
 
 
 async def test_a_call_started_before_its_decision_is_caught(tmp_path: Path) -> None:
