@@ -20,7 +20,8 @@ from agents import (
 )
 from openai import AsyncOpenAI
 
-SANDBOX = Path(sys.argv[3])
+URL, STATE, SANDBOX_DIR, VERB, *CALL = sys.argv[1:]
+SANDBOX = Path(SANDBOX_DIR)
 
 
 # tools:start
@@ -41,27 +42,27 @@ def write_file(path: str, text: str) -> str:
 
 
 # glue:start
-async def main(url: str, state_path: str, verb: str, call_id: str | None = None) -> None:
+async def main() -> None:
     set_tracing_disabled(True)
-    client = AsyncOpenAI(base_url=url, api_key="k", max_retries=0)
+    client = AsyncOpenAI(base_url=URL, api_key="k", max_retries=0)
     agent = Agent(
         name="notes",
         model=OpenAIChatCompletionsModel(model="m", openai_client=client),
         tools=[read_file, write_file],
     )
-    if verb == "run":
+    if VERB == "run":
         result = await Runner.run(agent, "Write A to a.txt")
     else:
-        state = await RunState.from_json(agent, json.loads(Path(state_path).read_text()))
+        state = await RunState.from_json(agent, json.loads(Path(STATE).read_text()))
         for item in state.get_interruptions():
-            if item.call_id == call_id:
-                state.approve(item) if verb == "approve" else state.reject(
+            if item.call_id == CALL[0]:
+                state.approve(item) if VERB == "approve" else state.reject(
                     item, rejection_message="no"
                 )
         result = await Runner.run(agent, state)
-    Path(state_path).write_text(json.dumps(result.to_state().to_json()))
+    Path(STATE).write_text(json.dumps(result.to_state().to_json()))
     print("paused" if result.interruptions else "done", [i.call_id for i in result.interruptions])
 
 
-asyncio.run(main(sys.argv[1], sys.argv[2], *sys.argv[4:]))
+asyncio.run(main())
 # glue:end

@@ -15,8 +15,8 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
-SANDBOX = Path(sys.argv[3])
-URL = sys.argv[1]
+URL, STATE, SANDBOX_DIR, VERB, *CALL = sys.argv[1:]
+SANDBOX = Path(SANDBOX_DIR)
 
 agent = Agent(
     OpenAIChatModel("m", provider=OpenAIProvider(base_url=URL, api_key="k")),
@@ -42,15 +42,15 @@ def write_file(path: str, text: str) -> str:
 
 
 # glue:start
-async def main(state_path: str, verb: str, call_id: str | None = None) -> None:
-    if verb == "run":
+async def main() -> None:
+    if VERB == "run":
         result = await agent.run("Write A to a.txt")
     else:
-        history = ModelMessagesTypeAdapter.validate_json(Path(state_path).read_bytes())
-        answer = True if verb == "approve" else ToolDenied("no")
-        results = DeferredToolResults(approvals={call_id: answer})
+        history = ModelMessagesTypeAdapter.validate_json(Path(STATE).read_bytes())
+        answer = True if VERB == "approve" else ToolDenied("no")
+        results = DeferredToolResults(approvals={CALL[0]: answer})
         result = await agent.run(message_history=history, deferred_tool_results=results)
-    Path(state_path).write_bytes(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
+    Path(STATE).write_bytes(ModelMessagesTypeAdapter.dump_json(result.all_messages()))
     output = result.output
     pending = (
         [c.tool_call_id for c in output.approvals]
@@ -60,5 +60,5 @@ async def main(state_path: str, verb: str, call_id: str | None = None) -> None:
     print("paused" if pending else "done", pending)
 
 
-asyncio.run(main(sys.argv[2], *sys.argv[4:]))
+asyncio.run(main())
 # glue:end

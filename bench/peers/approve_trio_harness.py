@@ -13,7 +13,8 @@ import trio
 import trio_harness as th
 from trio_harness.providers import openai as oai
 
-SANDBOX = Path(sys.argv[3])
+URL, STATE, SANDBOX_DIR, VERB, *CALL = sys.argv[1:]
+SANDBOX = Path(SANDBOX_DIR)
 
 
 # tools:start
@@ -34,20 +35,20 @@ async def write_file(path: str, text: str) -> str:
 
 
 # glue:start
-async def main(url: str, state: str, verb: str, call_id: str | None = None) -> None:
+async def main() -> None:
     async with (
-        openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0) as client,
+        openai.AsyncOpenAI(base_url=URL, api_key="k", max_retries=0) as client,
         th.open_agent(
-            state, oai.ChatCompletionsModel(client, "m"), [read_file, write_file]
+            STATE, oai.ChatCompletionsModel(client, "m"), [read_file, write_file]
         ) as agent,
     ):
-        if verb == "run":
+        if VERB == "run":
             result = await agent.run("Write A to a.txt")
         else:
-            agent.approve(call_id) if verb == "approve" else agent.reject(call_id, message="no")
+            agent.approve(CALL[0]) if VERB == "approve" else agent.reject(CALL[0], message="no")
             result = await agent.run()
         print(result.stop, [call.call_id for call in result.pending])
 
 
-trio.run(main, sys.argv[1], sys.argv[2], *sys.argv[4:])
+trio.run(main)
 # glue:end

@@ -3,7 +3,7 @@ the strict OpenAI-compatible server of the tests (``tests/apps/strict_server.py`
 tool call left unanswered, answered twice or out of order) on 127.0.0.1, pauses in one process
 and is approved (or rejected) in another, and the resumed conversation must be accepted.
 
-    python bench/peers/run.py            # every peer that is installed; a table on stdout
+    python bench/peers/compare.py            # every peer that is installed; a table on stdout
 
 The model asks for ``read_file(notes.txt)``, ``write_file(a.txt, "A")`` (needs approval) and
 ``read_file(a.txt)`` in one reply. What the third call returns after the resume says what the
