@@ -9,6 +9,7 @@ recorded and the turn resumes. Inline: an async callback decides while the step 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,10 @@ import trio
 
 import trio_harness as th
 from trio_harness.lowlevel import check_log
+from trio_harness.mcp import open_stdio
 from trio_harness.providers import openai as oai
 
+from ..mcp.connect import BOUND_S, SERVER
 from .strict_server import Policy, StrictServer, conversation_problems
 
 READ_A = ("read_note", '{"name": "a"}')
@@ -259,3 +262,33 @@ async def test_an_abort_while_the_decision_waits_answers_the_call_unstarted(
         ("approval/pending", None),
         ("approval/decision", True),
     ]
+
+
+async def test_an_mcp_server_marked_all_but_read_only_pauses_at_its_write(
+    tmp_path: Path,
+) -> None:
+    # A real MCP server (tests/mcp/server_app.py): `search` says readOnlyHint, `write` does not.
+    policy = Policy(
+        first=[("srv_search", '{"query": "milk"}'), ("srv_write", '{"tag": "t1"}')], answer="ok"
+    )
+    log = tmp_path / "agent.jsonl"
+    with StrictServer(policy) as server, trio.fail_after(BOUND_S):
+        async with sdk(server) as client:
+            model = oai.ChatCompletionsModel(client, "m")
+            async with (
+                th.open_agent(log, model, []) as agent,
+                open_stdio(
+                    agent.runtime, sys.executable, str(SERVER), "stdio", prefix="srv_"
+                ) as files,
+            ):
+                remove = agent.require_approval(files, unless_read_only=True)
+                result = await agent.run("go")
+                assert [p.name for p in result.pending] == ["srv_write"]
+                agent.reject(result.pending[0], message="read only today")
+                result = await agent.run()
+                assert result.stop == "done"
+                remove()
+        contents = [content for _, content in tool_messages(server)]
+        assert contents[0].startswith("found milk")
+        assert contents[1] == 'Error: the user rejected tool "srv_write": read only today'
+        check(log, server)
