@@ -357,7 +357,7 @@ def _approval_violations(events: list[Any]) -> list[LogViolation]:
                     violations.append(LogViolation(seq, "one-decision", message))
                 else:
                     decided[key] = (seq, data["approved"])
-        elif kind == "tool/call" and type(data) is dict:
+        elif kind == "tool/call" and type(data) is dict and _positioned(data):
             key = (data.get("turn"), data.get("step"), data.get("callId"))
             keys[seq] = key
             if listed.get(key) == "deferred":
@@ -371,6 +371,14 @@ def _approval_violations(events: list[Any]) -> list[LogViolation]:
                 if problem is not None:
                     violations.append(LogViolation(seq, "approved-before-run", problem))
     return violations
+
+
+def _positioned(data: dict[str, Any]) -> bool:
+    # Hashable keys only: check_log reports any other turn, step or id as a format error.
+    return all(
+        data.get(key) is None or type(data.get(key)) in (int, str)
+        for key in ("turn", "step", "callId")
+    )
 
 
 def _answered(
