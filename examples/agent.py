@@ -14,6 +14,13 @@ event as they happen: start the agent again, even after ``kill -9``, and it resu
 ``--replay`` prints a log without calling the model; ``python -m trio_harness timeline LOG
 --turn T --step N`` draws a step.
 
+Writes need approval. ``--approval ask`` (the default) asks at the terminal before each write,
+showing the path and the text (``y``, ``n``, or ``n <why>`` to tell the model why); Ctrl-C at
+the question aborts the turn and the write never runs. ``--approval defer`` ends the turn
+*paused* instead and exits, listing the writes waiting; decide later, even after a restart or a
+``kill -9``, with ``--approve ID``, ``--reject ID[=WHY]`` or ``--edit ID=JSON`` (new arguments),
+and the turn resumes. ``--approval off`` lets writes run unasked.
+
 Tools: ``read_file``, ``list_dir`` and ``search`` (parallel-safe) and ``write_file`` (exclusive,
 deliberately slow: ``--write-delay``). Every path is resolved (symlinks included) and must stay
 inside the sandbox; only regular files are read or written (a FIFO or a device is refused, never
@@ -27,13 +34,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import functools
+import json
 import os
 import shlex
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import trio
 
@@ -101,8 +110,10 @@ def read_regular(path: Path, limit: int) -> tuple[bytes, int]:
         return file.read(limit), os.fstat(file.fileno()).st_size
 
 
-def make_tools(sandbox_dir: Path, write_delay: float, max_read: int) -> list[th.ToolDefinition]:
-    """The four tools, bound to ``sandbox_dir``."""
+def make_tools(
+    sandbox_dir: Path, write_delay: float, max_read: int, approve_writes: bool = True
+) -> list[th.ToolDefinition]:
+    """The four tools, bound to ``sandbox_dir`` (``write_file`` needs approval)."""
     sandbox = Sandbox(sandbox_dir)
 
     async def in_thread(function: Callable[..., Any], *args: Any) -> Any:
@@ -160,7 +171,7 @@ def make_tools(sandbox_dir: Path, write_delay: float, max_read: int) -> list[th.
         result: list[str] = await in_thread(find, sandbox.inside(path))
         return result
 
-    @th.tool
+    @th.tool(needs_approval=approve_writes)
     async def write_file(path: str, text: str) -> str:
         """Create or overwrite a text file (runs alone, never in parallel with other tools)."""
         target = sandbox.inside(path)
@@ -243,24 +254,11 @@ def replay(path: Path, out: Callable[[str], None]) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def read_line(prompt: str) -> str:
-    """One line of standard input, read from the descriptor itself (no buffered reader whose
-    lock an abandoned thread would hold at exit); ``EOFError`` at the end."""
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = os.read(0, 4096)
-        if not chunk:
-            if data:
-                break
-            raise EOFError
-        data += chunk
-    return data.decode("utf-8", errors="replace").rstrip("\r\n")
-
-
-async def prompts(given: list[str] | None) -> AsyncIterator[str]:
-    """The user's requests: ``--prompt`` values, or lines typed at the prompt until EOF."""
+async def prompts(
+    given: list[str] | None, terminal: th.agent.TerminalApproval
+) -> AsyncIterator[str]:
+    """The user's requests: ``--prompt`` values, or lines typed at the prompt until EOF (read
+    by the approval prompt's reader, so a line typed after a Ctrl-C is never lost)."""
     if given is not None:
         for prompt in given:
             print(f"you> {prompt}", flush=True)
@@ -268,12 +266,40 @@ async def prompts(given: list[str] | None) -> AsyncIterator[str]:
         return
     while True:
         try:
-            # Abandoned on Ctrl-C: the program ends even though the thread still waits.
-            line = await trio.to_thread.run_sync(read_line, "you> ", abandon_on_cancel=True)
+            line = await terminal.ask("you> ")
         except EOFError:
             return
         if line.strip():
             yield line
+
+
+def show_pending(agent: th.agent.Agent, out: Callable[[str], None]) -> None:
+    for call in agent.pending:
+        state = "waiting" if call.decision is None else "decided"
+        out(f"(approval {state}: {call.name} ({call.call_id}) {short(call.arguments, 60)})")
+
+
+def decide(agent: th.agent.Agent, args: argparse.Namespace, out: Callable[[str], None]) -> None:
+    """Record the ``--approve`` / ``--reject`` / ``--edit`` decisions for a paused turn."""
+    wanted = [*args.approve, *args.reject, *args.edit]
+    if wanted and agent.paused is None:
+        out("(no turn is paused: nothing to decide)")
+        return
+    decisions: list[tuple[str, Callable[[], object]]] = []
+    for call_id in args.approve:
+        decisions.append((call_id, functools.partial(agent.approve, call_id)))
+    for spec in args.reject:
+        call_id, _, why = spec.partition("=")
+        decisions.append((call_id, functools.partial(agent.reject, call_id, message=why or None)))
+    for spec in args.edit:
+        call_id, _, text = spec.partition("=")
+        edit = functools.partial(agent.approve, call_id, arguments=json.loads(text))
+        decisions.append((call_id, edit))
+    for call_id, record in decisions:
+        try:
+            record()
+        except (KeyError, ValueError) as error:  # not pending, decided otherwise, bad arguments
+            out(f"(cannot decide {call_id}: {error})")
 
 
 def mcp_server(spec: str) -> tuple[str, list[str]]:
@@ -288,7 +314,10 @@ async def agent(args: argparse.Namespace) -> int:
 
     out = lambda line: print(line, flush=True)  # noqa: E731
     show = printer(out)
-    tools = make_tools(Path(args.sandbox), args.write_delay, args.max_read)
+    tools = make_tools(
+        Path(args.sandbox), args.write_delay, args.max_read, approve_writes=args.approval != "off"
+    )
+    terminal = th.agent.TerminalApproval()
     async with contextlib.AsyncExitStack() as stack:
         client = await stack.enter_async_context(
             openai.AsyncOpenAI(
@@ -298,10 +327,14 @@ async def agent(args: argparse.Namespace) -> int:
             )
         )
         model = oai.ChatCompletionsModel(client, args.model, system=SYSTEM, stream=args.stream)
+        approval: th.agent.DecisionCallback | Literal["defer"] = (
+            terminal if args.approval == "ask" else "defer"
+        )
         agent = await stack.enter_async_context(
-            th.open_agent(args.log, model, tools, max_steps=args.max_steps)
+            th.open_agent(args.log, model, tools, max_steps=args.max_steps, approval=approval)
         )
         out(f"({agent.recovery})")
+        decide(agent, args, out)
         if args.mcp:
             from trio_harness.mcp import open_stdio
 
@@ -314,7 +347,9 @@ async def agent(args: argparse.Namespace) -> int:
                 out(f"(mcp {name}: {len(server.names)} tools)")
                 for report in server.unregistered:
                     out(f"(mcp {name}: left out {report.name}: {'; '.join(report.reasons)})")
-        async for prompt in prompts(args.prompt):
+
+        async def turn(prompt: str | None) -> bool:
+            """One turn (``None``: resume the paused one); whether the agent may go on."""
             try:
                 async with th.abort_on_sigint(
                     on_abort=lambda: out("aborting the turn... (Ctrl-C again to quit)")
@@ -323,10 +358,22 @@ async def agent(args: argparse.Namespace) -> int:
             except openai.APIError as error:
                 # The request failed (after the SDK's retries): the log is complete; go on.
                 out(f"(model request failed: {error})")
-                continue
+                return True
             if result.stop != "done":
                 steps = f"{result.steps} step" + ("" if result.steps == 1 else "s")
                 out(f"(turn ended: {result.stop} after {steps})")
+            return result.stop != "paused"
+
+        if agent.paused is not None:
+            show_pending(agent, out)
+            if agent.paused.undecided or not await turn(None):
+                out("(decide with --approve ID, --reject ID[=WHY] or --edit ID=JSON)")
+                return 0
+        async for prompt in prompts(args.prompt, terminal):
+            if not await turn(prompt):
+                show_pending(agent, out)
+                out("(decide with --approve ID, --reject ID[=WHY] or --edit ID=JSON)")
+                break
     return 0
 
 
@@ -348,6 +395,15 @@ def main(argv: list[str] | None = None) -> int:
         "--mcp", action="append", type=mcp_server, metavar="NAME=COMMAND", help="an MCP server"
     )
     parser.add_argument("--mcp-log", default=None, help="file for the MCP servers' stderr")
+    parser.add_argument(
+        "--approval",
+        choices=["ask", "defer", "off"],
+        default="ask",
+        help="writes: ask at the terminal, pause the turn (decide later), or run unasked",
+    )
+    parser.add_argument("--approve", action="append", default=[], metavar="ID")
+    parser.add_argument("--reject", action="append", default=[], metavar="ID[=WHY]")
+    parser.add_argument("--edit", action="append", default=[], metavar="ID=JSON")
     args = parser.parse_args(argv)
     if args.replay:
         replay(Path(args.replay), print)

@@ -362,14 +362,27 @@ LOWLEVEL = [
 #: The namespaces beside the top level, each named after its users.
 NAMESPACES = {
     "agent": [
+        "APPROVAL_DECISION_EVENT",
+        "APPROVAL_PENDING_EVENT",
         "CONVERSATION_EVENT",
         "TURN_END_EVENT",
         "Agent",
         "AgentLog",
+        "ApprovalDecision",
+        "ApprovalRule",
+        "ApprovalToolDefinition",
         "ConversationState",
+        "DecisionCallback",
+        "LineReader",
+        "PausedStep",
+        "PendingApprovalError",
+        "PendingCall",
         "PendingStep",
         "Recovery",
+        "TerminalApproval",
+        "needs_approval",
         "open_agent_log",
+        "paused_step",
         "read_conversation",
         "settle_step",
     ],
@@ -405,6 +418,7 @@ NAMESPACES = {
     ],
     "turn": [
         "FinishReason",
+        "HoldPolicy",
         "ModelReplied",
         "ModelRequested",
         "StepFinished",
@@ -516,6 +530,10 @@ NEW_IN_NAMESPACES = {"FinishReason", "Usage", "TextDelta", "report_text"}
 NEW_IN_NAMESPACES |= {"CONVERSATION_EVENT", "TURN_END_EVENT", "Agent", "AgentLog"}
 NEW_IN_NAMESPACES |= {"ConversationState", "PendingStep", "Recovery", "open_agent_log"}
 NEW_IN_NAMESPACES |= {"read_conversation", "settle_step"}
+NEW_IN_NAMESPACES |= {"APPROVAL_DECISION_EVENT", "APPROVAL_PENDING_EVENT", "ApprovalDecision"}
+NEW_IN_NAMESPACES |= {"ApprovalRule", "ApprovalToolDefinition", "DecisionCallback", "LineReader"}
+NEW_IN_NAMESPACES |= {"PausedStep", "PendingApprovalError", "PendingCall", "TerminalApproval"}
+NEW_IN_NAMESPACES |= {"needs_approval", "paused_step", "HoldPolicy"}
 MOVED = [
     (name, namespace)
     for namespace, names in NAMESPACES.items()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ._apps import (
     FinishReason,
+    HoldPolicy,
     ModelReplied,
     ModelRequested,
     StepFinished,
@@ -32,6 +33,7 @@ from ._public import publish
 
 __all__ = [
     "FinishReason",
+    "HoldPolicy",
     "ModelReplied",
     "ModelRequested",
     "StepFinished",

@@ -43,6 +43,8 @@ def agent_args(server: ScriptedServer, tmp_path: Path, *extra: str) -> list[str]
         "0",
         "--max-retries",
         "0",
+        "--approval",
+        "off",  # writes run unasked here; tests/apps/test_approval_example.py asks
         *extra,
     ]
 
@@ -325,7 +327,10 @@ def example() -> ModuleType:
 async def call(sandbox: Path, name: str, arguments: dict[str, Any], **options: Any) -> str:
     runtime = th.ToolRuntime()
     settings = {"write_delay": 0, "max_read": 1000, **options}
-    for tool in example().make_tools(sandbox, settings["write_delay"], settings["max_read"]):
+    tools = example().make_tools(
+        sandbox, settings["write_delay"], settings["max_read"], approve_writes=False
+    )
+    for tool in tools:
         runtime.register(tool)
     outcome = await th.execute_tool_calls(
         runtime, th.Session(), [th.ToolCallBlock("c1", name, json.dumps(arguments))]

@@ -58,6 +58,8 @@ def args(server: StrictServer, root: Path, prompt: str, *, stream: bool = False)
         "0.15",
         "--max-retries",
         "0",
+        "--approval",
+        "off",
         "--prompt",
         prompt,
     ]

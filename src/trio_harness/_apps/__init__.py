@@ -11,6 +11,9 @@ Modules, in dependency order:
 * :mod:`.conversation` — the conversation in the session log, settling a step, a log opened for
   an app (``open_agent_log``);
 * :mod:`.turn` — ``run_turn`` and the ``TurnModel`` protocol, its values and progress events;
+* :mod:`.approval_log` — approval in the session log: pending calls, decisions, a paused step;
+* :mod:`.approval` — ``needs_approval`` rules and ``AgentApproval`` (the hooks and the service);
+* :mod:`.terminal` — ``LineReader`` and ``TerminalApproval``: stdin under Trio, the prompt;
 * :mod:`.sigint` — ``abort_on_sigint``: the first SIGINT aborts, the second stops hard;
   ``run_app``: Ctrl-C anywhere is one line;
 * :mod:`.agent` — ``Agent`` and ``open_agent``: a model, its tools and a durable log.
@@ -20,6 +23,21 @@ The provider adapters (the public :mod:`trio_harness.providers`) build on it.
 """
 
 from .agent import Agent, open_agent
+from .approval import (
+    ApprovalRule,
+    ApprovalToolDefinition,
+    DecisionCallback,
+    PendingApprovalError,
+    needs_approval,
+)
+from .approval_log import (
+    APPROVAL_DECISION_EVENT,
+    APPROVAL_PENDING_EVENT,
+    ApprovalDecision,
+    PausedStep,
+    PendingCall,
+    paused_step,
+)
 from .boundary import one_error, sole_exception
 from .conversation import (
     CONVERSATION_EVENT,
@@ -34,7 +52,9 @@ from .conversation import (
     settle_step,
 )
 from .sigint import abort_on_sigint, run_app
+from .terminal import LineReader, TerminalApproval
 from .turn import (
+    HoldPolicy,
     ModelReplied,
     ModelRequested,
     StepFinished,
@@ -59,21 +79,33 @@ from .turn_model import (
 from .typed import tool
 
 __all__ = [
+    "APPROVAL_DECISION_EVENT",
+    "APPROVAL_PENDING_EVENT",
     "CONVERSATION_EVENT",
     "TURN_END_EVENT",
     "Agent",
     "AgentLog",
+    "ApprovalDecision",
+    "ApprovalRule",
+    "ApprovalToolDefinition",
     "ConversationState",
+    "DecisionCallback",
     "FinishReason",
+    "HoldPolicy",
+    "LineReader",
     "ModelReplied",
     "ModelRequested",
     "ModelStep",
+    "PausedStep",
+    "PendingApprovalError",
+    "PendingCall",
     "PendingStep",
     "Recovery",
     "StepFinished",
     "StepStarted",
     "StepStreaming",
     "StreamingTurnModel",
+    "TerminalApproval",
     "TextDelta",
     "ToolCommitted",
     "ToolStarted",
@@ -83,9 +115,11 @@ __all__ = [
     "Usage",
     "abort_on_sigint",
     "conversation_of",
+    "needs_approval",
     "one_error",
     "open_agent",
     "open_agent_log",
+    "paused_step",
     "plan_groups",
     "read_conversation",
     "report_text",

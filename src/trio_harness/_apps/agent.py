@@ -17,16 +17,25 @@ import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
+import attrs
 import trio
 from trio.lowlevel import enable_ki_protection
 
+from .._json import parse_arguments
 from .._log import DurableSession, FsyncPolicy
 from .._pool import DEFAULT_MAX_PARALLEL_TOOL_CALLS, PoolRuntime, StepResult, ToolCallBlock
-from .._runtime import ToolRuntime
+from .._runtime import ToolRuntime, json_schema_validator
 from .._timeline import TRACE_EVENT, StepTrace
 from .._values import ToolDefinition
+from .approval import (
+    AgentApproval,
+    ApprovalRule,
+    DecisionCallback,
+    PendingApprovalError,
+)
+from .approval_log import ApprovalDecision, PausedStep, PendingCall, record_decision
 from .conversation import (
     TURN_END_EVENT,
     AgentLog,
@@ -60,6 +69,13 @@ class Agent:
         accept_context: Passed to the pool.
         stream_calls: Start each tool call while the reply still streams, when the model
             offers ``step_streaming`` (see ``run_turn``); ``False`` waits for the whole reply.
+        approval: How calls that need approval (``th.tool(needs_approval=...)``,
+            :meth:`require_approval`) are decided: ``"defer"`` (the default) pauses the turn
+            before the first undecided one (:attr:`pending`, :meth:`approve`, :meth:`reject`,
+            then :meth:`run` resumes, in this process or another); an async callback
+            ``decide(call) -> ApprovalDecision`` is asked inline, in model order, while the
+            step waits (e.g. :class:`~trio_harness.agent.TerminalApproval`). See
+            ``docs/approval.md``.
 
     Attributes:
         model: The model.
@@ -80,10 +96,17 @@ class Agent:
         trace: bool = True,
         accept_context: Callable[[Any], object] | None = None,
         stream_calls: bool = True,
+        approval: DecisionCallback | Literal["defer"] = "defer",
     ) -> None:
         self.model = model
-        self.runtime = _runtime_of(runtime)
         self.log = log
+        self._approval = AgentApproval(self, log.session, None if approval == "defer" else approval)
+        self._own_runtime = not _is_runtime(runtime)
+        self.runtime = (
+            runtime if not self._own_runtime else _runtime_of(runtime, self._approval)  # type: ignore[arg-type]
+        )
+        self._hooked = False
+        self._paused: PausedStep | None = log.conversation.paused
         self._max_steps = max_steps
         self._window = max_parallel_tool_calls
         self._trace_steps = trace
@@ -119,6 +142,115 @@ class Agent:
         """The number the next :meth:`run` gets."""
         return self._next_turn
 
+    # -- approval ------------------------------------------------------------------------------
+
+    def require_approval(
+        self,
+        tools: object,
+        *,
+        when: ApprovalRule = True,
+        unless_read_only: bool = False,
+        reason: str | None = None,
+    ) -> Callable[[], None]:
+        """Make calls of ``tools`` need approval (beside ``th.tool(needs_approval=...)``).
+
+        Usage::
+
+            async with open_stdio(agent.runtime, "files-mcp", prefix="files_") as files:
+                agent.require_approval(files, unless_read_only=True)
+
+        Args:
+            tools: A tool name, several names, or an MCP connection (every tool it registers,
+                followed as its tool list changes).
+            when: ``True``, or a predicate over the validated arguments (see
+                :data:`~trio_harness.agent.ApprovalRule`).
+            unless_read_only: With an MCP connection: leave out the tools whose annotations
+                say ``readOnlyHint: true``.
+            reason: The reason shown (default ``tool "<name>" needs approval``).
+
+        Returns:
+            A callable that removes this rule.
+        """
+        return self._approval.require(
+            tools, when=when, unless_read_only=unless_read_only, reason=reason
+        )
+
+    @property
+    def paused(self) -> PausedStep | None:
+        """The step the last turn paused at, waiting for decisions, or ``None``."""
+        return self._paused
+
+    @property
+    def pending(self) -> tuple[PendingCall, ...]:
+        """The calls of the paused step that need a decision, in model order, each with its
+        decision so far (``()`` when no turn is paused)."""
+        return () if self._paused is None else self._paused.pending
+
+    def approve(self, call: PendingCall | str, *, arguments: Any = None) -> PendingCall:
+        """Approve a pending call, optionally with edited ``arguments`` (a JSON value, checked
+        against the tool's schema now and again when it runs). Recorded in the log at once.
+
+        Raises:
+            PendingApprovalError: No turn is paused.
+            KeyError: No pending call is ``call`` (or several have that id).
+            ValueError: It was decided otherwise already, or the edited arguments do not match
+                the schema. The same decision again is a no-op (a retry after a crash).
+        """
+        found = self._pending_call(call)
+        decision = ApprovalDecision.approve(arguments)
+        if decision.arguments is not None:
+            self._check_arguments(found.name, decision.arguments)
+        return self._decide(found, decision)
+
+    def reject(self, call: PendingCall | str, *, message: str | None = None) -> PendingCall:
+        """Reject a pending call; the model sees ``the user rejected tool "<name>"`` followed by
+        ``message``, if given. Recorded in the log at once.
+
+        Raises:
+            PendingApprovalError: No turn is paused.
+            KeyError: No pending call is ``call`` (or several have that id).
+            ValueError: It was decided otherwise already (the same decision again is a no-op).
+        """
+        return self._decide(self._pending_call(call), ApprovalDecision.reject(message))
+
+    def _pending_call(self, call: PendingCall | str) -> PendingCall:
+        if self._paused is None:
+            raise PendingApprovalError("no turn is paused: nothing waits for a decision")
+        if isinstance(call, PendingCall):
+            found = [item for item in self._paused.pending if item.index == call.index]
+        else:
+            found = [item for item in self._paused.pending if item.call_id == call]
+        if len(found) != 1:
+            raise KeyError(
+                f"{call!r} is not one pending call (pending: "
+                f"{[item.call_id for item in self._paused.pending]})"
+            )
+        return found[0]
+
+    def _check_arguments(self, name: str, arguments: str) -> None:
+        definition = self.runtime.get(name) if hasattr(self.runtime, "get") else None
+        if definition is None:
+            return
+        try:
+            check = json_schema_validator(definition.parameters)
+        except Exception:  # a schema this cannot compile: the call's own validation decides
+            return
+        violations = check(parse_arguments(arguments), "arguments")
+        if violations:
+            raise ValueError(f'edited arguments of tool "{name}": ' + "; ".join(violations))
+
+    @enable_ki_protection
+    def _decide(self, call: PendingCall, decision: ApprovalDecision) -> PendingCall:
+        assert self._paused is not None
+        if call.decision == decision:
+            return call  # the same decision again (a retry after a crash): recorded once
+        if call.decision is not None:
+            raise ValueError(f"call {call.call_id} ({call.name}) was decided already")
+        record_decision(self.session, call, decision)
+        self.session.sync()
+        self._paused = self._paused.decided(call, decision)
+        return attrs.evolve(call, decision=decision)
+
     @enable_ki_protection
     async def run(
         self,
@@ -142,6 +274,14 @@ class Agent:
         """
         if self._running:
             raise trio.BusyResourceError("another turn of this agent is running")
+        paused = self._paused
+        if paused is not None and (prompt is not None or paused.undecided):
+            waiting = ", ".join(f"{c.name} ({c.call_id})" for c in paused.undecided)
+            raise PendingApprovalError(
+                f"turn {paused.turn} is paused: decide {waiting} (agent.approve / agent.reject)"
+                if paused.undecided
+                else f"turn {paused.turn} is paused: call run() without a prompt to resume it"
+            )
         self._running = True
         try:
             return await self._run(prompt, abort, on_event)
@@ -154,16 +294,33 @@ class Agent:
         abort: trio.Event | None,
         on_event: Callable[[TurnEvent], object] | None,
     ) -> TurnResult:
-        turn = self._next_turn
-        self._next_turn += 1
+        resume = self._paused
+        if resume is not None:
+            turn = resume.turn
+            self._approval.load(resume.pending)
+            self._approval.position = (turn, resume.step)
+        else:
+            turn = self._next_turn
+            self._next_turn += 1
         if prompt is not None:
             self.model.add_user(prompt)
         self._record("input", turn)
         stop = "interrupted"
         steps = 0
+        recorded = _Recorded(self, turn, resume.step if resume is not None else -1)
+        hold = None
+        if self._approval.has_rules(self.runtime):
+            if not self._own_runtime:
+                raise TypeError(
+                    "tools that need approval run on the agent's own runtime: give open_agent "
+                    "tool definitions (other tools join agent.runtime)"
+                )
+            self._hook()
+            if self._approval.deferred:
+                hold = functools.partial(self._approval.hold, self.runtime)
         try:
             result = await run_turn(
-                _Recorded(self, turn),
+                recorded,
                 self.runtime,
                 self.session,
                 turn=turn,
@@ -174,13 +331,26 @@ class Agent:
                 accept_context=self._accept_context,
                 tracer=self._tracer if self._trace_steps else None,
                 stream_calls=self._stream_calls,
+                agent=self,
+                hold=hold,
+                resume=resume,
             )
             stop, steps = result.stop, result.steps
+            self._paused = None
+            if result.pending:
+                calls = resume.calls if resume is not None else recorded.calls
+                self._paused = PausedStep(
+                    turn=turn, step=result.pending[0].step, calls=calls, pending=result.pending
+                )
+                self._step_done()
+                self.session.sync()
             return result
         except Exception:
             stop = "error"
             raise
         finally:
+            if stop != "paused":
+                self._paused = None  # an interrupted resume settled the step
             self.session.append(TURN_END_EVENT, {"turn": turn, "stop": stop, "steps": steps})
 
     def traces(self) -> list[StepTrace]:
@@ -220,6 +390,14 @@ class Agent:
         self.model.add_tool_results(results)
         self._record("results", turn, step=step, answers=[r.call_id for r in results])
 
+    def _hook(self) -> None:
+        # Mounted once, when the first rule applies (a runtime without rules keeps the pool's
+        # hook-free fast path).
+        if not self._hooked:
+            self._hooked = True
+            self.runtime.add_pre_execute(self._approval.pre_execute)
+            self.runtime.add_post_execute(self._approval.post_execute)
+
     def _tracer(self, turn: int, step: int) -> StepTrace:
         self._trace = StepTrace(turn=turn, step=step)
         return self._trace
@@ -230,10 +408,12 @@ class Agent:
             self.session.append(TRACE_EVENT, trace.to_json())
 
 
-def _runtime_of(tools: PoolRuntime | Iterable[ToolDefinition]) -> Any:
-    if hasattr(tools, "scheduler") and hasattr(tools, "execution_mode"):
-        return tools
-    runtime = ToolRuntime()
+def _is_runtime(tools: object) -> bool:
+    return hasattr(tools, "scheduler") and hasattr(tools, "execution_mode")
+
+
+def _runtime_of(tools: Iterable[ToolDefinition], approval: AgentApproval) -> Any:
+    runtime = ToolRuntime(approval=approval)
     for tool in tools:
         runtime.register(tool)
     return runtime
@@ -242,11 +422,12 @@ def _runtime_of(tools: PoolRuntime | Iterable[ToolDefinition]) -> Any:
 class _Recorded:
     """The agent's model as ``run_turn`` sees it: every reply and every hand-over recorded."""
 
-    def __init__(self, agent: Agent, turn: int) -> None:
+    def __init__(self, agent: Agent, turn: int, step: int) -> None:
         self._agent = agent
         self._model: TurnModel = agent.model
         self._turn = turn
-        self._step = -1
+        self._step = step  # the step before the next reply's
+        self.calls: tuple[ToolCallBlock, ...] = ()  # the last reply's
 
     async def step(self, tools: Sequence[dict[str, Any]], /) -> ModelStep:
         reply = await self._model.step(tools)
@@ -254,6 +435,8 @@ class _Recorded:
         # KeyboardInterrupt): the log knows every call id before any call runs.
         self._step += 1
         self._agent._record("reply", self._turn, step=self._step, calls=reply.tool_calls)
+        self.calls = reply.tool_calls
+        self._agent._approval.position = (self._turn, self._step)
         return reply
 
     @property
@@ -275,6 +458,7 @@ class _Recorded:
         # reply (its calls are answered in the log, not in the conversation); one after it is
         # the list step's case (the reply's calls are settled and handed over on resume).
         self._step += 1
+        self._agent._approval.position = (self._turn, self._step)
         sent: list[ToolCallBlock] = []
 
         def forward(call: ToolCallBlock) -> None:
@@ -312,6 +496,7 @@ async def open_agent(
     trace: bool = True,
     accept_context: Callable[[Any], object] | None = None,
     stream_calls: bool = True,
+    approval: DecisionCallback | Literal["defer"] = "defer",
 ) -> AsyncIterator[Agent]:
     """Open (or resume) an agent's durable log; close it when the block ends.
 
@@ -337,7 +522,9 @@ async def open_agent(
         accept_context: Passed to the pool.
         stream_calls: Start each tool call while the reply still streams, when the model
             offers ``step_streaming`` (a ready model made with ``stream=True``; see
-            ``run_turn``). ``False`` waits for the whole reply before any call starts.
+            ``run_turn``). ``False`` waits for the whole reply before any call starts. A turn
+            that may pause for deferred approval is never streamed.
+        approval: ``"defer"`` or an async decision callback (see :class:`Agent`).
 
     Yields:
         The :class:`Agent`.
@@ -360,6 +547,7 @@ async def open_agent(
             trace=trace,
             accept_context=accept_context,
             stream_calls=stream_calls,
+            approval=approval,
         )
     finally:
         log.close()

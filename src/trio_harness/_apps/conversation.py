@@ -52,6 +52,7 @@ from .._values import (
     aborted_before_dispatch_result,
     aborted_result,
 )
+from .approval_log import PausedStep, approval_problem, paused_step
 
 __all__ = [
     "CONVERSATION_EVENT",
@@ -237,13 +238,17 @@ class ConversationState:
 
     Attributes:
         messages: Every recorded message, in order.
-        pending: The last reply's step, if its results were never handed to the model.
+        pending: The last reply's step, if its results were never handed to the model (and
+            it is not paused).
         next_turn: The number of the next turn (one past the highest turn in the log).
+        paused: The last reply's step, if it paused its turn waiting for approval decisions
+            (see :func:`~trio_harness.agent.paused_step`).
     """
 
     messages: tuple[Any, ...]
     pending: PendingStep | None
     next_turn: int
+    paused: PausedStep | None = None
 
 
 _KINDS: Final = ("input", "reply", "results")
@@ -327,7 +332,7 @@ def read_conversation(events: Sequence[SessionEvent]) -> ConversationState:
         if event.type in (TOOL_CALL, TOOL_RESULT):
             last_turn = max(last_turn, data.turn)
             continue
-        problem = conversation_problem(event)
+        problem = conversation_problem(event) or approval_problem(event)
         if problem is not None:
             raise ValueError(f"event {event.seq}: {problem.at('data').render()}")
         if not isinstance(data, dict) or type(data.get("turn")) is not int:
@@ -348,7 +353,12 @@ def read_conversation(events: Sequence[SessionEvent]) -> ConversationState:
             pending = PendingStep(data["turn"], data["step"], calls)
         elif kind == "results":
             pending = None
-    return ConversationState(tuple(messages), pending, last_turn + 1)
+    paused = None
+    if pending is not None:
+        paused = paused_step(events, pending.turn, pending.step, pending.calls)
+        if paused is not None:
+            pending = None
+    return ConversationState(tuple(messages), pending, last_turn + 1, paused)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,6 +377,7 @@ class Recovery:
         repaired: The ``tool/result`` (and synthetic ``tool/call``) events appended for calls a
             crash left unanswered.
         pending: The step whose results are handed to the model on resume, if any.
+        paused: The step waiting for approval decisions, if the last turn paused.
     """
 
     path: str
@@ -374,6 +385,7 @@ class Recovery:
     cut: LogCut | None
     repaired: tuple[SessionEvent, ...]
     pending: PendingStep | None
+    paused: PausedStep | None = None
 
     @property
     def resumed(self) -> bool:
@@ -396,6 +408,14 @@ class Recovery:
             codes = [e.data.error.code for e in answered if e.data.error is not None]
             counts = ", ".join(f"{codes.count(code)} {code}" for code in sorted(set(codes)))
             parts.append(f"answered {_count(len(answered), 'call')} a crash left open ({counts})")
+        if self.paused is not None:
+            waiting = self.paused.undecided
+            names = ", ".join(f"{call.name} ({call.call_id})" for call in waiting)
+            parts.append(
+                f"paused: {len(waiting)} call(s) waiting for approval: {names}"
+                if waiting
+                else "paused: every pending call is decided; run() resumes"
+            )
         return "; ".join(parts)
 
 
@@ -433,6 +453,10 @@ class AgentLog:
         self.close()
 
 
+def _event_problem(event: SessionEvent) -> Problem | None:
+    return conversation_problem(event) or approval_problem(event)
+
+
 def open_agent_log(
     path: str | os.PathLike[str], *, fsync: FsyncPolicy = "step", salvage: bool = False
 ) -> AgentLog:
@@ -442,7 +466,8 @@ def open_agent_log(
     step a crash left open is settled (every call of the last reply answered exactly once, in
     model order, truthfully: ``ABORTED`` for a call that started, ``ABORTED_BEFORE_DISPATCH`` for
     one that never did), any other call without a result is answered (``repair_replay``), and
-    :attr:`AgentLog.recovery` reports it all.
+    :attr:`AgentLog.recovery` reports it all. A step that paused its turn waiting for approval
+    decisions is left as it is (``conversation.paused``): its waiting calls never started.
 
     Args:
         path: The log file.
@@ -455,7 +480,7 @@ def open_agent_log(
             line).
         SessionLogLockedError: Another process has it open.
     """
-    session = open_checked(path, conversation_problem, fsync=fsync, salvage=salvage)
+    session = open_checked(path, _event_problem, fsync=fsync, salvage=salvage)
     try:
         state = read_conversation(session.events)
         before = len(session.events)
@@ -469,6 +494,11 @@ def open_agent_log(
         session.close()
         raise
     recovery = Recovery(
-        session.path, len(state.messages), session.recovered.cut, repaired, state.pending
+        session.path,
+        len(state.messages),
+        session.recovered.cut,
+        repaired,
+        state.pending,
+        state.paused,
     )
     return AgentLog(session, state, recovery)

@@ -19,10 +19,9 @@ for event the one the same calls given as a list get. See :class:`StreamingTurnM
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeAlias
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
 
 import attrs
 import trio
@@ -40,10 +39,19 @@ from .._pool import (
     execute_tool_calls,
 )
 from .._runtime import ToolExecutionInput, cancel_on_abort, raise_sole
-from .._values import ToolExecutionResult
+from .approval_log import PausedStep, PendingCall, record_pending
 from .conversation import settle_step
+from .turn_events import (
+    ModelReplied,
+    ModelRequested,
+    StepFinished,
+    StepStarted,
+    ToolCommitted,
+    ToolStarted,
+    TurnEvent,
+    TurnResult,
+)
 from .turn_model import (
-    FinishReason,
     ModelStep,
     StepStreaming,
     TextDelta,
@@ -51,8 +59,10 @@ from .turn_model import (
     Usage,
     text_to,
 )
+from .turn_observe import observe_step
 
 __all__ = [
+    "HoldPolicy",
     "ModelReplied",
     "ModelRequested",
     "StepFinished",
@@ -65,121 +75,6 @@ __all__ = [
     "plan_groups",
     "run_turn",
 ]
-
-
-@attrs.frozen
-class ModelRequested:
-    """The loop is about to ask the model (``step`` counts from 0 within the turn)."""
-
-    turn: int
-    step: int
-
-
-@attrs.frozen
-class ModelReplied:
-    """The model answered."""
-
-    turn: int
-    step: int
-    reply: ModelStep
-
-
-@attrs.frozen
-class StepStarted:
-    """A step's tool calls are about to run.
-
-    In a streamed step it comes when the first call is complete (before :class:`ModelReplied`,
-    and before any :class:`ToolStarted` of the step), ``groups`` holds the calls known so far
-    (complete and handed to the pool: the first one) and ``complete`` is ``False``: the later
-    calls start as they arrive, and the reply's calls are all known once it is complete
-    (``ModelReplied.reply.tool_calls``).
-
-    Attributes:
-        groups: The calls as the pool will group them, from the classification at this moment:
-            a run of parallel calls forms one group, each exclusive call is a group of its own.
-        complete: Whether ``groups`` holds every call of the step (``False`` in a streamed
-            step: more calls may follow).
-    """
-
-    turn: int
-    step: int
-    groups: tuple[tuple[ToolCallBlock, ...], ...]
-    complete: bool = True
-
-
-@attrs.frozen
-class ToolStarted:
-    """A tool body is starting (top-level calls of runtimes with execute wrappers only).
-
-    Attributes:
-        time: ``trio.current_time()`` when the body started.
-    """
-
-    turn: int
-    step: int
-    call_id: str
-    name: str
-    time: float
-
-
-@attrs.frozen
-class ToolCommitted:
-    """A result was committed (model order; synthetic abort results are reported in
-    :class:`StepFinished` only)."""
-
-    turn: int
-    step: int
-    call_id: str
-    name: str
-    result: ToolExecutionResult
-    time: float
-
-
-@attrs.frozen
-class StepFinished:
-    """A step's results were committed and handed to the model."""
-
-    turn: int
-    step: int
-    outcome: StepOutcome
-
-
-TurnEvent: TypeAlias = (
-    ModelRequested
-    | TextDelta
-    | ModelReplied
-    | StepStarted
-    | ToolStarted
-    | ToolCommitted
-    | StepFinished
-)
-
-
-@attrs.frozen(kw_only=True)
-class TurnResult:
-    """How a turn ended.
-
-    Attributes:
-        stop: ``"done"`` (a reply without tool calls), ``"concluded"`` (a tool called
-            ``ctx.conclude_turn()``), ``"step_limit"`` or ``"aborted"``.
-        steps: Tool steps run (model replies with tool calls whose results were committed).
-        text: The text of the last model reply (``""`` if none).
-        results: The last step's results.
-        finish: The last reply's neutral finish reason (``"length"``, ``"refusal"``, ...:
-            see :attr:`ModelStep.finish`); ``None`` when unknown or no reply came.
-        usage: The tokens of every reply of the turn, summed (``None`` if none reported).
-        response_id: The provider's id of the last reply.
-        reply: The last reply itself (its refusal text, cut calls, raw message).
-    """
-
-    stop: Literal["done", "concluded", "step_limit", "aborted"]
-    steps: int
-    text: str = ""
-    results: tuple[StepResult, ...] = ()
-    finish: FinishReason | None = None
-    usage: Usage | None = None
-    response_id: str | None = None
-    reply: ModelStep | None = None
 
 
 def plan_groups(
@@ -243,6 +138,9 @@ async def run_turn(
     accept_context: Callable[[Any], object] | None = None,
     tracer: StepTracerFactory | None = None,
     stream_calls: bool = True,
+    agent: object | None = None,
+    hold: HoldPolicy | None = None,
+    resume: PausedStep | None = None,
 ) -> TurnResult:
     """Run one turn: ask the model, run its tool calls, send the results back, repeat.
 
@@ -266,7 +164,16 @@ async def run_turn(
         stream_calls: Use the model's ``step_streaming`` when it offers one (see
             :class:`StreamingTurnModel`): each tool call starts as soon as it is complete,
             while the reply still streams. ``False`` waits for the whole reply, as for a model
-            without it. A step at the step limit is never streamed.
+            without it. A step at the step limit is never streamed, nor any step with ``hold``.
+        agent: The agent the calls run for (``ApprovalRequest.agent``): an ``Ask`` reaches the
+            runtime's approval service only for calls that have one.
+        hold: Deferred approval (see :data:`HoldPolicy`): called with each reply's calls; when
+            it names calls still waiting for a decision, the step runs only the calls before the
+            first of them (to their end, committed), records an ``approval/pending`` event and
+            the turn ends ``"paused"``, nothing handed to the model.
+        resume: A paused step to finish first (its decisions given): its remaining calls run
+            (the edited ones with their new arguments), the step's results go to the model and
+            the turn goes on from the next step.
 
     Returns:
         How the turn ended, the steps run, the last text and the last step's results.
@@ -293,6 +200,62 @@ async def run_turn(
     last: tuple[StepResult, ...] = ()
     step = 0
     replies = _Replies(emit)
+
+    async def run_part(
+        calls: Sequence[ToolCallBlock], start: int, held: Sequence[PendingCall]
+    ) -> tuple[StepOutcome, tuple[PendingCall, ...]]:
+        # calls[start:] up to the first held call without a decision (the edited ones with
+        # their new arguments); what it returns paused is recorded before it returns.
+        waiting = [call.index for call in held if call.decision is None and call.index >= start]
+        stop = waiting[0] if waiting else len(calls)
+        edited = {call.index: call.call for call in held if call.decision is not None}
+        part = [edited.get(index, calls[index]) for index in range(start, stop)]
+        outcome = StepOutcome(concluded=False, aborted=False, results=())
+        if part:
+            if emit.listening:  # plan_groups classifies every call: only for a listener
+                emit(StepStarted(turn, step, plan_groups(runtime, part)))
+            observe = observe_step(runtime, turn, step, emit)
+            with observe:
+                outcome = await execute_tool_calls(
+                    runtime,
+                    session,
+                    part,
+                    turn=turn,
+                    step=step,
+                    abort=abort,
+                    max_parallel_tool_calls=max_parallel_tool_calls,
+                    accept_context=accept_context,
+                    agent=agent,
+                    tracer=observe.tracer(tracer(turn, step) if tracer is not None else None),
+                )
+        if not waiting:
+            return outcome, ()
+        if outcome.aborted or (abort is not None and abort.is_set()):
+            # Aborted before the pause: the waiting calls are answered as never started.
+            rest = await execute_tool_calls(
+                runtime, session, calls[stop:], turn=turn, step=step, abort=_already_set()
+            )
+            return StepOutcome(
+                concluded=outcome.concluded,
+                aborted=True,
+                results=outcome.results + rest.results,
+            ), ()
+        paused = tuple(call for call in held if call.index >= stop)
+        record_pending(session, paused)
+        return outcome, paused
+
+    if resume is not None:
+        step = resume.step
+        done, still, answers = await _finish_paused(resume, run_part, model, session, turn)
+        if still:
+            return replies.result(stop="paused", steps=step, text=text, results=last, pending=still)
+        emit(StepFinished(turn, step, attrs.evolve(done, results=answers)))
+        step += 1
+        last = answers
+        if done.aborted:
+            return replies.result(stop="aborted", steps=step, text=text, results=last)
+        if done.concluded:
+            return replies.result(stop="concluded", steps=step, text=text, results=last)
     while True:
         if abort is not None and abort.is_set():
             return replies.result(stop="aborted", steps=step, text=text, results=last)
@@ -302,11 +265,11 @@ async def run_turn(
         emit.raise_error()
         tools: list[dict[str, Any]] = schemas() if callable(schemas) else []
         streaming: StepStreaming | None = None
-        if stream_calls and step < max_steps:
+        if stream_calls and step < max_steps and hold is None:
             streaming = getattr(model, "step_streaming", None)
         if streaming is not None:
             streamed = _StreamedStep(
-                model, streaming, runtime, session, turn, step, abort, emit, replies
+                model, streaming, runtime, session, turn, step, abort, emit, replies, agent
             )
             reply, outcome = await streamed.run(
                 tools,
@@ -341,12 +304,13 @@ async def run_turn(
             return replies.result(stop="done", steps=step, text=text, results=last)
         limited = step >= max_steps
         results: tuple[StepResult, ...] | None = None
+        paused: tuple[PendingCall, ...] = ()
         try:
             # Inside the step: a KeyboardInterrupt (or SystemExit) the callback raises still
             # leaves every call of the reply answered, in the log and to the model.
             emit(ModelReplied(turn, step, reply))
-            step_tracer = tracer(turn, step) if tracer is not None else None
             if limited:
+                step_tracer = tracer(turn, step) if tracer is not None else None
                 # The calls are answered, through the pool, as calls it never started: the log
                 # and the model get the same synthetic pairs as an abort before dispatch.
                 outcome = await execute_tool_calls(
@@ -359,22 +323,10 @@ async def run_turn(
                     tracer=step_tracer,
                 )
             else:
-                if emit.listening:  # plan_groups classifies every call: only for a listener
-                    emit(StepStarted(turn, step, plan_groups(runtime, reply.tool_calls)))
-                observe = _observe(runtime, turn, step, emit)
-                with observe:
-                    outcome = await execute_tool_calls(
-                        runtime,
-                        session,
-                        reply.tool_calls,
-                        turn=turn,
-                        step=step,
-                        abort=abort,
-                        max_parallel_tool_calls=max_parallel_tool_calls,
-                        accept_context=accept_context,
-                        tracer=observe.tracer(step_tracer),
-                    )
-            results = outcome.results
+                held = hold(turn, step, reply.tool_calls) if hold is not None else ()
+                outcome, paused = await run_part(reply.tool_calls, 0, held)
+            if not paused:
+                results = outcome.results
         except BaseException:
             # Synchronous (no checkpoint) and protected: the log gets a result for every call,
             # and the model every result, before the exception goes on.
@@ -388,6 +340,10 @@ async def run_turn(
                 model.add_tool_results(results)
         if limited:
             return replies.result(stop="step_limit", steps=step, text=text, results=last)
+        if paused:
+            return replies.result(
+                stop="paused", steps=step, text=text, results=last, pending=paused
+            )
         emit(StepFinished(turn, step, outcome))
         step += 1
         last = outcome.results
@@ -395,6 +351,46 @@ async def run_turn(
             return replies.result(stop="aborted", steps=step, text=text, results=last)
         if outcome.concluded:
             return replies.result(stop="concluded", steps=step, text=text, results=last)
+
+
+async def _finish_paused(
+    paused: PausedStep,
+    run_part: Callable[
+        [Sequence[ToolCallBlock], int, Sequence[PendingCall]],
+        Awaitable[tuple[StepOutcome, tuple[PendingCall, ...]]],
+    ],
+    model: TurnModel,
+    session: Session,
+    turn: int,
+) -> tuple[StepOutcome, tuple[PendingCall, ...], tuple[StepResult, ...]]:
+    """Run a paused step's remaining calls; ``(outcome, still paused, the step's results)``.
+
+    Every result of the step is read back from the log (the calls before the pause may have run
+    in another process) and handed to the model once none is waiting; whatever interrupts the
+    part, the whole step is settled and handed over first."""
+    step = paused.step
+    results: tuple[StepResult, ...] | None = None
+    still: tuple[PendingCall, ...] = ()
+    try:
+        outcome, still = await run_part(paused.calls, paused.pending[0].index, paused.pending)
+        if not still:
+            results = settle_step(session, turn, step, paused.calls)
+    except BaseException:
+        try:
+            results = settle_step(session, turn, step, paused.calls)
+        except Exception:  # calls the log refuses (not str): the first error goes on
+            results = None
+        raise
+    finally:
+        if results is not None:
+            model.add_tool_results(results)
+    return outcome, still, results or ()
+
+
+#: Deferred approval's policy for ``run_turn``: ``(turn, step, calls) -> pending``: the calls of
+#: a reply that need a person's decision, in model order, each with its index in ``calls`` and
+#: its decision if one is known (``()``: none).
+HoldPolicy: TypeAlias = Callable[[int, int, Sequence[ToolCallBlock]], Sequence[PendingCall]]
 
 
 class _Events:
@@ -462,7 +458,9 @@ class _StreamedStep:
         abort: trio.Event | None,
         emit: _Events,
         replies: _Replies,
+        agent: object | None = None,
     ) -> None:
+        self._agent = agent
         self._model = model
         self._streaming = streaming
         self._runtime = runtime
@@ -530,7 +528,7 @@ class _StreamedStep:
                     if self._abort is not None:
                         nursery.start_soon(self._watch, self._abort)
                     try:
-                        observe = _observe(self._runtime, turn, step, self._emit)
+                        observe = observe_step(self._runtime, turn, step, self._emit)
                         with observe:
                             outcome = await execute_tool_calls(
                                 self._runtime,
@@ -541,6 +539,7 @@ class _StreamedStep:
                                 abort=self._stop,
                                 max_parallel_tool_calls=window,
                                 accept_context=accept_context,
+                                agent=self._agent,
                                 tracer=observe.tracer(step_tracer),
                             )
                     except Exception as exc:  # a scheduler failure: the request is cancelled
@@ -642,81 +641,3 @@ def _already_set() -> trio.Event:
     event = trio.Event()
     event.set()
     return event
-
-
-# The step being observed in this task's context. Dispatch tasks inherit the context of the step's
-# nursery, so a hook sees the marker of the turn that started the call: two turns running on one
-# runtime each report only their own calls.
-_observed_step: contextvars.ContextVar[object] = contextvars.ContextVar(
-    "trio_harness_observed_step", default=None
-)
-
-
-class _observe:
-    """Reports body starts (through an execute wrapper, if the runtime takes one) and commits
-    (through the step's tracer: the pool tells ``committed`` once the log has the result) of
-    one step."""
-
-    def __init__(
-        self, runtime: Any, turn: int, step: int, emit: Callable[[TurnEvent], object]
-    ) -> None:
-        self._disposers: list[Callable[[], None]] = []
-        self._token: contextvars.Token[object] | None = None
-        self._turn, self._step, self._emit = turn, step, emit
-        add_wrapper = getattr(runtime, "add_execute_wrapper", None)
-        if add_wrapper is None:
-            return
-        marker = self._marker = object()
-
-        async def wrapper(exec: Any, next: Callable[[], Any]) -> Any:
-            if exec.parent is None and _observed_step.get() is marker:
-                emit(ToolStarted(turn, step, exec.call_id, exec.name, trio.current_time()))
-            return await next()
-
-        self._disposers = [add_wrapper(wrapper)]
-
-    def tracer(self, inner: PoolTracer | None) -> PoolTracer:
-        """The step's tracer: ``inner`` (if any), told every phase, and a ``ToolCommitted`` per
-        committed result, emitted after the result was logged."""
-        return _CommitEvents(self._turn, self._step, self._emit, inner)
-
-    def __enter__(self) -> None:
-        if self._disposers:
-            self._token = _observed_step.set(self._marker)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is not None:
-            _observed_step.reset(self._token)
-        for dispose in self._disposers:
-            dispose()
-
-
-class _CommitEvents:
-    """A :class:`PoolTracer` that emits ``ToolCommitted`` when the pool tells ``committed`` (the
-    ``tool/result`` is in the log then) and forwards every phase to the step's own tracer."""
-
-    def __init__(
-        self,
-        turn: int,
-        step: int,
-        emit: Callable[[TurnEvent], object],
-        inner: PoolTracer | None,
-    ) -> None:
-        self._turn, self._step, self._emit, self._inner = turn, step, emit, inner
-        self._calls: Sequence[ToolExecutionInput] = ()
-
-    def begin(self, calls: Sequence[ToolExecutionInput], cap: int, /) -> None:
-        self._calls = calls  # a streamed step appends its later calls to this very list
-        if self._inner is not None:
-            self._inner.begin(calls, cap)
-
-    def phase(self, name: str, index: int, detail: object, /) -> None:
-        if self._inner is not None:
-            self._inner.phase(name, index, detail)
-        if name == "committed" and isinstance(detail, ToolExecutionResult):
-            call = self._calls[index]
-            self._emit(
-                ToolCommitted(
-                    self._turn, self._step, call.call_id, call.name, detail, trio.current_time()
-                )
-            )

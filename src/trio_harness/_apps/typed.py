@@ -64,6 +64,8 @@ from .._errors import HarnessError, JsonSchemaError, ToolArgsError, ToolOutputEr
 from .._json import NOT_JSON, js_json, snapshot_json_value
 from .._runtime import always_parallel, define_json_tool, json_schema_validator
 from .._values import ToolDefinition, ToolOutput
+from .approval import ApprovalRule
+from .approval import needs_approval as approval_definition
 from .docstrings import parse_docstring
 from .typed_schema import (
     UNSET,
@@ -100,6 +102,7 @@ def tool(
     parallel: bool | Callable[[Any], object] = False,
     timeout_ms: float | None = None,
     render: Callable[[Any, Any], Any] | None = None,
+    needs_approval: ApprovalRule = False,
 ) -> Callable[[_Function], ToolDefinition]: ...
 
 
@@ -112,6 +115,7 @@ def tool(
     parallel: bool | Callable[[Any], object] = False,
     timeout_ms: float | None = None,
     render: Callable[[Any, Any], Any] | None = None,
+    needs_approval: ApprovalRule = False,
 ) -> ToolDefinition | Callable[[_Function], ToolDefinition]:
     """Turn an annotated function into a :class:`~trio_harness.ToolDefinition`.
 
@@ -128,6 +132,10 @@ def tool(
         timeout_ms: Optional timeout, as in ``define_tool``.
         render: ``(args dict, JSON value) -> content blocks``; by default a ``str`` value is
             the text, anything else its compact JSON.
+        needs_approval: ``True``: every call needs a person's approval before it runs (in an
+            agent: see ``docs/approval.md``); a callable ``(args dict) -> object`` decides per
+            call over the validated arguments (truthy: ask; a ``str``: ask, with that reason).
+            The definition is then an :class:`~trio_harness.agent.ApprovalToolDefinition`.
 
     Returns:
         The definition (or a decorator producing it). Register it with ``runtime.register``.
@@ -139,7 +147,10 @@ def tool(
     """
 
     def decorate(function: _Function) -> ToolDefinition:
-        return _build(function, name, description, parallel, timeout_ms, render)
+        definition = _build(function, name, description, parallel, timeout_ms, render)
+        if needs_approval is False:
+            return definition
+        return approval_definition(definition, needs_approval)
 
     if fn is not None:
         return decorate(fn)

@@ -20,6 +20,23 @@ checked for their ``seq``. The rules, each reported with the ``seq`` of the offe
 ``unpaired``
     at the end of each step every call has its result. A step that ended in a scheduler failure
     legitimately leaves started calls unpaired: ``allow_unpaired`` accepts those.
+
+Human approval (an agent app's ``approval/pending`` and ``approval/decision`` events; a log
+without them is judged exactly as before):
+
+``approval-shape``
+    a record has integer ``turn`` and ``step``, a non-empty ``calls`` array of objects with an
+    integer ``index`` and string ``id`` (``approval/pending``), or an integer ``index``, a
+    string ``id`` and a boolean ``approved`` (``approval/decision``).
+``approval-cites-pending``
+    a decision answers a call an earlier ``approval/pending`` of its turn and step listed.
+``one-decision``
+    no listed call gets two decisions.
+``approved-before-run``
+    a call listed as waiting (``inline: false``) starts (its ``tool/call``) only after a
+    decision, unless it is answered as never started (its synthetic ``ABORTED_BEFORE_DISPATCH``
+    pair, as a crash recovery answers it); a call asked inline succeeds only with an approval
+    recorded before its result; a rejected call's result is an error.
 """
 
 from __future__ import annotations
@@ -159,7 +176,8 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
 
     Time and memory are linear in the number of events.
     """
-    violations: list[LogViolation] = []
+    events = list(events)
+    violations: list[LogViolation] = _approval_violations(events)
     calls: dict[int, _Call] = {}
     answered: dict[int, int] = {}
     # Per (turn, step): the last cited call seq, whether skipping started, how many of its
@@ -279,6 +297,124 @@ def check_log(events: Iterable[Any], *, allow_unpaired: bool = False) -> list[Lo
                 )
     violations.sort(key=lambda violation: violation.seq)
     return violations
+
+
+_PENDING: Final = "approval/pending"
+_DECISION: Final = "approval/decision"
+
+
+def _approval_shape(kind: str, data: Any) -> str | None:
+    if type(data) is not dict or type(data.get("turn")) is not int:
+        return "turn must be an integer"
+    if type(data.get("step")) is not int:
+        return "step must be an integer"
+    if kind == _DECISION:
+        if type(data.get("index")) is not int or type(data.get("id")) is not str:
+            return "a decision needs an integer index and a string id"
+        return None if type(data.get("approved")) is bool else "approved must be a boolean"
+    calls = data.get("calls")
+    if type(calls) is not list or not calls:
+        return "calls must be a non-empty array"
+    for call in calls:
+        if type(call) is not dict or type(call.get("index")) is not int:
+            return "every call needs an integer index"
+        if type(call.get("id")) is not str:
+            return "every call needs a string id"
+    return None
+
+
+def _approval_violations(events: list[Any]) -> list[LogViolation]:
+    """The approval rules (see the module docstring); ``[]`` for a log without approval."""
+    violations: list[LogViolation] = []
+    # Per call (turn, step, id): how it was listed last ("deferred" or "inline") and its decision.
+    listed: dict[tuple[Any, Any, str], str] = {}
+    decided: dict[tuple[Any, Any, str], tuple[int, bool]] = {}
+    # A started call of a deferred listing: its key and the decision it had when it started.
+    started: dict[int, tuple[tuple[Any, Any, str], tuple[int, bool] | None]] = {}
+    keys: dict[int, tuple[Any, Any, str]] = {}  # every call seq -> its key
+    for raw in events:
+        if type(raw) is not dict or type(raw.get("seq")) is not int:
+            continue  # check_log reports it
+        kind, seq = raw.get("type"), int(raw["seq"])
+        data: Any = raw.get("data")
+        if kind in (_PENDING, _DECISION):
+            problem = _approval_shape(kind, data)
+            if problem is not None:
+                violations.append(LogViolation(seq, "approval-shape", problem))
+            elif kind == _PENDING:
+                how = "inline" if data.get("inline") is True else "deferred"
+                for call in data["calls"]:
+                    listed[(data["turn"], data["step"], call["id"])] = how
+            else:
+                key = (data["turn"], data["step"], data["id"])
+                if key not in listed:
+                    message = f"no pending call {data['id']} to decide"
+                    violations.append(LogViolation(seq, "approval-cites-pending", message))
+                elif key in decided:
+                    message = (
+                        f"second decision for {data['id']} (the first is seq {decided[key][0]})"
+                    )
+                    violations.append(LogViolation(seq, "one-decision", message))
+                else:
+                    decided[key] = (seq, data["approved"])
+        elif kind == "tool/call" and type(data) is dict and _positioned(data):
+            key = (data.get("turn"), data.get("step"), data.get("callId"))
+            keys[seq] = key
+            if listed.get(key) == "deferred":
+                started[seq] = (key, decided.get(key))
+                del listed[key]
+        elif kind == "tool/result" and type(data) is dict:
+            cites = raw.get("sourceEventSeqs")
+            call_seq = cites[0] if type(cites) is list and len(cites) == 1 else None
+            if type(call_seq) is int and call_seq in keys:
+                problem = _answered(data, call_seq, keys.pop(call_seq), started, listed, decided)
+                if problem is not None:
+                    violations.append(LogViolation(seq, "approved-before-run", problem))
+    return violations
+
+
+def _positioned(data: dict[str, Any]) -> bool:
+    # Hashable keys only: check_log reports any other turn, step or id as a format error.
+    return all(
+        data.get(key) is None or type(data.get(key)) in (int, str)
+        for key in ("turn", "step", "callId")
+    )
+
+
+def _answered(
+    data: dict[str, Any],
+    call_seq: int,
+    key: tuple[Any, Any, str],
+    started: dict[int, tuple[tuple[Any, Any, str], tuple[int, bool] | None]],
+    listed: dict[tuple[Any, Any, str], str],
+    decided: dict[tuple[Any, Any, str], tuple[int, bool]],
+) -> str | None:
+    """What is wrong with the result of call ``key`` under the approval rules, or ``None``."""
+    error = data.get("error")
+    code = error.get("code") if type(error) is dict else None
+    try:
+        failed = data["message"]["content"][0].get("isError") is True
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return None
+    if call_seq in started:
+        _, decision = started.pop(call_seq)
+        decided.pop(key, None)
+        if decision is None:
+            # Only a synthetic never-started pair may answer it undecided (the caller checks).
+            return (
+                None
+                if code == "ABORTED_BEFORE_DISPATCH" and failed
+                else (f"{key[2]} started before its decision")
+            )
+        if not decision[1] and not failed:
+            return f"rejected {key[2]} succeeded"
+        return None
+    if listed.get(key) == "inline":
+        del listed[key]
+        decision = decided.pop(key, None)
+        if not failed and (decision is None or not decision[1]):
+            return f"{key[2]} ran without approval"
+    return None
 
 
 def _abort_shape(result: _Result, *, synthetic: bool) -> list[LogViolation]:
