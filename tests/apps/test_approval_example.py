@@ -122,7 +122,7 @@ async def test_ctrl_c_at_the_prompt_aborts_the_turn_and_the_write_never_runs(
             await child.wait_for_prompt(PROMPT)
             child.interrupt()
             await child.wait_for("aborting the turn")
-            await child.wait_for("(turn ended: aborted after 1 steps)")
+            await child.wait_for("(turn ended: aborted after 1 step)")
             code, _, err = await child.finish()
         assert code == 0, err
         assert not (files / "a.txt").exists()
