@@ -150,6 +150,39 @@ def _failure_waits(view: AnswerView) -> bool:
     )
 
 
+def _failure_stops_prepared(view: AnswerView) -> bool:
+    """A dispatch failed while a later call's prepare was awaited (its pre-execute hook or
+    approval): that call, allowed, is never dispatched."""
+    failure = view.s.failure
+    if not view.raised() or failure is None or failure.phase != "dispatch":
+        return False
+    failed_at = view.outcome["failedAt"]
+    return any(
+        call.id != failure.call
+        and call.guard is None
+        and (
+            call.pre is None
+            or call.pre.decision == "allow"
+            or (call.pre.decision == "ask" and call.pre.approval in (None, "allowed-once"))
+        )
+        and view.times[call.id]["prepared"] is not None
+        and view.times[call.id]["prepared"] > failed_at
+        and view.times[call.id]["settled"] is None
+        for call in view.s.calls
+    )
+
+
+def _wrapper_success_aborted(view: AnswerView) -> bool:
+    return view.aborted() and any(
+        call.wrapper is not None
+        and call.wrapper.kind == "returns"
+        and view.times[call.id]["bodyStarted"] is None
+        and view.times[call.id]["settled"] is not None
+        and view.results.get(call.id, {}).get("code") == "ABORTED_BEFORE_DISPATCH"
+        for call in view.s.calls
+    )
+
+
 def _post_failure_rule(view: AnswerView) -> bool:
     return view.raised() and any(
         t["settled"] is not None and t["committed"] is None for t in view.times.values()
@@ -475,6 +508,12 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         lambda v: v.has_code("ABORTED") or v.has_code("ABORTED_BEFORE_DISPATCH"),
     ),
     _B(
+        "e.8 wrapper-success-aborted",
+        "a wrapper-authored success (the body never ran) on an aborted step, before it is "
+        "committed, gives ABORTED_BEFORE_DISPATCH",
+        _wrapper_success_aborted,
+    ),
+    _B(
         "f.1 planning",
         "calls are planned in model order from the raw blocks",
         lambda v: len(v.s.calls) >= 2 and bool(v.results),
@@ -590,6 +629,12 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "f.5 failure-no-fabricated-results",
         "after a scheduler failure, started calls stay without results (nothing commits)",
         _post_failure_rule,
+    ),
+    _B(
+        "f.5 failure-stops-prepared",
+        "a call whose pre-execute or approval was awaited when another call's dispatch failed "
+        "is never dispatched",
+        _failure_stops_prepared,
     ),
     _B(
         "f.6 skipped-pair",
