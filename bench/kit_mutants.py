@@ -110,6 +110,7 @@ def _fuzz_run(
         str(seed),
         "--timeout",
         str(args.timeout),
+        "--no-shrink",  # how soon it is found is the question, not the minimal case
     ]
     env = {**os.environ, "UPSTREAM_DIR": str(upstream)}
     started = time.perf_counter()

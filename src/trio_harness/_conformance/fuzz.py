@@ -57,6 +57,7 @@ class FuzzResult:
         port_answer: The port's answer to that case.
         difference: The first difference, as ``conformance run`` describes it.
         port_error: ``(verdict, message)`` when the port crashed, hung or wrote garbage.
+        shrunk: Whether the disagreeing case was shrunk (``vector`` is the minimal one).
     """
 
     area: str
@@ -70,6 +71,7 @@ class FuzzResult:
     port_answer: Any = None
     difference: str | None = None
     port_error: tuple[str, str] | None = None
+    shrunk: bool = True
 
 
 class _Disagreement(Exception):
@@ -101,6 +103,7 @@ def fuzz_port(
     seed: int = 0,
     timeout: float = 10.0,
     knobs: dict[str, Any] | None = None,
+    shrink: bool = True,
 ) -> FuzzResult:
     """Fuzz one area of the port started by ``command``; stops at the first disagreement.
 
@@ -111,11 +114,13 @@ def fuzz_port(
         seed: The hypothesis seed.
         timeout: Seconds to wait for each answer before calling the port hung.
         knobs: Keyword arguments for :func:`~.strategies.scheduling_scenarios`.
+        shrink: Shrink the first disagreeing case (``False``: report it as drawn; for
+            measuring how soon a disagreement is found).
     """
     strategy: st.SearchStrategy[dict[str, Any]] = (
         scheduling_requests(**(knobs or {})) if area == "scheduling" else validation_requests()
     )
-    result = FuzzResult(area, seed)
+    result = FuzzResult(area, seed, shrunk=shrink)
     started = time.perf_counter()
     port = PortProcess(command, timeout)
 
@@ -125,7 +130,7 @@ def fuzz_port(
         database=None,
         deadline=None,
         derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
+        phases=(Phase.generate, Phase.shrink) if shrink else (Phase.generate,),
         suppress_health_check=list(HealthCheck),
         verbosity=Verbosity.quiet,
         report_multiple_bugs=False,
@@ -196,10 +201,11 @@ def print_result(result: FuzzResult, command: str, examples: int, out: TextIO) -
         return
     out.write(
         f"{result.area}: DISAGREEMENT — first found after {result.first_found_after} cases "
-        f"({result.seconds_to_find:.2f} s), shrunk in {result.seconds:.2f} s total "
-        f"({result.cases} cases)\n\n"
+        f"({result.seconds_to_find:.2f} s), {'shrunk' if result.shrunk else 'not shrunk'} "
+        f"in {result.seconds:.2f} s total ({result.cases} cases)\n\n"
     )
-    out.write("minimal case (a ready-to-save vector line; expected = the reference's answer):\n")
+    minimal = "minimal case" if result.shrunk else "case as drawn"
+    out.write(f"{minimal} (a ready-to-save vector line; expected = the reference's answer):\n")
     out.write(_dump(result.vector) + "\n\n")
     out.write("reference answer:\n" + _dump(result.vector["expected"]) + "\n\n")
     out.write("port answer:\n" + _dump(result.port_answer) + "\n\n")
@@ -220,13 +226,16 @@ def main_fuzz(
     seed: int | None,
     timeout: float,
     out: TextIO,
+    shrink: bool = True,
 ) -> int:
     """``conformance fuzz``: 0 the port agrees, 1 a disagreement (printed), 3/4/5 as ``run``."""
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
     out.write(f"conformance fuzz against {command} (seed {seed}, {examples} examples per area)\n")
     for area in areas:
-        result = fuzz_port(command, area, examples=examples, seed=seed, timeout=timeout)
+        result = fuzz_port(
+            command, area, examples=examples, seed=seed, timeout=timeout, shrink=shrink
+        )
         print_result(result, command, examples, out)
         if result.port_error is not None:
             return EXIT_CODES[result.port_error[0]]

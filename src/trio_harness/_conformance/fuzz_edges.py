@@ -1,0 +1,180 @@
+"""Requests that put ``conformance fuzz`` where blind mutants of upstream hid (issue 33).
+
+The general strategies (:mod:`.fuzz_requests`) draw whole schemas and scenarios; some rules live
+in combinations they draw too rarely to meet within 1,000 cases. These flavours draw those
+combinations on purpose, each from a small table of upstream's own edges:
+
+* ``enum`` beside ``const`` (which message comes first), ``const`` of a falsy value;
+* property names an object inherits in JavaScript (``toString``, ``constructor``) in values,
+  in ``properties`` and in ``required``;
+* ``oneOf`` whose branches overlap three or four times (``matched N``);
+* values JSON text cannot hold (NaN, infinities, ``-0``) inside arrays and undeclared
+  properties, at the root path ``""`` and below it;
+* compiled key order (annotations, ``required``) and broken DSL specs;
+* a step of 9 to 12 parallel calls under the default window of 10 (or a cap near it).
+
+Every number drawn is one JavaScript holds exactly (small integers and short decimals).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from hypothesis import strategies as st
+
+__all__ = ["edge_validation_requests", "wide_window_scenarios"]
+
+_PATHS: Final = st.sampled_from(["", "value", "args", "a.b"])
+_NAMES: Final = ("a", "b", "toString", "constructor", "__proto__", "0", "")
+_NON_LOSSLESS: Final = ({"$nan": True}, {"$inf": 1}, {"$inf": -1}, {"$negzero": True})
+_SCALARS: Final = st.sampled_from([0, 1, 2, -1, 2.5, 1.0, "", "a", "b", True, False, None])
+
+#: Members per scalar type: ``const`` is drawn from them, values from them and beyond.
+_MEMBERS: Final[dict[str, list[Any]]] = {
+    "string": ["a", "b", ""],
+    "number": [1, 2.5, 0, -1],
+    "integer": [1, 2, 0, -3],
+    "boolean": [True, False],
+}
+
+
+@st.composite
+def _enum_const(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(sorted(_MEMBERS)))
+    members = _MEMBERS[kind]
+    enum = draw(st.lists(st.sampled_from(members), min_size=1, max_size=3, unique=True))
+    schema: dict[str, Any] = {"type": kind}
+    if draw(st.booleans()):
+        schema["enum"] = enum
+    schema["const"] = draw(st.sampled_from(enum))
+    value = draw(st.one_of(st.sampled_from(members), _SCALARS))
+    return {"op": "validate", "schema": schema, "value": value, "path": draw(_PATHS)}
+
+
+@st.composite
+def _inherited_names(draw: st.DrawFn) -> dict[str, Any]:
+    names = st.sampled_from(_NAMES)
+    declared = draw(st.lists(names, max_size=3, unique=True))
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            name: {"type": draw(st.sampled_from(["string", "integer"]))} for name in declared
+        },
+        "additionalProperties": draw(st.booleans()),
+    }
+    required = draw(
+        st.lists(st.sampled_from([*declared, "toString", "constructor"]), max_size=2, unique=True)
+    )
+    if required:
+        schema["required"] = required
+    if draw(st.integers(0, 3)) == 0:  # required names outside properties: the assert check
+        return {"op": draw(st.sampled_from(["assert", "assertObject"])), "schema": schema}
+    value: Any = draw(st.dictionaries(st.sampled_from([*_NAMES, "valueOf"]), _SCALARS, max_size=3))
+    if draw(st.booleans()):  # one level down: the paths of nested properties and items
+        schema = {"type": "array", "items": schema}
+        value = [value, *draw(st.lists(st.just(value), max_size=1))]
+    return {"op": "validate", "schema": schema, "value": value, "path": draw(_PATHS)}
+
+
+_BRANCHES: Final = (
+    {"type": "number"},
+    {"type": "integer"},
+    {"type": "integer", "enum": [1, 2]},
+    {"type": "number", "enum": [1, 2.5]},
+    {"type": "string"},
+    {"type": "array"},
+    {"type": "object"},
+)
+
+
+@st.composite
+def _overlapping_union(draw: st.DrawFn) -> dict[str, Any]:
+    branches = draw(st.lists(st.sampled_from(_BRANCHES), min_size=2, max_size=4))
+    schema: dict[str, Any] = {"oneOf": branches}
+    value: Any = draw(st.sampled_from([1, 2, 2.5, 3, "a", [], {}, None]))
+    if draw(st.booleans()):
+        schema = {"type": "array", "items": schema}
+        value = [value, draw(st.sampled_from([1, "a"]))]
+    return {"op": "validate", "schema": schema, "value": value, "path": draw(_PATHS)}
+
+
+@st.composite
+def _non_lossless(draw: st.DrawFn) -> dict[str, Any]:
+    bad = draw(st.sampled_from(_NON_LOSSLESS))
+    shape = draw(st.integers(0, 3))
+    if shape == 0:
+        schema: dict[str, Any] = {"type": "array"}
+        value: Any = [draw(_SCALARS), bad]
+    elif shape == 1:
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+        value = {"a": draw(st.sampled_from([1, "x"])), "z": bad}
+    elif shape == 2:
+        schema = {"type": "object", "properties": {"a": {"type": "array"}}}
+        value = {"a": [bad]}
+    else:
+        schema = {"type": "array", "items": {"type": "object"}}
+        value = [{"k": bad}]
+    return {"op": "validate", "schema": schema, "value": value, "path": draw(_PATHS)}
+
+
+_ANNOTATIONS: Final[st.SearchStrategy[dict[str, Any]]] = st.fixed_dictionaries(
+    {}, optional={"title": st.just("T"), "description": st.just("D")}
+)
+_LEAVES: Final[st.SearchStrategy[dict[str, Any]]] = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer", "enum": [1, 2]},
+        {"type": "json"},
+        {"type": "array", "items": {"type": "boolean"}},
+        {"type": "object", "additionalProperties": False, "properties": {"q": {"type": "number"}}},
+        # Broken: the DSL rejects each.
+        {"type": "string", "required": False},
+        {"type": "object", "properties": {}},
+        {"type": "array", "enum": [1]},
+        {"oneOf": [{"type": "string", "required": True}, {"type": "integer"}]},
+        {"oneOf": [{"type": "string"}, {"type": "integer"}], "type": "string", "bad": 1},
+    ]
+)
+
+
+@st.composite
+def _compiled_order(draw: st.DrawFn) -> dict[str, Any]:
+    names = draw(
+        st.lists(st.sampled_from(["p", "q", "toString", ""]), min_size=1, max_size=3, unique=True)
+    )
+    spec: dict[str, Any] = {}
+    for name in names:
+        leaf: dict[str, Any] = {**draw(_LEAVES), **draw(_ANNOTATIONS)}
+        if draw(st.booleans()) and "required" not in leaf:
+            leaf["required"] = True
+        spec[name] = leaf
+    if draw(st.booleans()):
+        return {"op": "compileParams", "spec": spec}
+    return {"op": "compileValue", "spec": spec[names[0]]}
+
+
+def edge_validation_requests() -> st.SearchStrategy[dict[str, Any]]:
+    """Validation requests of the combinations above (``validate``, ``assert``, compiles)."""
+    return st.one_of(
+        _enum_const(), _inherited_names(), _overlapping_union(), _non_lossless(), _compiled_order()
+    )
+
+
+@st.composite
+def wide_window_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """9 to 12 parallel ``read`` calls of distinct durations (no ties) under the default window
+    of 10, a ``null`` cap or a cap of 8 to 11: a window that holds one call too many or too few
+    shows."""
+    count = draw(st.integers(9, 12))
+    durations = draw(st.lists(st.integers(5, 90), min_size=count, max_size=count, unique=True))
+    scenario: dict[str, Any] = {
+        "tools": [{"name": "read", "parallel": "always"}],
+        "calls": [
+            {"id": f"c{index}", "name": "read", "body": {"ms": ms}}
+            for index, ms in enumerate(durations)
+        ],
+    }
+    cap = draw(st.sampled_from([None, "absent", "absent", 8, 9, 10, 11]))
+    if cap != "absent":
+        scenario["cap"] = cap
+    return scenario
