@@ -183,6 +183,19 @@ def _wrapper_success_aborted(view: AnswerView) -> bool:
     )
 
 
+def _removed_before_commit(view: AnswerView) -> bool:
+    return any(
+        call.name in view.tools
+        and view.times[call.id]["prepared"] is not None
+        and view.results.get(call.id, {}).get("code") == "UNKNOWN_TOOL"
+        and (
+            (call.wrapper is not None and call.wrapper.kind == "returns")
+            or (call.post is not None and call.post.value is not UNSET)
+        )
+        for call in view.s.calls
+    )
+
+
 def _post_failure_rule(view: AnswerView) -> bool:
     return view.raised() and any(
         t["settled"] is not None and t["committed"] is None for t in view.times.values()
@@ -473,6 +486,12 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         _wrapper("returns"),
     ),
     _B(
+        "e.5 tool-removed-before-commit",
+        "a wrapper-authored success or a replacement value of a call whose tool an earlier "
+        "commit removed gives UNKNOWN_TOOL (the tool is resolved again)",
+        _removed_before_commit,
+    ),
+    _B(
         "e.6 accept-value",
         "post-execute accept with a replacement value",
         _post(lambda p: p.decision == "accept" and p.value is not UNSET),
@@ -481,6 +500,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "e.6 accept-content",
         "post-execute accept with replacement content",
         _post(lambda p: p.decision == "accept" and p.content is not None),
+    ),
+    _B(
+        "e.6 accept-value-and-content",
+        "a post-execute accept replacing both the value and the content is an error result",
+        _post(lambda p: p.decision == "accept" and p.content is not None and p.value is not UNSET),
     ),
     _B(
         "e.6 block",

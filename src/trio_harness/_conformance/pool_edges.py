@@ -10,6 +10,11 @@
   later call's pre-execute hook or approval is still awaited. When that prepare returns, the
   pool checks the recorded failure first: the later call is never dispatched, its body never
   starts, and the step raises once the bodies already running have settled (``RULES.md`` f.5).
+* Branches of upstream's runtime no case reached (``bench/kit_coverage.py``): a post-execute
+  accept replacing both value and content (an error result); a replacement value or a
+  wrapper-authored success of a call whose tool an earlier commit removed (``UNKNOWN_TOOL``: the
+  tool is resolved again); an abort while a wrapper waits before ``next()`` on a tool with a
+  timeout (the timeout policy's deadline signal is already aborted when the body would start).
 * Behaviours pinned by fewer than three scenarios before: an approval cancelled on an aborted
   step, the empty step, the default window of 10, argument text of JSON whitespace only.
 
@@ -157,6 +162,119 @@ def _failure_while_preparing_edges() -> Iterator[tuple[str, dict[str, Any]]]:
     )
 
 
+def _runtime_branch_edges() -> Iterator[tuple[str, dict[str, Any]]]:
+    both = {"decision": "accept", "value": "v", "content": "x"}
+    yield (
+        "post-value-and-content",
+        {
+            "tools": [_READ],
+            "calls": [
+                {"id": "c0", "name": "read", "body": {"ms": 5}, "post": both},
+                {"id": "c1", "name": "read", "body": {"ms": 10}},
+            ],
+        },
+    )
+    yield (
+        "post-value-and-content-on-error",
+        {
+            "tools": [_WRITE],
+            "calls": [
+                {"id": "c0", "name": "write", "body": {"ms": 5, "throws": "boom"}, "post": both}
+            ],
+        },
+    )
+    yield (
+        "post-value-and-content-wrapper-success",
+        {
+            "tools": [_READ],
+            "calls": [
+                {
+                    "id": "c0",
+                    "name": "read",
+                    "wrapper": {"beforeMs": 5, "returns": 1},
+                    "post": {**both, "contexts": ["dropped"]},
+                }
+            ],
+        },
+    )
+    remove = [{"op": "remove", "tool": "read"}]
+    yield (
+        "removed-before-post-value",
+        {
+            "tools": [_READ],
+            "calls": [
+                {"id": "c0", "name": "read", "body": {"ms": 10}, "onCommit": remove},
+                {
+                    "id": "c1",
+                    "name": "read",
+                    "body": {"ms": 5},
+                    "post": {"decision": "accept", "value": "v"},
+                },
+            ],
+        },
+    )
+    yield (
+        "removed-before-wrapper-success",
+        {
+            "tools": [_READ],
+            "calls": [
+                {"id": "c0", "name": "read", "body": {"ms": 10}, "onCommit": remove},
+                {"id": "c1", "name": "read", "wrapper": {"beforeMs": 30, "returns": "w"}},
+            ],
+        },
+    )
+    yield (
+        "removed-before-post-content",
+        {
+            "tools": [_READ],
+            "calls": [
+                {"id": "c0", "name": "read", "body": {"ms": 20}, "onCommit": remove},
+                {
+                    "id": "c1",
+                    "name": "read",
+                    "body": {"ms": 5},
+                    "post": {"decision": "accept", "content": "kept"},
+                },
+                {
+                    "id": "c2",
+                    "name": "read",
+                    "body": {"ms": 8},
+                    "post": {"decision": "accept", "value": 2},
+                },
+            ],
+        },
+    )
+    slow = {"name": "slow", "parallel": "always", "timeoutMs": 250}
+    for label, before, abort_at in (("early", 30, 10), ("late", 45, 40)):
+        yield (
+            f"abort-in-wrapper-timeout-tool-{label}",
+            {
+                "tools": [slow],
+                "calls": [
+                    {
+                        "id": "c0",
+                        "name": "slow",
+                        "wrapper": {"beforeMs": before},
+                        "body": {"ms": 5},
+                    },
+                    {"id": "c1", "name": "slow", "body": {"ms": 60}},
+                ],
+                "abortAtMs": abort_at,
+            },
+        )
+    yield (
+        "abort-in-wrapper-timeout-tool-exclusive",
+        {
+            "tools": [{**slow, "parallel": "never"}],
+            "calls": [
+                {"id": "c0", "name": "slow", "wrapper": {"beforeMs": 20, "afterMs": 5}},
+                {"id": "c1", "name": "slow", "body": {"ms": 5}},
+            ],
+            "abortAtMs": 10,
+        },
+    )
+
+
 def _thin_behaviour_edges() -> Iterator[tuple[str, dict[str, Any]]]:
     for label, tool, approval_ms, abort_at in (
         ("exclusive", _WRITE, 40, 25),
@@ -211,5 +329,8 @@ def _thin_behaviour_edges() -> Iterator[tuple[str, dict[str, Any]]]:
 def pool_edges() -> Iterator[tuple[str, dict[str, Any]]]:
     """These edge cases as ``(name, scenario)``, in file order (ids ``edge/<name>``)."""
     return itertools.chain(
-        _wrapper_success_edges(), _failure_while_preparing_edges(), _thin_behaviour_edges()
+        _wrapper_success_edges(),
+        _failure_while_preparing_edges(),
+        _runtime_branch_edges(),
+        _thin_behaviour_edges(),
     )
