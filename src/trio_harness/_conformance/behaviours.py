@@ -17,6 +17,7 @@ import attrs
 
 from .._values import UNSET
 from .answer_view import AnswerView
+from .late_behaviours import failure_stops_prepared, removed_before_commit, wrapper_success_aborted
 from .scenario_format import Scenario
 
 __all__ = ["BEHAVIOURS", "Behaviour", "behaviours_of"]
@@ -147,52 +148,6 @@ def _failure_waits(view: AnswerView) -> bool:
         and t["settled"] is not None
         and t["bodyStarted"] <= failed_at < t["settled"]
         for t in view.times.values()
-    )
-
-
-def _failure_stops_prepared(view: AnswerView) -> bool:
-    """A dispatch failed while a later call's prepare was awaited (its pre-execute hook or
-    approval): that call, allowed, is never dispatched."""
-    failure = view.s.failure
-    if not view.raised() or failure is None or failure.phase != "dispatch":
-        return False
-    failed_at = view.outcome["failedAt"]
-    return any(
-        call.id != failure.call
-        and call.guard is None
-        and (
-            call.pre is None
-            or call.pre.decision == "allow"
-            or (call.pre.decision == "ask" and call.pre.approval in (None, "allowed-once"))
-        )
-        and view.times[call.id]["prepared"] is not None
-        and view.times[call.id]["prepared"] > failed_at
-        and view.times[call.id]["settled"] is None
-        for call in view.s.calls
-    )
-
-
-def _wrapper_success_aborted(view: AnswerView) -> bool:
-    return view.aborted() and any(
-        call.wrapper is not None
-        and call.wrapper.kind == "returns"
-        and view.times[call.id]["bodyStarted"] is None
-        and view.times[call.id]["settled"] is not None
-        and view.results.get(call.id, {}).get("code") == "ABORTED_BEFORE_DISPATCH"
-        for call in view.s.calls
-    )
-
-
-def _removed_before_commit(view: AnswerView) -> bool:
-    return any(
-        call.name in view.tools
-        and view.times[call.id]["prepared"] is not None
-        and view.results.get(call.id, {}).get("code") == "UNKNOWN_TOOL"
-        and (
-            (call.wrapper is not None and call.wrapper.kind == "returns")
-            or (call.post is not None and call.post.value is not UNSET)
-        )
-        for call in view.s.calls
     )
 
 
@@ -486,10 +441,16 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         _wrapper("returns"),
     ),
     _B(
+        "e.5 non-lossless-output",
+        "a value holding -0 (from the body, a wrapper or post-execute) gives INVALID_TOOL_OUTPUT "
+        "(value is not lossless JSON)",
+        lambda v: any(r["text"].endswith("value is not lossless JSON") for r in v.results.values()),
+    ),
+    _B(
         "e.5 tool-removed-before-commit",
         "a wrapper-authored success or a replacement value of a call whose tool an earlier "
         "commit removed gives UNKNOWN_TOOL (the tool is resolved again)",
-        _removed_before_commit,
+        removed_before_commit,
     ),
     _B(
         "e.6 accept-value",
@@ -535,7 +496,7 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "e.8 wrapper-success-aborted",
         "a wrapper-authored success (the body never ran) on an aborted step, before it is "
         "committed, gives ABORTED_BEFORE_DISPATCH",
-        _wrapper_success_aborted,
+        wrapper_success_aborted,
     ),
     _B(
         "f.1 planning",
@@ -658,7 +619,7 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "f.5 failure-stops-prepared",
         "a call whose pre-execute or approval was awaited when another call's dispatch failed "
         "is never dispatched",
-        _failure_stops_prepared,
+        failure_stops_prepared,
     ),
     _B(
         "f.6 skipped-pair",

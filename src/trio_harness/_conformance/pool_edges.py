@@ -14,7 +14,9 @@
   accept replacing both value and content (an error result); a replacement value or a
   wrapper-authored success of a call whose tool an earlier commit removed (``UNKNOWN_TOOL``: the
   tool is resolved again); an abort while a wrapper waits before ``next()`` on a tool with a
-  timeout (the timeout policy's deadline signal is already aborted when the body would start).
+  timeout (the timeout policy's deadline signal is already aborted when the body would start);
+  a value holding ``-0`` (from the body, a wrapper or post-execute): ``INVALID_TOOL_OUTPUT``,
+  ``value is not lossless JSON``.
 * Behaviours pinned by fewer than three scenarios before: an approval cancelled on an aborted
   step, the empty step, the default window of 10, argument text of JSON whitespace only.
 
@@ -244,6 +246,22 @@ def _runtime_branch_edges() -> Iterator[tuple[str, dict[str, Any]]]:
             ],
         },
     )
+    for label, call in (
+        ("body", {"body": {"ms": 5, "returns": -0.0}}),
+        ("body-nested", {"body": {"ms": 5, "returns": {"a": [1, -0.0]}}}),
+        ("post-value", {"body": {"ms": 5}, "post": {"decision": "accept", "value": -0.0}}),
+        ("wrapper", {"wrapper": {"beforeMs": 5, "returns": [-0.0]}}),
+    ):
+        yield (
+            f"non-lossless-output-{label}",
+            {
+                "tools": [_READ],
+                "calls": [
+                    {"id": "c0", "name": "read", **call},
+                    {"id": "c1", "name": "read", "body": {"ms": 10}},
+                ],
+            },
+        )
     slow = {"name": "slow", "parallel": "always", "timeoutMs": 250}
     for label, before, abort_at in (("early", 30, 10), ("late", 45, 40)):
         yield (
