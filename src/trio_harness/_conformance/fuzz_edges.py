@@ -11,7 +11,8 @@ combinations on purpose, each from a small table of upstream's own edges:
 * values JSON text cannot hold (NaN, infinities, ``-0``) inside arrays and undeclared
   properties, at the root path ``""`` and below it;
 * compiled key order (annotations, ``required``) and broken DSL specs;
-* a step of 9 to 12 parallel calls under the default window of 10 (or a cap near it).
+* a step of 9 to 12 parallel calls under the default window of 10 (or a cap near it);
+* calls with several hooks at once, bodies that conclude the turn, no approval service.
 
 Every number drawn is one JavaScript holds exactly (small integers and short decimals).
 """
@@ -22,7 +23,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-__all__ = ["edge_validation_requests", "wide_window_scenarios"]
+__all__ = ["edge_validation_requests", "hooked_scenarios", "wide_window_scenarios"]
 
 _PATHS: Final = st.sampled_from(["", "value", "args", "a.b"])
 _NAMES: Final = ("a", "b", "toString", "constructor", "__proto__", "0", "")
@@ -177,4 +178,69 @@ def wide_window_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     cap = draw(st.sampled_from([None, "absent", "absent", 8, 9, 10, 11]))
     if cap != "absent":
         scenario["cap"] = cap
+    return scenario
+
+
+_PRE: Final[st.SearchStrategy[dict[str, Any]]] = st.sampled_from(
+    [
+        {"decision": "allow"},
+        {"decision": "deny", "reason": "denied"},
+        {"decision": "raise", "reason": "pre failed"},
+        {"decision": "ask"},
+        {"decision": "ask", "reason": "check"},
+        {"decision": "ask", "approval": "rejected"},
+        {"decision": "ask", "approval": "cancelled", "reason": "check"},
+        {"decision": "ask", "approval": "unavailable"},
+    ]
+)
+_POST: Final[st.SearchStrategy[dict[str, Any]]] = st.sampled_from(
+    [
+        {"decision": "accept", "value": "changed"},
+        {"decision": "accept", "content": "replaced"},
+        {"decision": "accept", "contexts": ["note"]},
+        {"decision": "block", "feedback": "blocked", "contexts": ["why"]},
+        {"decision": "block"},
+        {"decision": "raise", "message": "post failed"},
+    ]
+)
+
+
+@st.composite
+def _hooked_call(draw: st.DrawFn, index: int) -> dict[str, Any]:
+    call: dict[str, Any] = {"id": f"c{index}", "name": draw(st.sampled_from(["read", "write"]))}
+    body: dict[str, Any] = {"ms": draw(st.integers(1, 40))}
+    outcome = draw(st.sampled_from(["returns", "returns", "throws", "concludes"]))
+    if outcome == "throws":
+        body["throws"] = "boom"
+    elif outcome == "concludes":
+        body["concludeTurn"] = True
+    call["body"] = body
+    if draw(st.booleans()):
+        pre: dict[str, Any] = dict(draw(_PRE))
+        pre["ms"] = draw(st.integers(0, 15))
+        if pre["decision"] == "ask":
+            pre["approvalMs"] = draw(st.integers(0, 10))
+        call["pre"] = pre
+    if draw(st.integers(0, 2)) == 0:
+        call["guard"] = "guarded"
+    if draw(st.booleans()):
+        call["post"] = {**draw(_POST), "ms": draw(st.integers(0, 15))}
+    return call
+
+
+@st.composite
+def hooked_scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    """Two to five calls, each with several hooks at once (a pre-execute decision, a guard, a
+    post-execute decision, in any combination), bodies that conclude the turn, parallel and
+    exclusive tools (so several groups), sometimes no approval service, sometimes an abort:
+    the precedence of the stages and the conclusion of a step show."""
+    count = draw(st.integers(2, 5))
+    scenario: dict[str, Any] = {
+        "tools": [{"name": "read", "parallel": "always"}, {"name": "write", "parallel": "never"}],
+        "calls": [draw(_hooked_call(index)) for index in range(count)],
+    }
+    if draw(st.integers(0, 3)) == 0:
+        scenario["approval"] = False
+    if draw(st.integers(0, 3)) == 0:
+        scenario["abortAtMs"] = draw(st.integers(1, 60))
     return scenario

@@ -37,7 +37,7 @@ from .._testing import (
     valid_values,
 )
 from .._testing import invalid_values as broken_values
-from .fuzz_edges import edge_validation_requests, wide_window_scenarios
+from .fuzz_edges import edge_validation_requests, hooked_scenarios, wide_window_scenarios
 
 __all__ = [
     "EDGE_NUMBERS",
@@ -351,9 +351,10 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
     :func:`~.strategies.scheduling_scenarios`.
 
-    One scenario in six draws its argument texts and parameter maps from the edges above, one
-    in six has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
-    six is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`); the
+    One scenario in seven draws its argument texts and parameter maps from the edges above, one
+    in seven has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
+    seven is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in seven has calls
+    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`); the
     others are the plain scenarios, where windows fill and failures meet in-flight bodies (and
     shrinking goes towards them).
     """
@@ -363,7 +364,9 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     if knobs.get("failures") is False:
         in_flight = plain
     return (
-        st.one_of(plain, plain, plain, edges, in_flight, wide_window_scenarios())
+        st.one_of(
+            plain, plain, plain, edges, in_flight, wide_window_scenarios(), hooked_scenarios()
+        )
         .flatmap(_with_odd_cap)
         .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})
     )
