@@ -37,6 +37,8 @@ def failure_stops_prepared(view: AnswerView) -> bool:
 
 
 def wrapper_success_aborted(view: AnswerView) -> bool:
+    """A wrapper returned a success of its own (the body never ran) on an aborted step, and the
+    call is committed ``ABORTED_BEFORE_DISPATCH``."""
     return view.aborted() and any(
         call.wrapper is not None
         and call.wrapper.kind == "returns"
@@ -48,6 +50,8 @@ def wrapper_success_aborted(view: AnswerView) -> bool:
 
 
 def removed_before_commit(view: AnswerView) -> bool:
+    """A call of a tool registered at the start, prepared, ends ``UNKNOWN_TOOL`` through a
+    wrapper-authored success or a replacement value: an earlier commit removed its tool."""
     return any(
         call.name in view.tools
         and view.times[call.id]["prepared"] is not None
