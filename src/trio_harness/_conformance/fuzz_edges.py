@@ -11,6 +11,8 @@ combinations on purpose, each from a small table of upstream's own edges:
 * values JSON text cannot hold (NaN, infinities, ``-0``) inside arrays and undeclared
   properties, at the root path ``""`` and below it;
 * compiled key order (annotations, ``required``) and broken DSL specs;
+* raw argument text at the edges of ``parseArguments`` (empty, whitespace only, ``null``, ``-0``,
+  ``__proto__`` keys, look-alike spaces, trailing text);
 * a step of 9 to 12 parallel calls under the default window of 10 (or a cap near it);
 * calls with several hooks at once, bodies that conclude the turn, no approval service.
 
@@ -154,10 +156,49 @@ def _compiled_order(draw: st.DrawFn) -> dict[str, Any]:
     return {"op": "compileValue", "spec": spec[names[0]]}
 
 
+#: Raw argument texts at the edges of ``parseArguments``: empty, whitespace only, JSON that is
+#: not an object, ``null``, ``-0``, ``__proto__`` keys, characters that only look like space,
+#: JSON followed by more text.
+_RAW_EDGES: Final = st.sampled_from(
+    [
+        "",
+        " ",
+        "\t\n",
+        "null",
+        "-0",
+        "[-0]",
+        '{"a": -0}',
+        "1",
+        '"s"',
+        "[1]",
+        "{",
+        '{"__proto__": {"a": 1}}',
+        '{"__proto__": 1, "b": 2}',
+        "\ufeff{}",
+        "\u00a0{}",
+        "\u2028{}",
+        " {} ",
+        "{} x",
+        '{"a": 1}}',
+    ]
+)
+
+
+@st.composite
+def _parse_edge(draw: st.DrawFn) -> dict[str, Any]:
+    return {"op": "parseArguments", "raw": draw(_RAW_EDGES)}
+
+
 def edge_validation_requests() -> st.SearchStrategy[dict[str, Any]]:
-    """Validation requests of the combinations above (``validate``, ``assert``, compiles)."""
+    """Validation requests of the combinations above (``validate``, ``assert``, compiles,
+    ``parseArguments``)."""
     return st.one_of(
-        _enum_const(), _inherited_names(), _overlapping_union(), _non_lossless(), _compiled_order()
+        _enum_const(),
+        _inherited_names(),
+        _overlapping_union(),
+        _non_lossless(),
+        _compiled_order(),
+        _parse_edge(),
     )
 
 
