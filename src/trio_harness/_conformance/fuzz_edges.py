@@ -9,7 +9,8 @@ combinations on purpose, each from a small table of upstream's own edges:
   in ``properties`` and in ``required``;
 * ``oneOf`` whose branches overlap three or four times (``matched N``);
 * values JSON text cannot hold (NaN, infinities, ``-0``) inside arrays and undeclared
-  properties, at the root path ``""`` and below it;
+  properties, at the root path ``""`` and below it; integral doubles past 2**53 under
+  ``integer``;
 * compiled key order (annotations, ``required``) and broken DSL specs;
 * raw argument text at the edges of ``parseArguments`` (empty, whitespace only, ``null``, ``-0``,
   ``__proto__`` keys, look-alike spaces, trailing text);
@@ -184,6 +185,30 @@ _RAW_EDGES: Final = st.sampled_from(
 )
 
 
+#: Integral doubles past 2**53 that JavaScript reads and prints exactly as the reference does.
+_BIG_INTEGRALS: Final = st.sampled_from(
+    [2**53, 2**53 + 2, -(2**53 + 2), 10**20, 10**22, 1e21, 2.0**60, 9007199254740994.0]
+)
+
+
+@st.composite
+def _big_integral(draw: st.DrawFn) -> dict[str, Any]:
+    big = draw(_BIG_INTEGRALS)
+    shape = draw(st.integers(0, 3))
+    if shape == 0:
+        schema: dict[str, Any] = {"type": draw(st.sampled_from(["integer", "number"]))}
+        value: Any = big
+    elif shape == 1:
+        schema = {"type": "array", "items": {"type": "integer"}}
+        value = [1, big]
+    elif shape == 2:
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+        value = {"n": big}
+    else:
+        return {"op": "validateArgs", "spec": {"n": {"type": "integer"}}, "args": {"n": big}}
+    return {"op": "validate", "schema": schema, "value": value, "path": draw(_PATHS)}
+
+
 @st.composite
 def _parse_edge(draw: st.DrawFn) -> dict[str, Any]:
     return {"op": "parseArguments", "raw": draw(_RAW_EDGES)}
@@ -199,6 +224,7 @@ def edge_validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         _non_lossless(),
         _compiled_order(),
         _parse_edge(),
+        _big_integral(),
     )
 
 
