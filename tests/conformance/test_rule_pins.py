@@ -1,5 +1,6 @@
-"""Every validation message of the subset is expected by at least three kit cases: no single
-vector line guards a message (an edited line would leave the rule unguarded)."""
+"""Every validation message of the subset is expected by at least three kit cases, and every
+scheduling behaviour is shown by at least three scenarios: no single vector line guards a
+message or a rule (an edited line would leave the rule unguarded)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections import Counter
 from typing import Any, Final
 
 from tests.conformance.support import SPEC
-from trio_harness._conformance import load_cases
+from trio_harness._conformance import BEHAVIOURS, load_cases
 from trio_harness._conformance.validation_edges import edge_cases
 from trio_harness._conformance.validation_pins import PIN_GROUPS
 
@@ -91,6 +92,26 @@ def test_every_message_of_the_subset_is_expected_by_three_cases_or_more() -> Non
     assert unknown == []
     thin = {name: counts[name] for name in MESSAGES if counts[name] < 3}
     assert thin == {}
+
+
+def test_every_scheduling_behaviour_is_shown_by_three_scenarios_or_more() -> None:
+    counts = Counter(tag for case in load_cases(SPEC, ["scheduling/*"]) for tag in case.tags)
+    thin = {
+        behaviour.id: counts[behaviour.id] for behaviour in BEHAVIOURS if counts[behaviour.id] < 3
+    }
+    assert thin == {}
+
+
+def test_mutant_rules_are_shown_by_their_edge_scenarios() -> None:
+    # Issue 33: blind mutants of upstream 074 and 111 survived the kit; each of these scenarios
+    # shows the rule the mutant broke (its answer carries the behaviour's tag).
+    for pattern, tag in (
+        ("scheduling/edge/wrapper-success-abort-*", "e.8 wrapper-success-aborted"),
+        ("scheduling/edge/failure-while-preparing-*", "f.5 failure-stops-prepared"),
+    ):
+        cases = load_cases(SPEC, [pattern])
+        assert len(cases) >= 3, pattern
+        assert all(tag in case.tags for case in cases), pattern
 
 
 def test_each_pinned_rule_has_three_cases_or_more() -> None:

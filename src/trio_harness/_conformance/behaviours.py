@@ -17,6 +17,7 @@ import attrs
 
 from .._values import UNSET
 from .answer_view import AnswerView
+from .late_behaviours import failure_stops_prepared, removed_before_commit, wrapper_success_aborted
 from .scenario_format import Scenario
 
 __all__ = ["BEHAVIOURS", "Behaviour", "behaviours_of"]
@@ -440,6 +441,18 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         _wrapper("returns"),
     ),
     _B(
+        "e.5 non-lossless-output",
+        "a value holding -0 (from the body, a wrapper or post-execute) gives INVALID_TOOL_OUTPUT "
+        "(value is not lossless JSON)",
+        lambda v: any(r["text"].endswith("value is not lossless JSON") for r in v.results.values()),
+    ),
+    _B(
+        "e.5 tool-removed-before-commit",
+        "a wrapper-authored success or a replacement value of a call whose tool an earlier "
+        "commit removed gives UNKNOWN_TOOL (the tool is resolved again)",
+        removed_before_commit,
+    ),
+    _B(
         "e.6 accept-value",
         "post-execute accept with a replacement value",
         _post(lambda p: p.decision == "accept" and p.value is not UNSET),
@@ -448,6 +461,11 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "e.6 accept-content",
         "post-execute accept with replacement content",
         _post(lambda p: p.decision == "accept" and p.content is not None),
+    ),
+    _B(
+        "e.6 accept-value-and-content",
+        "a post-execute accept replacing both the value and the content is an error result",
+        _post(lambda p: p.decision == "accept" and p.content is not None and p.value is not UNSET),
     ),
     _B(
         "e.6 block",
@@ -473,6 +491,12 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "e.8 cancellation-shape",
         "cancellation results carry AbortError and their code",
         lambda v: v.has_code("ABORTED") or v.has_code("ABORTED_BEFORE_DISPATCH"),
+    ),
+    _B(
+        "e.8 wrapper-success-aborted",
+        "a wrapper-authored success (the body never ran) on an aborted step, before it is "
+        "committed, gives ABORTED_BEFORE_DISPATCH",
+        wrapper_success_aborted,
     ),
     _B(
         "f.1 planning",
@@ -590,6 +614,12 @@ BEHAVIOURS: Final[tuple[Behaviour, ...]] = (
         "f.5 failure-no-fabricated-results",
         "after a scheduler failure, started calls stay without results (nothing commits)",
         _post_failure_rule,
+    ),
+    _B(
+        "f.5 failure-stops-prepared",
+        "a call whose pre-execute or approval was awaited when another call's dispatch failed "
+        "is never dispatched",
+        failure_stops_prepared,
     ),
     _B(
         "f.6 skipped-pair",

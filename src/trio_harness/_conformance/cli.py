@@ -162,6 +162,11 @@ def add_commands(commands: Any) -> None:
         metavar="SECONDS",
         help="per-case answer timeout before the port is declared hung (10)",
     )
+    fuzz.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="report the first disagreeing case as drawn, unshrunk (faster)",
+    )
     check = commands.add_parser(
         "check-log",
         help="check a session log (JSON Lines) for the pool's invariants",
@@ -216,7 +221,15 @@ def _fuzz(args: argparse.Namespace) -> int:
         )
         return 2
     areas = AREAS if args.area is None else (args.area,)
-    return main_fuzz(args.port, areas, args.examples, args.seed, args.timeout, sys.stdout)
+    return main_fuzz(
+        args.port,
+        areas,
+        args.examples,
+        args.seed,
+        args.timeout,
+        sys.stdout,
+        shrink=not args.no_shrink,
+    )
 
 
 class _OutputFailed(Exception):

@@ -15,6 +15,7 @@ import random
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
+from .pool_edges import pool_edges
 from .union_edges import union_edges
 
 __all__ = ["FAMILIES", "TOOLS", "edge_scenarios"]
@@ -683,5 +684,10 @@ FAMILIES: Final[tuple[tuple[str, Callable[[random.Random], dict[str, Any]], int]
 def edge_scenarios() -> Iterator[tuple[str, dict[str, Any]]]:
     """Every edge case as ``(name, scenario)``, in file order (ids ``edge/<name>``)."""
     return itertools.chain(
-        _edge_cases(), _cap_edges(), _argument_edges(), union_edges(), _wrapper_abort_edges()
+        _edge_cases(),
+        _cap_edges(),
+        _argument_edges(),
+        union_edges(),
+        _wrapper_abort_edges(),
+        pool_edges(),
     )

@@ -37,6 +37,7 @@ from .._testing import (
     valid_values,
 )
 from .._testing import invalid_values as broken_values
+from .fuzz_edges import edge_validation_requests, hooked_scenarios, wide_window_scenarios
 
 __all__ = [
     "EDGE_NUMBERS",
@@ -261,6 +262,8 @@ def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         _parse_request(),
         _schema_request(),
         _compile_request(),
+        edge_validation_requests(),
+        edge_validation_requests(),
     ).map(exact_doubles)
 
 
@@ -348,8 +351,10 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
     :func:`~.strategies.scheduling_scenarios`.
 
-    One scenario in five draws its argument texts and parameter maps from the edges above, one
-    in five has a scheduler failure while other bodies run (:func:`_failure_in_flight`); the
+    One scenario in seven draws its argument texts and parameter maps from the edges above, one
+    in seven has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
+    seven is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in seven has calls
+    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`); the
     others are the plain scenarios, where windows fill and failures meet in-flight bodies (and
     shrinking goes towards them).
     """
@@ -359,7 +364,9 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     if knobs.get("failures") is False:
         in_flight = plain
     return (
-        st.one_of(plain, plain, plain, edges, in_flight)
+        st.one_of(
+            plain, plain, plain, edges, in_flight, wide_window_scenarios(), hooked_scenarios()
+        )
         .flatmap(_with_odd_cap)
         .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})
     )
