@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from rounds import interleaved
 
 import trio_harness as th
 
@@ -137,16 +138,7 @@ def measure_turns(calls: int, rounds: int, directory: Path) -> dict[str, list[Ti
         "durable": lambda: durable(True),
         "durable, no trace": lambda: durable(False),
     }
-    for run in variants.values():
-        run()  # warm-up
-    times: dict[str, list[Timing]] = {name: [] for name in variants}
-    names = list(variants)
-    for round_ in range(rounds):
-        shift = round_ % len(names)
-        for name in names[shift:] + names[:shift]:
-            gc.collect()
-            times[name].append(variants[name]())
-    return times
+    return interleaved(variants, rounds)
 
 
 async def _conversation(turns: int, calls: int, path: Path) -> int:

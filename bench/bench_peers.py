@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import gc
 import json
 import statistics
 import sys
@@ -43,6 +42,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import trio
+from rounds import interleaved
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 import trio_harness as th
@@ -298,16 +298,7 @@ def measure(calls: int, rounds: int) -> dict[str, dict[str, list[float]]]:
             turn = build(script)
             if turn is not None:
                 runners[peer] = functools.partial(_on_asyncio, turn)
-        for runner in runners.values():
-            runner()  # warm-up: imports, schema caches, first-call paths
-        times: dict[str, list[float]] = {name: [] for name in runners}
-        names = list(runners)
-        for round_ in range(rounds):
-            shift = round_ % len(names)
-            for name in names[shift:] + names[:shift]:
-                gc.collect()
-                times[name].append(runners[name]())
-        found[workload] = times
+        found[workload] = interleaved(runners, rounds)
     return found
 
 

@@ -126,16 +126,13 @@ TEST_TOOLS = (
     "module", ["trio_harness", "trio_harness.lowlevel", "trio_harness.agent", "trio_harness.turn"]
 )
 def test_importing_the_core_loads_no_test_framework(module: str) -> None:
+    _probe(f"import sys, {module}; print(sorted(set({TEST_TOOLS!r}) & set(sys.modules)))")
+
+
+def _probe(code: str) -> None:
+    """Run ``code`` in a fresh interpreter: it must succeed and print ``[]``."""
     completed = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import sys, {module}; print(sorted(set({TEST_TOOLS!r}) & set(sys.modules)))",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
@@ -187,15 +184,7 @@ else:
 
 
 def test_the_core_loads_the_app_layer_and_the_kit_on_first_use_only() -> None:
-    completed = subprocess.run(
-        [sys.executable, "-c", f"NOT = {NOT_IN_THE_CORE!r}\n{_LAZY_PROBE}"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip() == "[]"
+    _probe(f"NOT = {NOT_IN_THE_CORE!r}\n{_LAZY_PROBE}")
 
 
 #: ``[text](target)`` and ``![alt](target)`` in Markdown, and ``<a href=...>``/``<img src=...>``.
