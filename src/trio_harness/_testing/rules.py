@@ -244,7 +244,9 @@ class StepCheck:
         group_open = False
         group_parallel = False
         group_at = -1
-        last_commit = -1  # a commit may change the registry: a classification older is stale
+        # A commit may change the registry, and the pool classifies the next call afresh after
+        # every settle (upstream: on every fill attempt): a classification older is stale.
+        last_commit = -1
         self.failure: tuple[int, BaseException] | None = None
         self.source_failure: BaseException | None = None
         finalizing: dict[int, int] = {}
@@ -443,6 +445,7 @@ class StepCheck:
                     )
             elif kind == "settled":
                 settled_told.add(index)
+                last_commit = at
                 in_flight -= 1
                 if event.detail is None:
                     self.ready.add(index)

@@ -55,8 +55,8 @@ __all__ = [
 ]
 
 #: The tools of a scenario: ``read`` (parallel), ``write`` (exclusive), ``maybe`` (parallel when
-#: its ``par`` argument is true), ``flip`` (parallel once a result of the step was committed, so
-#: classifying it again after a settle matters), ``odd`` (its classification raises: a scheduler
+#: its ``par`` argument is true), ``flip`` (parallel once a body of the step ended or a result of
+#: it was committed, so classifying it again after a settle matters), ``odd`` (its classification raises: a scheduler
 #: failure), ``composite`` (runs its sub-calls with ``execute_sub_calls``).
 SCENARIO_TOOLS = ("read", "write", "maybe", "flip", "odd", "composite")
 POLICIES = ("allow", "deny", "ask", "ask-refused", "ask-cancelled", "hook-raises", "guarded")
@@ -273,8 +273,14 @@ class _Run:
         if name == "maybe":
             return not (isinstance(arguments, dict) and arguments.get("par") is True)
         if name == "flip":
-            return self.commits == 0
+            return not self.flipped()
         return True
+
+    def flipped(self) -> bool:
+        """``flip`` is parallel: a top-level body of the step ended, or a result was committed."""
+        return self.commits > 0 or any(
+            body.ended is not None for (_, sub), body in self.bodies.items() if sub < 0
+        )
 
     def set_abort(self) -> None:
         if not self.abort.is_set():
@@ -405,7 +411,7 @@ def _build(scenario: PoolScenario) -> _Run:
         "read": lambda a: True,
         # (a truthy answer other than ``True`` is no parallel answer)
         "maybe": lambda a: True if a.get("par") is True else "yes",
-        "flip": lambda a: run.commits > 0,
+        "flip": lambda a: run.flipped(),
         "odd": lambda a: True,  # (its top-level calls never get here: classifying them raises)
     }
     for name in SCENARIO_TOOLS:
