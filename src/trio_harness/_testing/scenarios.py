@@ -226,6 +226,13 @@ def _calls(draw: st.DrawFn, index: int, repeated_ids: bool, flavour: str) -> Sce
         tool, policy = "read", "allow"
         failure = draw(st.sampled_from(("dispatch", "dispatch", "late-finalize")))
         duration = draw(st.sampled_from([0.5, 1, 1.5]))
+    elif flavour == "abort" and index < 2:
+        # Two parallel calls open the step: with a window of one or two, the later calls wait.
+        tool, policy, failure = "read", "allow", None
+    elif flavour == "cancel" and index == 0:
+        # A slow post-execute hook the cancellation (or a late arrival) may come during.
+        tool, policy, failure = "read", "allow", None
+        duration = draw(st.sampled_from([0.5, 1, 1.5]))
     if tool == "composite" and flavour == "abort" and draw(st.booleans()):
         ends = "abort-first"  # (its sub-calls never start)
     return ScenarioCall(
@@ -238,7 +245,8 @@ def _calls(draw: st.DrawFn, index: int, repeated_ids: bool, flavour: str) -> Sce
         context=draw(st.booleans()),
         failure=failure,
         wrapper_fails=flavour != "clean" and draw(st.integers(0, 7)) == 0,
-        slow_post=draw(st.integers(0, 1 if flavour == "cancel" else 3)) == 0,
+        slow_post=(flavour == "cancel" and index == 0)
+        or draw(st.integers(0, 1 if flavour == "cancel" else 3)) == 0,
         sub_calls=tuple(draw(st.lists(_TIMES, min_size=int(flavour == "abort"), max_size=4)))
         if tool == "composite"
         else (),
@@ -252,6 +260,12 @@ _ABORTS = {
     "abort": [None, 0, 0.5, 1, 1.5, 2, 2.5],
     "cancel": [None, None, None, 1, 2],
 }
+_CAPS: dict[str, list[object]] = {
+    "any": [1, 2, 2, 3, 3, 4, 2, 3, 0, True],
+    "clean": [2, 3, 3, 4],
+    "failures": [2, 3, 3, 4],
+    "abort": [1, 1, 2, 2, 3],  # (more calls than the window: some wait, then the abort comes)
+}
 _CANCELS = {"any": [None] * 5 + [0.5, 1, 1.5, 2.5], "cancel": [0.5, 1, 1.5, 2, 2.5, 3]}
 
 
@@ -261,14 +275,15 @@ def _steps(draw: st.DrawFn, max_calls: int) -> ScenarioStep:
     repeated_ids = draw(st.integers(0, 3)) == 0
     count = draw(st.integers(0 if flavour == "any" else min(2, max_calls), max_calls))
     calls = [draw(_calls(index, repeated_ids, flavour)) for index in range(count)]
-    streamed = draw(st.booleans())
+    # (a cancellation step mostly streams: calls arrive while post-execute hooks run)
+    streamed = draw(st.integers(0, 3)) > 0 if flavour == "cancel" else draw(st.booleans())
     if streamed:  # arrivals in model order
         times = sorted(call.arrives_at for call in calls)
         calls = [attrs.evolve(call, arrives_at=at) for call, at in zip(calls, times, strict=True)]
     special = flavour in ("clean", "failures")
     return ScenarioStep(
         calls=tuple(calls),
-        cap=draw(st.sampled_from([2, 3, 3, 4] if special else [1, 2, 2, 3, 3, 4, 2, 3, 0, True])),
+        cap=draw(st.sampled_from(_CAPS.get(flavour, _CAPS["any"]))),
         streamed=streamed,
         stream_fails=streamed and flavour != "clean" and draw(st.integers(0, 5)) == 0,
         abort_at=None if special else draw(st.sampled_from(_ABORTS.get(flavour, _ABORTS["any"]))),
