@@ -244,9 +244,10 @@ class StepCheck:
         group_open = False
         group_parallel = False
         group_at = -1
-        # A commit may change the registry, and the pool classifies the next call afresh after
-        # every settle (upstream: on every fill attempt): a classification older is stale.
-        last_commit = -1
+        last_commit = -1  # a commit may change the registry: a classification older is stale
+        # The pool classifies the next call afresh after every settle too (upstream: on every
+        # fill attempt): a classification older is stale if the call may run in parallel now.
+        last_settle = -1
         self.failure: tuple[int, BaseException] | None = None
         self.source_failure: BaseException | None = None
         finalizing: dict[int, int] = {}
@@ -328,6 +329,7 @@ class StepCheck:
                         mode is not None
                         and mode[1] == "exclusive"
                         and mode[0] > max(last_commit, group_at)
+                        and not (mode[0] < last_settle and event.detail is False)
                     )
                     if not blocked:
                         idle = (
@@ -445,7 +447,7 @@ class StepCheck:
                     )
             elif kind == "settled":
                 settled_told.add(index)
-                last_commit = at
+                last_settle = at
                 in_flight -= 1
                 if event.detail is None:
                     self.ready.add(index)

@@ -209,7 +209,7 @@ _KNOBS: dict[str, dict[str, tuple[Any, ...]]] = {
 @st.composite
 def _calls(draw: st.DrawFn, index: int, repeated_ids: bool, flavour: str) -> ScenarioCall:
     knobs = _KNOBS[flavour]
-    tools = SCENARIO_TOOLS[:3] * 3 + SCENARIO_TOOLS[3:]
+    tools: tuple[str, ...] = SCENARIO_TOOLS[:3] * 3 + SCENARIO_TOOLS[3:]
     if flavour == "clean":
         tools = tools[:-2] + SCENARIO_TOOLS[-1:]  # (``odd`` is a scheduler failure)
     elif flavour == "failures":
@@ -255,7 +255,7 @@ def _calls(draw: st.DrawFn, index: int, repeated_ids: bool, flavour: str) -> Sce
     )
 
 
-_ABORTS = {
+_ABORTS: dict[str, list[float | None]] = {
     "any": [None] * 6 + [0, 0.5, 1, 1.5, 2.5],
     "abort": [None, 0, 0.5, 1, 1.5, 2, 2.5],
     "cancel": [None, None, None, 1, 2],
@@ -266,7 +266,10 @@ _CAPS: dict[str, list[object]] = {
     "failures": [2, 3, 3, 4],
     "abort": [1, 1, 2, 2, 3],  # (more calls than the window: some wait, then the abort comes)
 }
-_CANCELS = {"any": [None] * 5 + [0.5, 1, 1.5, 2.5], "cancel": [0.5, 1, 1.5, 2, 2.5, 3]}
+_CANCELS: dict[str, list[float | None]] = {
+    "any": [None] * 5 + [0.5, 1, 1.5, 2.5],
+    "cancel": [0.5, 1, 1.5, 2, 2.5, 3],
+}
 
 
 @st.composite
