@@ -21,7 +21,9 @@ SCENARIOS: dict[str, PoolScenario] = {
     "002": one(C(id="a", duration=2), C(id="b", duration=1)),
     "003": one(C(id="a", duration=2), C(id="b", tool="maybe", par=False)),
     "004": one(C(id="a", tool="write", duration=2), C(id="b")),
-    "005": one(C(id="a", duration=1), C(id="b", duration=3), C(id="c", tool="flip"), hooks=False),
+    "005": one(
+        C(id="a", duration=3), C(id="b", duration=1), C(id="c", tool="flip"), hooks=False, cap=3
+    ),
     "006": one(
         C(id="a", duration=1, failure="dispatch"), C(id="b", duration=2, failure="dispatch")
     ),

@@ -32,10 +32,7 @@ MUTANTS: dict[str, dict[str, object]] = json.loads(
 #: Mutants no run of the pool can tell from the correct one, with the reason (none so far).
 EQUIVALENT: dict[str, str] = {}
 #: Observable mutants the hand-made scenario does not reach yet, with what is missing.
-NOT_REACHED: dict[str, str] = {
-    "005": "the reclassify-after-a-settle bug: the flip tool's scenario starts c at 1 on the "
-    "mutant too (the commit reclassifies it); the random property test must find it",
-}
+NOT_REACHED: dict[str, str] = {}
 
 _RUNNER = """
 import json, sys

@@ -57,7 +57,7 @@ class _DriverSteps(trio.abc.Instrument):
 
     def after_task_step(self, task: trio.lowlevel.Task) -> None:
         if task is self._driver:
-            self._monitor._record("yield", -1, None)
+            self._monitor._record("yield", -1, self._monitor._truth_of_next())
 
 
 class _MonitoredRuntime:
@@ -182,6 +182,14 @@ class PoolMonitor:
         self._driver: trio.lowlevel.Task | None = None
         self._checked = False
         self._told_abort = False
+        self._starts = 0  # calls started so far (in model order)
+
+    def _truth_of_next(self) -> bool | None:
+        """Whether the next call to start must run alone now (``None``: unknown); only with
+        your ``exclusive`` (the runtime's classifier is not asked more than the pool asks it)."""
+        if self._exclusive is None or self._starts >= len(self._inputs):
+            return None
+        return self._truth(self._inputs[self._starts])
 
     # -- the tracer ----------------------------------------------------------------------------
 
@@ -225,6 +233,7 @@ class PoolMonitor:
             self._arrived(index)
         if name == "started" and 0 <= index < len(self._inputs):
             detail = self._truth(self._inputs[index])
+            self._starts = max(self._starts, index + 1)
         self._record(name, index, detail)
         if name == "done":
             self._stop_watching()

@@ -245,6 +245,9 @@ class StepCheck:
         group_parallel = False
         group_at = -1
         last_commit = -1  # a commit may change the registry: a classification older is stale
+        # The pool classifies the next call afresh after every settle too (upstream: on every
+        # fill attempt): a classification older is stale if the call may run in parallel now.
+        last_settle = -1
         self.failure: tuple[int, BaseException] | None = None
         self.source_failure: BaseException | None = None
         finalizing: dict[int, int] = {}
@@ -326,6 +329,7 @@ class StepCheck:
                         mode is not None
                         and mode[1] == "exclusive"
                         and mode[0] > max(last_commit, group_at)
+                        and not (mode[0] < last_settle and event.detail is False)
                     )
                     if not blocked:
                         idle = (
@@ -443,6 +447,7 @@ class StepCheck:
                     )
             elif kind == "settled":
                 settled_told.add(index)
+                last_settle = at
                 in_flight -= 1
                 if event.detail is None:
                     self.ready.add(index)

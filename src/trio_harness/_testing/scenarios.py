@@ -55,8 +55,8 @@ __all__ = [
 ]
 
 #: The tools of a scenario: ``read`` (parallel), ``write`` (exclusive), ``maybe`` (parallel when
-#: its ``par`` argument is true), ``flip`` (parallel once a result of the step was committed, so
-#: classifying it again after a settle matters), ``odd`` (its classification raises: a scheduler
+#: its ``par`` argument is true), ``flip`` (parallel once a body of the step ended or a result of
+#: it was committed, so classifying it again after a settle matters), ``odd`` (its classification raises: a scheduler
 #: failure), ``composite`` (runs its sub-calls with ``execute_sub_calls``).
 SCENARIO_TOOLS = ("read", "write", "maybe", "flip", "odd", "composite")
 POLICIES = ("allow", "deny", "ask", "ask-refused", "ask-cancelled", "hook-raises", "guarded")
@@ -171,45 +171,127 @@ _PARAMETERS = {
     "window": {"type": "integer"},
 }
 _TIMES = st.sampled_from([0, 0.5, 1, 1.5, 2, 3])
+#: What a step is about: every feature at random, or one of the combinations the rarer bugs need
+#: drawn often (a clean step whose results are all judged; two or more scheduler failures, in
+#: every phase, during approvals; an abort during policy phases, bodies and sub-calls; a
+#: cancellation from outside while post-execute hooks, bodies and late arrivals run).
+FLAVOURS = ("any", "any", "clean", "clean", "failures", "failures", "abort", "cancel")
+_NO = (None,)
+_KNOBS: dict[str, dict[str, tuple[Any, ...]]] = {
+    "any": {
+        "policy": ("allow",) * 8 + POLICIES[1:],
+        "ends": ("return",) * 8 + ENDINGS[1:],
+        "failure": _NO * 12 + FAILURE_PHASES,
+    },
+    "clean": {
+        "policy": ("allow",) * 6 + POLICIES[1:3] + ("hook-raises",) * 2 + POLICIES[4:],
+        "ends": ("return",) * 6 + ("error", "conclude", "conclude"),
+        "failure": _NO,
+    },
+    "failures": {
+        "policy": ("allow", "allow", "ask", "ask", "ask", "deny"),
+        "ends": ("return",) * 4 + ("error", "conclude"),
+        "failure": _NO * 2 + FAILURE_PHASES + ("dispatch", "dispatch", "late-finalize"),
+    },
+    "abort": {
+        "policy": ("allow",) * 3 + ("ask", "ask", "deny", "ask-refused"),
+        "ends": ("return",) * 3 + ENDINGS[1:] + ("set-abort", "abort-first"),
+        "failure": _NO * 12 + FAILURE_PHASES,
+    },
+    "cancel": {
+        "policy": ("allow",) * 4 + ("ask", "deny"),
+        "ends": ("return",) * 6 + ("error", "conclude"),
+        "failure": _NO * 8 + FAILURE_PHASES,
+    },
+}
 
 
 @st.composite
-def _calls(draw: st.DrawFn, index: int, repeated_ids: bool) -> ScenarioCall:
-    tool = draw(st.sampled_from(SCENARIO_TOOLS[:3] * 3 + SCENARIO_TOOLS[3:]))
+def _calls(draw: st.DrawFn, index: int, repeated_ids: bool, flavour: str) -> ScenarioCall:
+    knobs = _KNOBS[flavour]
+    tools: tuple[str, ...] = SCENARIO_TOOLS[:3] * 3 + SCENARIO_TOOLS[3:]
+    if flavour == "clean":
+        tools = tools[:-2] + SCENARIO_TOOLS[-1:]  # (``odd`` is a scheduler failure)
+    elif flavour == "failures":
+        tools += ("read",) * 4
+    elif flavour == "abort":
+        tools += ("composite",) * 3
+    tool = draw(st.sampled_from(tools))
+    ends = draw(st.sampled_from(knobs["ends"]))
+    failure = draw(st.sampled_from(knobs["failure"]))
+    duration = draw(_TIMES)
+    policy = draw(st.sampled_from(knobs["policy"]))
+    if flavour == "failures" and index == 0:
+        # A parallel call failing soon: the later ones fail too, or are being approved then.
+        tool, policy = "read", "allow"
+        failure = draw(st.sampled_from(("dispatch", "dispatch", "late-finalize")))
+        duration = draw(st.sampled_from([0.5, 1, 1.5]))
+    elif flavour == "abort" and index < 2:
+        # Two parallel calls open the step: with a window of one or two, the later calls wait.
+        tool, policy, failure = "read", "allow", None
+    elif flavour == "cancel" and index == 0:
+        # A slow post-execute hook the cancellation (or a late arrival) may come during.
+        tool, policy, failure = "read", "allow", None
+        duration = draw(st.sampled_from([0.5, 1, 1.5]))
+    if tool == "composite" and flavour == "abort" and draw(st.booleans()):
+        ends = "abort-first"  # (its sub-calls never start)
     return ScenarioCall(
         id=draw(st.sampled_from(["", "a", "b"])) if repeated_ids else f"c{index}",
         tool=tool,
-        duration=draw(_TIMES),
+        duration=duration,
         par=draw(st.booleans()),
-        policy=draw(st.sampled_from(("allow",) * 8 + POLICIES[1:])),
-        ends=draw(st.sampled_from(("return",) * 8 + ENDINGS[1:])),
+        policy=policy,
+        ends=ends,
         context=draw(st.booleans()),
-        failure=draw(st.sampled_from((None,) * 12 + FAILURE_PHASES)),
-        wrapper_fails=draw(st.integers(0, 7)) == 0,
-        slow_post=draw(st.integers(0, 3)) == 0,
-        sub_calls=tuple(draw(st.lists(_TIMES, max_size=4))) if tool == "composite" else (),
+        failure=failure,
+        wrapper_fails=flavour != "clean" and draw(st.integers(0, 7)) == 0,
+        slow_post=(flavour == "cancel" and index == 0)
+        or draw(st.integers(0, 1 if flavour == "cancel" else 3)) == 0,
+        sub_calls=tuple(draw(st.lists(_TIMES, min_size=int(flavour == "abort"), max_size=4)))
+        if tool == "composite"
+        else (),
         sub_window=draw(st.integers(1, 3)),
         arrives_at=draw(_TIMES),
     )
 
 
+_ABORTS: dict[str, list[float | None]] = {
+    "any": [None] * 6 + [0, 0.5, 1, 1.5, 2.5],
+    "abort": [None, 0, 0.5, 1, 1.5, 2, 2.5],
+    "cancel": [None, None, None, 1, 2],
+}
+_CAPS: dict[str, list[object]] = {
+    "any": [1, 2, 2, 3, 3, 4, 2, 3, 0, True],
+    "clean": [2, 3, 3, 4],
+    "failures": [2, 3, 3, 4],
+    "abort": [1, 1, 2, 2, 3],  # (more calls than the window: some wait, then the abort comes)
+}
+_CANCELS: dict[str, list[float | None]] = {
+    "any": [None] * 5 + [0.5, 1, 1.5, 2.5],
+    "cancel": [0.5, 1, 1.5, 2, 2.5, 3],
+}
+
+
 @st.composite
 def _steps(draw: st.DrawFn, max_calls: int) -> ScenarioStep:
+    flavour = draw(st.sampled_from(FLAVOURS))
     repeated_ids = draw(st.integers(0, 3)) == 0
-    count = draw(st.integers(0, max_calls))
-    calls = [draw(_calls(index, repeated_ids)) for index in range(count)]
-    streamed = draw(st.booleans())
+    count = draw(st.integers(0 if flavour == "any" else min(2, max_calls), max_calls))
+    calls = [draw(_calls(index, repeated_ids, flavour)) for index in range(count)]
+    # (a cancellation step mostly streams: calls arrive while post-execute hooks run)
+    streamed = draw(st.integers(0, 3)) > 0 if flavour == "cancel" else draw(st.booleans())
     if streamed:  # arrivals in model order
         times = sorted(call.arrives_at for call in calls)
         calls = [attrs.evolve(call, arrives_at=at) for call, at in zip(calls, times, strict=True)]
+    special = flavour in ("clean", "failures")
     return ScenarioStep(
         calls=tuple(calls),
-        cap=draw(st.sampled_from([1, 2, 2, 3, 3, 4, 2, 3, 0, True])),
+        cap=draw(st.sampled_from(_CAPS.get(flavour, _CAPS["any"]))),
         streamed=streamed,
-        stream_fails=streamed and draw(st.integers(0, 5)) == 0,
-        abort_at=draw(st.sampled_from([None, None, None, 0, 0.5, 1, 1.5, 2.5])),
-        cancel_at=draw(st.sampled_from([None] * 5 + [0.5, 1, 1.5, 2.5])),
-        accept_fails=draw(st.integers(0, 9)) == 0,
+        stream_fails=streamed and flavour != "clean" and draw(st.integers(0, 5)) == 0,
+        abort_at=None if special else draw(st.sampled_from(_ABORTS.get(flavour, _ABORTS["any"]))),
+        cancel_at=None if special else draw(st.sampled_from(_CANCELS.get(flavour, [None]))),
+        accept_fails=flavour != "clean" and draw(st.integers(0, 9)) == 0,
     )
 
 
@@ -226,8 +308,8 @@ def pool_scenarios(*, max_steps: int = 3, max_calls: int = 5) -> st.SearchStrate
     return st.builds(
         PoolScenario,
         steps=st.lists(_steps(max_calls), min_size=1, max_size=max_steps).map(tuple),
-        hooks=st.booleans(),
-        approvals=st.booleans(),
+        hooks=st.sampled_from([True, True, True, False]),
+        approvals=st.sampled_from([True, True, True, False]),
     )
 
 
@@ -273,8 +355,14 @@ class _Run:
         if name == "maybe":
             return not (isinstance(arguments, dict) and arguments.get("par") is True)
         if name == "flip":
-            return self.commits == 0
+            return not self.flipped()
         return True
+
+    def flipped(self) -> bool:
+        """``flip`` is parallel: a top-level body of the step ended, or a result was committed."""
+        return self.commits > 0 or any(
+            body.ended is not None for (_, sub), body in self.bodies.items() if sub < 0
+        )
 
     def set_abort(self) -> None:
         if not self.abort.is_set():
@@ -405,7 +493,7 @@ def _build(scenario: PoolScenario) -> _Run:
         "read": lambda a: True,
         # (a truthy answer other than ``True`` is no parallel answer)
         "maybe": lambda a: True if a.get("par") is True else "yes",
-        "flip": lambda a: run.commits > 0,
+        "flip": lambda a: run.flipped(),
         "odd": lambda a: True,  # (its top-level calls never get here: classifying them raises)
     }
     for name in SCENARIO_TOOLS:
