@@ -688,7 +688,8 @@ class StepCheck:
     def told(self) -> None:
         # ``trace``: every phase of every call was told to the tracer (after a failure, the
         # settle of every dispatch that returned or raised still is), and ``abort`` before a
-        # ``done`` that says the step was aborted.
+        # ``done`` that says the step was aborted when a call was answered for the abort (an
+        # abort set after the last commit changes no answer: a pool need not have noticed it).
         if self.cut:
             return
         kinds = {event.kind for event in self.m.events}
@@ -696,6 +697,14 @@ class StepCheck:
             "abort" not in kinds
             and self.calls
             and any(event.kind == "done" and event.detail is True for event in self.m.events)
+            and any(
+                event.kind == "aborted"
+                or (
+                    event.kind == "committed"
+                    and error_code(event.detail) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
+                )
+                for event in self.m.events
+            )
         ):
             self.say("trace", "the step ended aborted but the pool never told the abort phase")
         for index, phases in sorted(self.phases.items()):

@@ -55,7 +55,11 @@ class _Step:
         what, i, payload = message
         if what == "prepared":
             self.preparing = False
-            if payload.kind == "dispatch":
+            if payload.kind == "dispatch" and self.failure is not None:
+                # Prepared after the step's scheduler failure: abandoned, never dispatched
+                # (as upstream; docs/monitoring-your-pool.md).
+                pass
+            elif payload.kind == "dispatch":
                 self.running += 1
                 self.group_nursery.start_soon(self._dispatch, i, payload.exec)
             else:
