@@ -701,7 +701,8 @@ class StepCheck:
                 event.kind == "aborted"
                 or (
                     event.kind == "committed"
-                    and error_code(event.detail) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
+                    and isinstance(event.detail, ToolExecutionResult)
+                    and _aborted_code(event.detail)
                 )
                 for event in self.m.events
             )
@@ -904,6 +905,12 @@ class StepCheck:
         ):
             if violation.seq >= self.first_seq:
                 self.say(f"log/{violation.rule}", f"seq {violation.seq}: {violation.message}")
+
+
+def _aborted_code(result: ToolExecutionResult) -> bool:
+    """Whether ``result`` answers its call for the abort (``ABORTED`` or before dispatch)."""
+    code = error_code(result)
+    return code is not None and code in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
 
 
 def error_code(result: ToolExecutionResult) -> str | None:
