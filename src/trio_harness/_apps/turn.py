@@ -330,10 +330,7 @@ async def run_turn(
         except BaseException:
             # Synchronous (no checkpoint) and protected: the log gets a result for every call,
             # and the model every result, before the exception goes on.
-            try:
-                results = settle_step(session, turn, step, reply.tool_calls)
-            except Exception:  # calls the log refuses (not str): the first error goes on
-                results = None
+            results = _settle_unwinding(session, turn, step, reply.tool_calls)
             raise
         finally:
             if results is not None:
@@ -376,15 +373,23 @@ async def _finish_paused(
         if not still:
             results = settle_step(session, turn, step, paused.calls)
     except BaseException:
-        try:
-            results = settle_step(session, turn, step, paused.calls)
-        except Exception:  # calls the log refuses (not str): the first error goes on
-            results = None
+        results = _settle_unwinding(session, turn, step, paused.calls)
         raise
     finally:
         if results is not None:
             model.add_tool_results(results)
     return outcome, still, results or ()
+
+
+def _settle_unwinding(
+    session: Session, turn: int, step: int, calls: Sequence[ToolCallBlock]
+) -> tuple[StepResult, ...] | None:
+    """``settle_step`` while an exception unwinds the step: the results to hand to the model,
+    or ``None`` when the log refuses the calls (not ``str``; the first error goes on)."""
+    try:
+        return settle_step(session, turn, step, calls)
+    except Exception:
+        return None
 
 
 #: Deferred approval's policy for ``run_turn``: ``(turn, step, calls) -> pending``: the calls of
