@@ -16,6 +16,10 @@ from trio_harness import is_json_value
 from trio_harness._json import (
     MAX_FINITE_JSON_INT,
     js_number,
+    json_node_count,
+    lossless,
+    node_limit_message,
+    set_json_node_limit,
 )
 from trio_harness._json.stringify import ecma_number_to_string
 from trio_harness.lowlevel import (
@@ -194,3 +198,50 @@ def test_snapshot_of_json_is_equal_and_rendering_round_trips(value: object) -> N
     # JavaScript renders 4.9e16 as digits, which Python parses back as an int: compare renderings.
     assert js_json(json.loads(text)) == text
     assert json.loads(text, parse_int=float) == json.loads(json.dumps(value), parse_int=float)
+
+
+def _nested(depth: int, leaf: object, as_dict: bool) -> object:
+    value: object = leaf
+    for level in range(depth):
+        value = {f"k{level}": value, "n": level} if as_dict else [level, value]
+    return value
+
+
+@given(
+    depth=st.integers(min_value=0, max_value=40),
+    leaf=st.sampled_from(
+        [1, 2.5, "s", None, True, -0.0, math.nan, math.inf, (1,), 10**400, {1: 2}, [], {}]
+    ),
+    as_dict=st.booleans(),
+    limit=st.sampled_from([3, 10, 30, 1_000_000]),
+)
+def test_the_snapshot_answers_as_its_walker_on_both_sides_of_its_recursion_depth(
+    depth: int, leaf: object, as_dict: bool, limit: int
+) -> None:
+    # Shallow values are copied recursively, deeper ones by the iterative walker: the same
+    # verdicts, copies and node-limit messages as the walker alone (depth 0), whichever side of
+    # the boundary the value is.
+    value = _nested(depth, leaf, as_dict)
+    previous = set_json_node_limit(limit)
+    try:
+        answers = []
+        for shallow_depth in (lossless._SHALLOW_DEPTH, 0):
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(lossless, "_SHALLOW_DEPTH", shallow_depth)
+                problems: list[str] = []
+                answers.append((snapshot_json_value(value, problems), problems))
+        assert answers[0] == answers[1]
+        if is_json_value(value) and json_node_count(value, 10**9) <= limit:
+            assert answers[0] == (value, [])
+        else:
+            assert answers[0][0] is NOT_JSON
+            assert answers[0][1] in ([], [node_limit_message("value", limit)])
+    finally:
+        set_json_node_limit(previous)
+
+
+def test_a_cycle_below_the_recursion_depth_is_refused() -> None:
+    inner: list[object] = []
+    value = {"a": [inner]}
+    inner.append(value)
+    assert snapshot_json_value(value) is NOT_JSON

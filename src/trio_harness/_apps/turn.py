@@ -214,7 +214,7 @@ async def run_turn(
         if part:
             if emit.listening:  # plan_groups classifies every call: only for a listener
                 emit(StepStarted(turn, step, plan_groups(runtime, part)))
-            observe = observe_step(runtime, turn, step, emit)
+            observe = observe_step(runtime, turn, step, emit, listening=emit.listening)
             with observe:
                 outcome = await execute_tool_calls(
                     runtime,
@@ -533,7 +533,9 @@ class _StreamedStep:
                     if self._abort is not None:
                         nursery.start_soon(self._watch, self._abort)
                     try:
-                        observe = observe_step(self._runtime, turn, step, self._emit)
+                        observe = observe_step(
+                            self._runtime, turn, step, self._emit, listening=self._emit.listening
+                        )
                         with observe:
                             outcome = await execute_tool_calls(
                                 self._runtime,

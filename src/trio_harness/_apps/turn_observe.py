@@ -36,13 +36,22 @@ class observe_step:
     one step."""
 
     def __init__(
-        self, runtime: Any, turn: int, step: int, emit: Callable[[TurnEvent], object]
+        self,
+        runtime: Any,
+        turn: int,
+        step: int,
+        emit: Callable[[TurnEvent], object],
+        *,
+        listening: bool = True,
     ) -> None:
         self._disposers: list[Callable[[], None]] = []
         self._token: contextvars.Token[object] | None = None
         self._turn, self._step, self._emit = turn, step, emit
+        self._listening = listening
         add_wrapper = getattr(runtime, "add_execute_wrapper", None)
-        if add_wrapper is None:
+        if add_wrapper is None or not listening:
+            # Nobody listens: no wrapper in the call chain, no tracer of ours (nothing is
+            # built for an event nobody would receive).
             return
         marker = self._marker = object()
 
@@ -53,9 +62,12 @@ class observe_step:
 
         self._disposers = [add_wrapper(wrapper)]
 
-    def tracer(self, inner: PoolTracer | None) -> PoolTracer:
+    def tracer(self, inner: PoolTracer | None) -> PoolTracer | None:
         """The step's tracer: ``inner`` (if any), told every phase, and a ``ToolCommitted`` per
-        committed result, emitted after the result was logged."""
+        committed result, emitted after the result was logged; without a listener, ``inner``
+        itself."""
+        if not self._listening:
+            return inner
         return CommitEvents(self._turn, self._step, self._emit, inner)
 
     def __enter__(self) -> None:

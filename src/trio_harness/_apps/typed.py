@@ -76,7 +76,7 @@ from .typed_schema import (
     read_field_info,
     without_extensions,
 )
-from .typed_structure import make_converter, structure_violations
+from .typed_structure import make_converter, structure_hook, structure_violations
 
 __all__ = ["tool"]
 
@@ -253,17 +253,25 @@ def _build(
     if required:
         schema["required"] = required
 
+    # Each parameter's hook, looked up on the first call (a TypedDict may refer to types defined
+    # after the tool); None keeps the validated value as it is.
+    hooks: list[Any] = []
+
     async def execute(args: Any, ctx: Any) -> Any:
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
         problems: list[str] = []
-        for parameter in parameters:
+        if len(hooks) != len(parameters):
+            hooks[:] = [structure_hook(converter, p.annotation) for p in parameters]
+        for parameter, hook in zip(parameters, hooks, strict=True):
             if parameter.name in args:
-                try:
-                    value = converter.structure(args[parameter.name], parameter.annotation)
-                except Exception as exc:
-                    problems.extend(structure_violations(exc, parameter.name))
-                    continue
+                value = args[parameter.name]
+                if hook is not None:
+                    try:
+                        value = hook(value, parameter.annotation)
+                    except Exception as exc:
+                        problems.extend(structure_violations(exc, parameter.name))
+                        continue
             elif parameter.factory is not None:
                 value = parameter.factory()
             elif parameter.default is not UNSET:

@@ -28,7 +28,7 @@ from .typed_schema import (
     strip_qualifiers,
 )
 
-__all__ = ["make_converter", "structure_violations"]
+__all__ = ["make_converter", "structure_hook", "structure_violations"]
 
 
 class _BadValue(ValueError):
@@ -83,6 +83,19 @@ def _literal_members(tp: Any) -> list[Any]:
         else:
             members.append(member)
     return members
+
+
+#: Types whose validated JSON value is already the structured value (exact ``str`` and ``bool``:
+#: validation passed, so the value is of that very type): no hook is called for them.
+_AS_IS: frozenset[Any] = frozenset({str, bool, Any})
+
+
+def structure_hook(converter: cattrs.Converter, tp: Any) -> Any:
+    """The hook that structures a validated value of ``tp``, or ``None`` when the value is kept
+    as it is (``str``, ``bool``, ``Any``)."""
+    if tp in _AS_IS:
+        return None
+    return converter.get_structure_hook(tp)
 
 
 def _is_set_type(tp: Any) -> bool:
@@ -146,17 +159,21 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             key: strip_qualifiers(hint)
             for key, hint in typing.get_type_hints(tp, include_extras=True).items()
         }
-        hooks: dict[str, Any] = {}
+        hooks: dict[str, Any] = {}  # key -> its hook, or None: the value as it is
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
             out: dict[str, Any] = {}
             failures: list[tuple[Exception, str]] = []
             for key, item in value.items():
-                hook = hooks.get(key)
-                if hook is None:
+                try:
+                    hook = hooks[key]
+                except KeyError:
                     if key not in fields:
                         continue
-                    hook = hooks[key] = converter.get_structure_hook(fields[key])
+                    hook = hooks[key] = structure_hook(converter, fields[key])
+                if hook is None:
+                    out[key] = item
+                    continue
                 try:
                     out[key] = hook(item, fields[key])
                 except Exception as error:

@@ -14,7 +14,8 @@ Everything else is rejected: tuples, sets, ``dict``/``list``/``str`` subclasses,
 ``nan``/``inf``/``-0.0``, non-``str`` keys, arbitrary objects. Exact built-in containers run no user
 code while they are inspected, so these functions never raise.
 
-Every walk here is iterative: depth is limited by memory only.
+Every walk here is iterative, so depth is limited by memory only (the snapshot copies values of
+at most a couple of dozen levels recursively, and hands deeper ones to its iterative walker).
 
 Shared containers: a container may appear in several places of a value (a DAG), so a value of a
 few dozen lists can expand to billions of nodes. :func:`is_json_value` visits each container
@@ -139,56 +140,55 @@ def _entries(container: Any) -> Iterator[tuple[Any, Any]]:
     return iter(container.items()) if type(container) is dict else enumerate(container)
 
 
-# Returned by the flat fast paths when a container holds a container they do not handle.
-_NESTED: Final = object()
+class _Walk(Exception):
+    """Raised by the shallow copier: the value is for the iterative walker to judge (deeper
+    than the copier goes, over the node limit, or not lossless JSON: the walker's verdict and
+    message are the answer)."""
 
 
-def _flat_list(value: list[Any], limit: int) -> Any:
-    # Fast path for a list of scalars and dicts of scalars (a list of content blocks). The
-    # nodes are counted on the way (the list, its items, the dicts' entries): over ``limit``,
-    # ``_OVER``.
-    copy: list[Any] = []
-    nodes = 1 + len(value)
+# How deep the recursive copier goes before it hands the value to the iterative walker. Tool
+# arguments and results are a few levels deep; a cycle or a deep value ends here too.
+_SHALLOW_DEPTH: Final = 24
+
+
+def _shallow_copy(value: Any, depth: int, nodes: list[int], limit: int) -> Any:
+    # ``value`` is an exact dict or list. The copy of every lossless value of at most ``depth``
+    # levels and at most ``limit`` nodes, counted in ``nodes[0]``; anything else raises
+    # ``_Walk`` (no verdict here: the walker gives it).
+    nodes[0] += len(value)
+    if nodes[0] >= limit or not depth:
+        raise _Walk
+    if type(value) is dict:
+        out: dict[str, Any] = {}
+        for key, child in value.items():
+            if type(key) is not str:
+                raise _Walk
+            kind = type(child)
+            if kind is str or kind is bool or child is None:
+                out[key] = child
+            elif kind is int or kind is float:
+                if not _number_ok(child, kind):
+                    raise _Walk
+                out[key] = child
+            elif kind is dict or kind is list:
+                out[key] = _shallow_copy(child, depth - 1, nodes, limit)
+            else:
+                raise _Walk
+        return out
+    items: list[Any] = []
     for child in value:
-        ck = type(child)
-        if ck is dict:
-            size = len(child)
-            if size >= limit:
-                return _NESTED  # let the counting walker decide
-            nodes += size
-            # A dict of scalars (a content block), checked and copied in place: no stack, no
-            # cycle set (it cannot be part of a cycle). Same verdicts as the walker.
-            block: dict[str, Any] = {}
-            for key, item in child.items():
-                if type(key) is not str:
-                    return NOT_JSON
-                kind = type(item)
-                if kind is str or kind is bool or item is None:
-                    block[key] = item
-                elif kind is int:
-                    if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
-                        return NOT_JSON
-                    block[key] = item
-                elif kind is float:
-                    if not _number_ok(item, kind):
-                        return NOT_JSON
-                    block[key] = item
-                else:
-                    return _NESTED
-            child = block
-        elif ck is str or ck is bool or child is None:
-            pass
-        elif ck is int or ck is float:
-            if not _number_ok(child, ck):
-                return NOT_JSON
+        kind = type(child)
+        if kind is str or kind is bool or child is None:
+            items.append(child)
+        elif kind is int or kind is float:
+            if not _number_ok(child, kind):
+                raise _Walk
+            items.append(child)
+        elif kind is dict or kind is list:
+            items.append(_shallow_copy(child, depth - 1, nodes, limit))
         else:
-            return _NESTED
-        copy.append(child)
-    return copy if nodes <= limit else _OVER
-
-
-# Returned by ``_flat_list`` for a flat list of more nodes than the limit.
-_OVER: Final = object()
+            raise _Walk
+    return items
 
 
 def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
@@ -212,35 +212,14 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
         return value
     limit = _node_limit
     root: Any
-    if kind is dict:
-        if len(value) < limit:
-            # A dict of scalars (tool arguments: twice per call), as in ``_flat_list``.
-            flat: dict[str, Any] = {}
-            for key, child in value.items():
-                if type(key) is not str:
-                    return NOT_JSON
-                ck = type(child)
-                if ck is str or ck is bool or child is None:
-                    flat[key] = child
-                elif ck is int:
-                    if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
-                        return NOT_JSON
-                    flat[key] = child
-                elif ck is float:
-                    if not _number_ok(child, ck):
-                        return NOT_JSON
-                    flat[key] = child
-                else:
-                    break  # a container: the walker
-            else:
-                return flat
-        root = {}
-    elif kind is list:
-        if len(value) < limit:
-            flat = _flat_list(value, limit)
-            if flat is not _NESTED:
-                return _over_limit(problems, limit) if flat is _OVER else flat
-        root = []
+    if kind is dict or kind is list:
+        # Most values (tool arguments and results) are shallow: copied recursively; a deep,
+        # cyclic, oversized or not-lossless one is left to the walker below.
+        try:
+            return _shallow_copy(value, _SHALLOW_DEPTH, [1], limit)
+        except _Walk:
+            pass
+        root = {} if kind is dict else []
     elif kind is bool or value is None:
         return value
     elif kind is int or kind is float:
