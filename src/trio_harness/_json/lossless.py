@@ -156,7 +156,7 @@ def _shallow_copy(value: Any, depth: int, nodes: list[int], limit: int) -> Any:
     # levels and at most ``limit`` nodes, counted in ``nodes[0]``; anything else raises
     # ``_Walk`` (no verdict here: the walker gives it).
     nodes[0] += len(value)
-    if nodes[0] >= limit or not depth:
+    if nodes[0] >= limit or depth <= 0:
         raise _Walk
     if type(value) is dict:
         out: dict[str, Any] = {}
@@ -216,6 +216,27 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
         # Most values (tool arguments and results) are shallow: copied recursively; a deep,
         # cyclic, oversized or not-lossless one is left to the walker below.
         try:
+            if kind is dict and len(value) < limit:
+                # The top level inline (arguments are mostly a dict of scalars).
+                flat: dict[str, Any] = {}
+                nodes: list[int] | None = None
+                for key, child in value.items():
+                    if type(key) is not str:
+                        raise _Walk
+                    ck = type(child)
+                    if ck is str or ck is bool or child is None:
+                        flat[key] = child
+                    elif ck is int or ck is float:
+                        if not _number_ok(child, ck):
+                            raise _Walk
+                        flat[key] = child
+                    elif ck is dict or ck is list:
+                        if nodes is None:
+                            nodes = [1 + len(value)]
+                        flat[key] = _shallow_copy(child, _SHALLOW_DEPTH - 1, nodes, limit)
+                    else:
+                        raise _Walk
+                return flat
             return _shallow_copy(value, _SHALLOW_DEPTH, [1], limit)
         except _Walk:
             pass
