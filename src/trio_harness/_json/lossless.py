@@ -67,6 +67,7 @@ NOT_JSON: Final = _NotJson()
 MAX_FINITE_JSON_INT: Final = int(sys.float_info.max)
 
 _NEG_ZERO_SIGN = -1.0
+_MAX_FLOAT: Final = sys.float_info.max
 
 #: The default JSON node limit: how many nodes (containers and scalars, a shared container
 #: counted at every place it appears) a snapshotted value, a schema or a DSL spec may expand to.
@@ -166,8 +167,15 @@ def _shallow_copy(value: Any, depth: int, nodes: list[int], limit: int) -> Any:
             kind = type(child)
             if kind is str or kind is bool or child is None:
                 out[key] = child
-            elif kind is int or kind is float:
-                if not _number_ok(child, kind):
+            elif kind is int:
+                if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
+                    raise _Walk
+                out[key] = child
+            elif kind is float:
+                # Finite (NaN fails both comparisons) and not -0.0: ``_number_ok``, inline.
+                if not -_MAX_FLOAT <= child <= _MAX_FLOAT or (
+                    child == 0.0 and math.copysign(1.0, child) < 0.0
+                ):
                     raise _Walk
                 out[key] = child
             elif kind is dict or kind is list:
@@ -180,8 +188,14 @@ def _shallow_copy(value: Any, depth: int, nodes: list[int], limit: int) -> Any:
         kind = type(child)
         if kind is str or kind is bool or child is None:
             items.append(child)
-        elif kind is int or kind is float:
-            if not _number_ok(child, kind):
+        elif kind is int:
+            if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
+                raise _Walk
+            items.append(child)
+        elif kind is float:
+            if not -_MAX_FLOAT <= child <= _MAX_FLOAT or (
+                child == 0.0 and math.copysign(1.0, child) < 0.0
+            ):
                 raise _Walk
             items.append(child)
         elif kind is dict or kind is list:
