@@ -227,7 +227,9 @@ def explain_unions(
         return out
 
     def explained(value: object, path: str) -> list[str]:
-        return rewrite(schema, value, path, check(value, path))
+        violations = check(value, path)
+        # Valid arguments (the common case) have nothing to explain.
+        return rewrite(schema, value, path, violations) if violations else violations
 
     return explained
 
