@@ -200,28 +200,34 @@ def test_snapshot_of_json_is_equal_and_rendering_round_trips(value: object) -> N
     assert json.loads(text, parse_int=float) == json.loads(json.dumps(value), parse_int=float)
 
 
-def _nested(depth: int, leaf: object, as_dict: bool) -> object:
+def _nested(leaf: object, shapes: list[int]) -> object:
+    # One container per entry of ``shapes``, innermost first: a dict, a list, or a list holding
+    # a dict (the content-block shape).
     value: object = leaf
-    for level in range(depth):
-        value = {f"k{level}": value, "n": level} if as_dict else [level, value]
+    for level, shape in enumerate(shapes):
+        if shape == 0:
+            value = {f"k{level}": value, "n": level}
+        elif shape == 1:
+            value = [level, value]
+        else:
+            value = ["text", {"type": "text", "v": value}]
     return value
 
 
 @given(
-    depth=st.integers(min_value=0, max_value=40),
     leaf=st.sampled_from(
         [1, 2.5, "s", None, True, -0.0, math.nan, math.inf, (1,), 10**400, {1: 2}, [], {}]
     ),
-    as_dict=st.booleans(),
+    shapes=st.lists(st.integers(min_value=0, max_value=2), max_size=40),
     limit=st.sampled_from([3, 10, 30, 1_000_000]),
 )
 def test_the_snapshot_answers_as_its_walker_on_both_sides_of_its_recursion_depth(
-    depth: int, leaf: object, as_dict: bool, limit: int
+    leaf: object, shapes: list[int], limit: int
 ) -> None:
     # Shallow values are copied recursively, deeper ones by the iterative walker: the same
     # verdicts, copies and node-limit messages as the walker alone (depth 0), whichever side of
     # the boundary the value is.
-    value = _nested(depth, leaf, as_dict)
+    value = _nested(leaf, shapes)
     previous = set_json_node_limit(limit)
     try:
         answers = []
@@ -245,3 +251,27 @@ def test_a_cycle_below_the_recursion_depth_is_refused() -> None:
     value = {"a": [inner]}
     inner.append(value)
     assert snapshot_json_value(value) is NOT_JSON
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"type": "text", "text": "ok"}, {"type": "image", "data": [1, 2, {"a": 3}]}],
+        [[1, 2], {"a": {"b": [True, None]}}, "s"],
+        {"a": [{"b": 1}, {"c": [1, 2, 3]}], "d": 2.5},
+        _nested(7, [2, 0, 1, 2, 2, 0]),
+    ],
+)
+def test_the_snapshot_refuses_one_node_over_the_limit(value: object) -> None:
+    nodes = json_node_count(value, 10**9)
+    for limit, copied in ((nodes, True), (nodes - 1, False)):
+        previous = set_json_node_limit(limit)
+        try:
+            problems: list[str] = []
+            copy = snapshot_json_value(value, problems)
+        finally:
+            set_json_node_limit(previous)
+        if copied:
+            assert (copy, problems) == (value, [])
+        else:
+            assert (copy, problems) == (NOT_JSON, [node_limit_message("value", limit)])

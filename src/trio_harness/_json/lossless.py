@@ -251,6 +251,47 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
                     else:
                         raise _Walk
                 return flat
+            if kind is list and len(value) < limit:
+                # A list of dicts of scalars (content blocks): its items copied inline too.
+                items: list[Any] = []
+                count = 1 + len(value)
+                for child in value:
+                    ck = type(child)
+                    if ck is dict and len(child) + count < limit:
+                        count += len(child)
+                        block: dict[str, Any] = {}
+                        for key, item in child.items():
+                            if type(key) is not str:
+                                raise _Walk
+                            ik = type(item)
+                            if ik is str or ik is bool or item is None:
+                                block[key] = item
+                            elif ik is dict or ik is list:
+                                block[key] = _shallow_copy(
+                                    item, _SHALLOW_DEPTH - 2, nodes := [count], limit
+                                )
+                                count = nodes[0]
+                            elif ik is int or ik is float:
+                                if not _number_ok(item, ik):
+                                    raise _Walk
+                                block[key] = item
+                            else:
+                                raise _Walk
+                        items.append(block)
+                    elif ck is str or ck is bool or child is None:
+                        items.append(child)
+                    elif ck is int or ck is float:
+                        if not _number_ok(child, ck):
+                            raise _Walk
+                        items.append(child)
+                    elif ck is dict or ck is list:
+                        items.append(
+                            _shallow_copy(child, _SHALLOW_DEPTH - 1, nodes := [count], limit)
+                        )
+                        count = nodes[0]
+                    else:
+                        raise _Walk
+                return items
             return _shallow_copy(value, _SHALLOW_DEPTH, [1], limit)
         except _Walk:
             pass
