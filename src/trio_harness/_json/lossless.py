@@ -233,7 +233,7 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
             if kind is dict and len(value) < limit:
                 # The top level inline (arguments are mostly a dict of scalars).
                 flat: dict[str, Any] = {}
-                nodes: list[int] | None = None
+                counter: list[int] | None = None
                 for key, child in value.items():
                     if type(key) is not str:
                         raise _Walk
@@ -245,9 +245,9 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
                             raise _Walk
                         flat[key] = child
                     elif ck is dict or ck is list:
-                        if nodes is None:
-                            nodes = [1 + len(value)]
-                        flat[key] = _shallow_copy(child, _SHALLOW_DEPTH - 1, nodes, limit)
+                        if counter is None:
+                            counter = [1 + len(value)]
+                        flat[key] = _shallow_copy(child, _SHALLOW_DEPTH - 1, counter, limit)
                     else:
                         raise _Walk
                 return flat
@@ -268,9 +268,9 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
                                 block[key] = item
                             elif ik is dict or ik is list:
                                 block[key] = _shallow_copy(
-                                    item, _SHALLOW_DEPTH - 2, nodes := [count], limit
+                                    item, _SHALLOW_DEPTH - 2, tally := [count], limit
                                 )
-                                count = nodes[0]
+                                count = tally[0]
                             elif ik is int or ik is float:
                                 if not _number_ok(item, ik):
                                     raise _Walk
@@ -286,9 +286,9 @@ def snapshot_json_value(value: Any, problems: list[str] | None = None) -> Any:
                         items.append(child)
                     elif ck is dict or ck is list:
                         items.append(
-                            _shallow_copy(child, _SHALLOW_DEPTH - 1, nodes := [count], limit)
+                            _shallow_copy(child, _SHALLOW_DEPTH - 1, tally := [count], limit)
                         )
-                        count = nodes[0]
+                        count = tally[0]
                     else:
                         raise _Walk
                 return items
