@@ -148,6 +148,7 @@ def _probe(code: str) -> None:
 NOT_IN_THE_CORE = (
     "cattrs",
     "trio_harness.log",
+    "trio_harness.lowlevel",
     "trio_harness.schema",
     "trio_harness._log.journal",
     "trio_harness._log.syncer",
