@@ -141,7 +141,8 @@ def _probe(code: str) -> None:
 #: What ``import trio_harness`` (the core: validation, the runtime, the pool, the log in memory)
 #: must not load at all, beyond :data:`TEST_TOOLS`: the agent-app layer and what only it needs,
 #: the timeline pictures, the conformance kit and the log checker, the durable log and replay,
-#: the foreign-schema normaliser and the extended vocabulary, and the log writer's ``cattrs``
+#: the foreign-schema normaliser and the extended vocabulary, the validators' code generator
+#: (until the first compiled schema), and the log writer's ``cattrs``
 #: (issue 30: ``import trio_harness`` at most 1.5x ``import trio``). They load on first use of a
 #: name that needs them (``th.tool``, ``th.agent``, ``th.lowlevel.run_scenario``,
 #: ``th.log.DurableSession``, ``th.schema``, ``define_json_tool``, the first event written).
@@ -153,6 +154,8 @@ NOT_IN_THE_CORE = (
     "trio_harness._log.journal",
     "trio_harness._log.syncer",
     "trio_harness._log.replay",
+    "trio_harness._validation.codegen_check",
+    "trio_harness._validation.codegen",
     "trio_harness._validation.pattern",
     "trio_harness._validation.formats",
     "trio_harness._validation.extended",
