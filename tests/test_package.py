@@ -138,11 +138,32 @@ def _probe(code: str) -> None:
     assert completed.stdout.strip() == "[]"
 
 
-#: What ``import trio_harness`` (the core: validation, the runtime, the pool, the log) must not
-#: load at all, beyond :data:`TEST_TOOLS`: the agent-app layer and what only it needs, the
-#: timeline pictures, the conformance kit and the log checker (issue 30). They load on first use
-#: of a name that needs them (``th.tool``, ``th.agent``, ``th.lowlevel.run_scenario``).
+#: What ``import trio_harness`` (the core: validation, the runtime, the pool, the log in memory)
+#: must not load at all, beyond :data:`TEST_TOOLS`: the agent-app layer and what only it needs,
+#: the timeline pictures, the conformance kit and the log checker, the durable log and replay,
+#: the foreign-schema normaliser and the extended vocabulary, the validators' code generator
+#: (until the first compiled schema), and the log writer's ``cattrs``
+#: (issue 30: ``import trio_harness`` at most 1.5x ``import trio``). They load on first use of a
+#: name that needs them (``th.tool``, ``th.agent``, ``th.lowlevel.run_scenario``,
+#: ``th.log.DurableSession``, ``th.schema``, ``define_json_tool``, the first event written).
 NOT_IN_THE_CORE = (
+    "cattrs",
+    "trio_harness.log",
+    "trio_harness.lowlevel",
+    "trio_harness.schema",
+    "trio_harness._log.journal",
+    "trio_harness._log.syncer",
+    "trio_harness._log.replay",
+    "trio_harness._validation.codegen_check",
+    "trio_harness._validation.codegen",
+    "trio_harness._validation.pattern",
+    "trio_harness._validation.formats",
+    "trio_harness._validation.extended",
+    "trio_harness._validation.extended_compiled",
+    "trio_harness._validation.crosscheck",
+    "trio_harness._validation.refs",
+    "trio_harness._validation.schema_types",
+    "trio_harness._validation.normalize",
     "trio_harness._apps",
     "trio_harness._apps.typed",
     "trio_harness._apps.agent",
@@ -160,6 +181,14 @@ _LAZY_PROBE = """
 import sys, warnings
 import trio_harness as th
 print(sorted(set(NOT) & set(sys.modules)))
+# A private package's lazy name keeps its module; the public namespace still publishes it.
+from trio_harness._validation import normalize_json_schema as private
+assert private.__module__ == "trio_harness._validation.normalize", private.__module__
+assert th.schema.normalize_json_schema is private
+assert private.__module__ == "trio_harness.schema", private.__module__
+assert th.log.DurableSession.__module__ == "trio_harness.log", th.log.DurableSession.__module__
+assert th.lowlevel.compile_extended_validator.__module__ == "trio_harness.lowlevel"
+assert th.lowlevel.translate_pattern.__module__ == "trio_harness.lowlevel"
 from trio_harness import tool
 assert tool is th.tool and tool.__module__ == "trio_harness", tool.__module__
 assert th.open_agent.__module__ == "trio_harness" and "open_agent" in dir(th)

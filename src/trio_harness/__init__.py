@@ -196,6 +196,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     from . import agent as agent
+    from . import log as log
+    from . import lowlevel as lowlevel
+    from . import schema as schema
     from . import timeline as timeline
     from . import turn as turn
     from ._apps import (
@@ -209,9 +212,13 @@ if TYPE_CHECKING:
         tool,
     )
 
-#: The agent-app layer and the namespaces built on it (or on the timeline), loaded on first use:
-#: running a pool needs none of them, so ``import trio_harness`` does not load them (nor
-#: ``cattrs``). ``tests/test_import_cost.py`` names what the core must not load.
+#: Loaded on first use: the agent-app layer and the namespaces built on it (or on the timeline),
+#: and the ``log``, ``schema`` and ``lowlevel`` namespaces (the durable log, the foreign-schema
+#: tools, the parts below the application surface). Running a pool needs none of them, so
+#: ``import trio_harness`` does not load them (nor ``cattrs``); ``NOT_IN_THE_CORE`` in
+#: ``tests/test_package.py`` names what the core must not load. The namespaces are attributes
+#: (``th.log.DurableSession``), as ``trio.lowlevel`` is; ``testing`` (hypothesis), ``mcp`` and
+#: ``providers`` stay opt-in imports.
 _LAZY: dict[str, str] = {
     **dict.fromkeys(
         (
@@ -226,17 +233,10 @@ _LAZY: dict[str, str] = {
         ),
         "._apps",
     ),
-    **dict.fromkeys(("agent", "timeline", "turn"), ""),
+    **dict.fromkeys(("agent", "log", "lowlevel", "schema", "timeline", "turn"), ""),
 }
 
 publish(__name__, globals(), [name for name in __all__ if name not in _LAZY])
-
-# The namespaces named after their users, importable as attributes (``th.log.DurableSession``),
-# as ``trio.lowlevel`` is. ``agent``, ``timeline`` and ``turn`` load on first use (``_LAZY``);
-# ``testing`` (hypothesis), ``mcp`` and ``providers`` stay opt-in imports.
-from . import log as log  # noqa: E402
-from . import lowlevel as lowlevel  # noqa: E402
-from . import schema as schema  # noqa: E402
 
 #: Pre-release spellings that still work, with a ``DeprecationWarning``, until the first release
 #: (0.1.0), which drops them: the namespace each moved to. Everything in ``log``, ``timeline``,

@@ -81,8 +81,12 @@ def lazy_attributes(
     attribute (``th.log``). On first access the module is imported, the value is published under
     ``module_name`` (as :func:`publish` does for eager names) and stored in ``namespace``, so
     later lookups never come back here. ``from trio_harness import tool`` works the same way.
+
+    In a private package (``trio_harness._validation``) the values are not published: they keep
+    their defining module until a public namespace re-exports them.
     """
     package = module_name.split(".", 1)[0]
+    public = not _is_private(module_name)
 
     def __getattr__(name: str) -> Any:
         home = table.get(name)
@@ -92,7 +96,8 @@ def lazy_attributes(
             value = importlib.import_module(f"{module_name}.{name}")
         else:
             value = getattr(importlib.import_module(home, package), name)
-            publish(module_name, {name: value}, (name,))
+            if public:
+                publish(module_name, {name: value}, (name,))
         namespace[name] = value
         return value
 

@@ -43,15 +43,7 @@ from ._runtime import (
     Scheduler,
     ToolScheduler,
 )
-from ._validation import (
-    FORMAT_ASSERTIONS,
-    MAX_COMPILED_DEPTH,
-    PatternError,
-    Validator,
-    compile_extended_validator,
-    compile_validator,
-    translate_pattern,
-)
+from ._validation import MAX_COMPILED_DEPTH, Validator, compile_validator
 
 __all__ = [
     "DEFAULT_JSON_NODE_LIMIT",
@@ -91,10 +83,21 @@ __all__ = [
 if TYPE_CHECKING:
     from ._conformance import ScenarioAnswer, answer_case, run_scenario
     from ._testing import LogViolation, check_log
+    from ._validation import (
+        FORMAT_ASSERTIONS,
+        PatternError,
+        compile_extended_validator,
+        translate_pattern,
+    )
 
-#: Loaded on first use: the conformance kit's scenario player and oracle, and the log checker,
-#: are not needed to run a pool (``import trio_harness`` must not load them).
+#: Loaded on first use: the conformance kit's scenario player and oracle, the log checker and
+#: the extended vocabulary are not needed to run a pool (``import trio_harness`` must not load
+#: them).
 _LAZY: dict[str, str] = {
+    "FORMAT_ASSERTIONS": "._validation",
+    "PatternError": "._validation",
+    "compile_extended_validator": "._validation",
+    "translate_pattern": "._validation",
     "ScenarioAnswer": "._conformance",
     "answer_case": "._conformance",
     "run_scenario": "._conformance",

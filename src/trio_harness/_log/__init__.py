@@ -11,12 +11,17 @@ Modules, in dependency order:
   recovery, the single-writer lock) and :func:`load_session_log`;
 * :mod:`.replay`: is a stored log replay-valid, repair what a crash left unanswered, present it.
 
+The durable log and the replay checks load on first use of one of their names (:data:`_LAZY`).
+
 Private package (layer 5): it imports the JSON foundations, the errors, validation and the plain
 values only.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from .._public import lazy_attributes
 from .events import (
     TOOL_CALL,
     TOOL_RESULT,
@@ -27,28 +32,30 @@ from .events import (
     ToolResultData,
     ToolResultMessage,
 )
-from .journal import (
-    FSYNC_POLICIES,
-    DurableSession,
-    FsyncPolicy,
-    LoadedSessionLog,
-    LogCut,
-    SessionLogError,
-    SessionLogLockedError,
-    load_session_log,
-    open_checked,
-)
 from .read import Problem, js_type
-from .replay import (
-    PresentedCall,
-    ReplayReport,
-    UnansweredCall,
-    check_replay,
-    format_presented,
-    present_log,
-    repair_replay,
-)
 from .session import Session
+
+if TYPE_CHECKING:
+    from .journal import (
+        FSYNC_POLICIES,
+        DurableSession,
+        FsyncPolicy,
+        LoadedSessionLog,
+        LogCut,
+        SessionLogError,
+        SessionLogLockedError,
+        load_session_log,
+        open_checked,
+    )
+    from .replay import (
+        PresentedCall,
+        ReplayReport,
+        UnansweredCall,
+        check_replay,
+        format_presented,
+        present_log,
+        repair_replay,
+    )
 
 __all__ = [
     "FSYNC_POLICIES",
@@ -79,3 +86,36 @@ __all__ = [
     "present_log",
     "repair_replay",
 ]
+
+#: Loaded on first use (issue 30): the durable log and the replay checks; a pool recording into
+#: a :class:`Session` in memory needs neither.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "FSYNC_POLICIES",
+            "DurableSession",
+            "FsyncPolicy",
+            "LoadedSessionLog",
+            "LogCut",
+            "SessionLogError",
+            "SessionLogLockedError",
+            "load_session_log",
+            "open_checked",
+        ),
+        "._log.journal",
+    ),
+    **dict.fromkeys(
+        (
+            "PresentedCall",
+            "ReplayReport",
+            "UnansweredCall",
+            "check_replay",
+            "format_presented",
+            "present_log",
+            "repair_replay",
+        ),
+        "._log.replay",
+    ),
+}
+
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)

@@ -13,13 +13,15 @@ when the event cites sources), and :mod:`.read` reads it back by the same table.
 
 from __future__ import annotations
 
-from typing import Any, Final, final
+import functools
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_unstructure_fn
 
 from .._values import UNSET, ContentBlock, ErrorInfo, ToolExecutionResult
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "CONTENT",
@@ -213,11 +215,10 @@ def _json_passthrough(value: Any) -> Any:
     return value
 
 
-_converter: Final = cattrs.Converter()
-_converter.register_unstructure_hook(tuple, list)
+def _register(converter: cattrs.Converter, cls: type) -> None:
+    import cattrs
+    from cattrs.gen import make_dict_unstructure_fn
 
-
-def _register(cls: type) -> None:
     unstructure: dict[str, Any] = {}
     for field in attrs.fields(cls):
         key = (cls, field.name)
@@ -229,14 +230,24 @@ def _register(cls: type) -> None:
             if passthrough
             else None,
         )
-    _converter.register_unstructure_hook(
-        cls, make_dict_unstructure_fn(cls, _converter, **unstructure)
+    converter.register_unstructure_hook(
+        cls, make_dict_unstructure_fn(cls, converter, **unstructure)
     )
 
 
-for _cls in (ErrorInfo, MessageSource, ToolResultBlock, ToolResultMessage, ToolCallData):
-    _register(_cls)
-_register(ToolResultData)
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The writer's private converter, built on the first typed event written: cattrs and the
+    generated unstructure functions are most of what importing this module would cost (issue 30).
+    """
+    import cattrs
+
+    converter = cattrs.Converter()
+    converter.register_unstructure_hook(tuple, list)
+    for cls in (ErrorInfo, MessageSource, ToolResultBlock, ToolResultMessage, ToolCallData):
+        _register(converter, cls)
+    _register(converter, ToolResultData)
+    return converter
 
 
 def unstructure_event(event: SessionEvent) -> dict[str, Any]:
@@ -245,5 +256,5 @@ def unstructure_event(event: SessionEvent) -> dict[str, Any]:
     if event.source_event_seqs is not None:
         out["sourceEventSeqs"] = list(event.source_event_seqs)
     data = event.data
-    out["data"] = _converter.unstructure(data) if attrs.has(type(data)) else data
+    out["data"] = _converter().unstructure(data) if attrs.has(type(data)) else data
     return out

@@ -12,7 +12,6 @@ replaced, by an execute wrapper, and only until the execution is finished.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
@@ -41,6 +40,13 @@ def _content_blocks(content: object) -> object:
     return content
 
 
+def _fresh_id() -> str:
+    # ``uuid`` is imported on the first context message, not with ``import trio_harness``.
+    import uuid
+
+    return uuid.uuid4().hex
+
+
 def context_message(content: object, *, source: object = None) -> dict[str, Any]:
     """Build a context message in upstream shape.
 
@@ -53,7 +59,7 @@ def context_message(content: object, *, source: object = None) -> dict[str, Any]
         ``{"id": <fresh hex id>, "role": "user", "content": [...], "source": {...}}``.
     """
     message: dict[str, Any] = {
-        "id": uuid.uuid4().hex,
+        "id": _fresh_id(),
         "role": "user",
         "content": _content_blocks(content),
     }
@@ -75,7 +81,7 @@ def normalize_context(context: object) -> dict[str, Any]:
         raise TypeError("additional context must be a dict with content")
     given_id = context.get("id")
     message: dict[str, Any] = {
-        "id": given_id if type(given_id) is str else uuid.uuid4().hex,
+        "id": given_id if type(given_id) is str else _fresh_id(),
         "role": "user",
         "content": _content_blocks(context["content"]),
     }

@@ -21,23 +21,19 @@ wording, which ``define_tool`` and the oracle use, is untouched.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import JsonSchemaError
 from .._json import is_json_integer, is_json_number, js_json
-from .._validation import (
-    ONE_OF_MISMATCH,
-    Formats,
-    NormalizedSchema,
-    Vocabulary,
-    assert_supported_json_schema,
-    compile_extended_validator,
-    compile_validator,
-    discriminator,
-    normalize_json_schema,
-)
+from .._validation import ONE_OF_MISMATCH, assert_supported_json_schema, compile_validator
 from .._values import ToolDefinition, ToolOutput
 from .define import check_tool_options, soft_classifier, validated_execute
+
+if TYPE_CHECKING:
+    from .._validation import Formats, NormalizedSchema, Vocabulary
+
+# The normaliser and the extended vocabulary are imported where they are used: they load on the
+# first ``define_json_tool``, not with ``import trio_harness`` (issue 30).
 
 __all__ = ["define_json_tool", "json_schema_validator"]
 
@@ -71,6 +67,8 @@ def json_schema_validator(
         return compile_validator(schema)
     if vocabulary != "extended":
         raise ValueError(f'vocabulary must be "strict" or "extended", got {vocabulary!r}')
+    from .._validation import compile_extended_validator
+
     return compile_extended_validator(schema, formats=formats)
 
 
@@ -136,6 +134,8 @@ def explain_unions(
         check: Its validator ``(value, root path) -> violations``.
         branch_check: The validator of a sub-schema (called for union branches only, cached).
     """
+    from .._validation import discriminator
+
     cache: dict[int, _Check] = {}
 
     def validator(node: object) -> _Check:
@@ -295,6 +295,8 @@ def define_json_tool(
         callbacks=(("is_concurrency_safe", is_concurrency_safe),),
         timeout_ms=timeout_ms,
     )
+    from .._validation import normalize_json_schema
+
     report = normalize_json_schema(
         input_schema, vocabulary=vocabulary, optional_defaults=optional_defaults
     )

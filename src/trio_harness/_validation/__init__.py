@@ -25,29 +25,38 @@ Modules, in dependency order (each imports only those before it):
   report of every change and every unkept part.
 
 This ``__init__`` is the package's interface: code outside the package imports from here only.
+The extended vocabulary, the normaliser and the cross-check load on first use of one of their
+names (:data:`_LAZY`), so a program that only validates the strict subset never loads them.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._public import lazy_attributes
 from .compiled import MAX_COMPILED_DEPTH, Validator, compile_validator
-from .crosscheck import ValidatorsDisagree, checked_violations
 from .dsl import (
     parameter_schema_spec_to_json_schema,
     validate_args,
     value_schema_spec_to_json_schema,
 )
-from .extended import (
-    Formats,
-    Vocabulary,
-    assert_extended_json_schema,
-    validate_extended_value,
-)
-from .extended_compiled import compile_extended_validator
-from .formats import FORMAT_ASSERTIONS
-from .normalize import NormalizedSchema, normalize_json_schema
-from .pattern import PatternError, translate_pattern
 from .rules import ONE_OF_MISMATCH
-from .schema_types import discriminator
 from .subset import assert_object_json_schema, assert_supported_json_schema
 from .walker import validate_json_schema_value
+
+if TYPE_CHECKING:
+    from .crosscheck import ValidatorsDisagree, checked_violations
+    from .extended import (
+        Formats,
+        Vocabulary,
+        assert_extended_json_schema,
+        validate_extended_value,
+    )
+    from .extended_compiled import compile_extended_validator
+    from .formats import FORMAT_ASSERTIONS
+    from .normalize import NormalizedSchema, normalize_json_schema
+    from .pattern import PatternError, translate_pattern
+    from .schema_types import discriminator
 
 __all__ = [
     "FORMAT_ASSERTIONS",
@@ -74,3 +83,24 @@ __all__ = [
     "validate_json_schema_value",
     "value_schema_spec_to_json_schema",
 ]
+
+#: Loaded on first use (``import trio_harness`` needs none of them, issue 30): the opt-in
+#: extended vocabulary (with its ``pattern`` translator and ``format`` table), the foreign-schema
+#: normaliser and the cross-check of every validator.
+_LAZY: dict[str, str] = {
+    "ValidatorsDisagree": "._validation.crosscheck",
+    "checked_violations": "._validation.crosscheck",
+    "Formats": "._validation.extended",
+    "Vocabulary": "._validation.extended",
+    "assert_extended_json_schema": "._validation.extended",
+    "validate_extended_value": "._validation.extended",
+    "compile_extended_validator": "._validation.extended_compiled",
+    "FORMAT_ASSERTIONS": "._validation.formats",
+    "NormalizedSchema": "._validation.normalize",
+    "normalize_json_schema": "._validation.normalize",
+    "PatternError": "._validation.pattern",
+    "translate_pattern": "._validation.pattern",
+    "discriminator": "._validation.schema_types",
+}
+
+__getattr__ = lazy_attributes(__name__, globals(), _LAZY)

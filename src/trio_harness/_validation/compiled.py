@@ -28,14 +28,19 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import JsonSchemaError
 from .._json import MAX_FINITE_JSON_INT, is_json_value
-from .codegen import GeneratedSource, generate, generate_check
 from .rules import CODE_NAMESPACE
 from .subset import assert_supported_json_schema
 from .walker import validate_json_schema_value
+
+if TYPE_CHECKING:
+    from .codegen import GeneratedSource
+
+# The code generator (:mod:`.codegen`) is imported by the functions that generate: it loads on
+# the first compiled schema, not with ``import trio_harness`` (issue 30).
 
 _copysign: Final = math.copysign
 
@@ -352,6 +357,8 @@ _serial = itertools.count(1)
 
 def _build(schema: dict[str, object]) -> Validator:
     """Generate, compile and return the specialised ``(value, path) -> list[str]`` checker."""
+    from .codegen import generate
+
     generated = generate(schema)
 
     def walk(value: object, path: str) -> list[str]:
@@ -367,6 +374,8 @@ def build_check(schema: dict[str, object]) -> Callable[[object], bool]:
     :func:`~.codegen.generate_check`): true iff the value has no violation, for a schema
     asserted by the caller, nested at most :data:`MAX_COMPILED_DEPTH` deep; it may raise on
     hostile dict keys (the caller then asks its collector)."""
+    from .codegen import generate_check
+
     check: Callable[[object], bool] = _load(generate_check(schema), None)  # type: ignore[assignment]
     return check
 
@@ -375,6 +384,8 @@ def build_checked(schema: dict[str, object], collect: Validator) -> Validator:
     """A ``(value, path="value") -> list[str]`` validator: the check-only code generated for
     ``schema`` (as :func:`build_check`, inline), ``[]`` when it passes, else (or when it raises
     on a hostile key) ``collect(value, path)``."""
+    from .codegen import generate_check
+
     validator: Validator = _load(generate_check(schema, entry=True), collect)  # type: ignore[assignment]
     return validator
 
