@@ -47,7 +47,8 @@ from .._errors import HarnessError
 from .._json import is_json_number, js_json
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
-from .session import Session
+from .session import Session, _checked_event
+from .stored import LineIndex, StoredEvents, StoredTimes
 from .syncer import Syncer
 
 try:  # POSIX
@@ -196,7 +197,9 @@ def _parse(
     salvage: bool,
     allow_empty: bool,
     check: EventCheck | None = None,
+    starts: list[int] | None = None,
 ) -> LoadedSessionLog:
+    # ``starts``, when given, gets the byte offset of each event's line.
     events: list[SessionEvent] = []
     times: list[float | None] = []
     valid = 0
@@ -227,6 +230,8 @@ def _parse(
                 if refused is None:
                     events.append(event)
                     times.append(at)
+                    if starts is not None:
+                        starts.append(start)
                     valid = start + len(line) + 1
                     continue
                 # An event of the log the caller cannot use: malformed, as the reader's own.
@@ -282,11 +287,16 @@ def open_checked(
     *,
     fsync: FsyncPolicy = "step",
     salvage: bool = False,
-) -> DurableSession:
+    keep_events: bool = True,
+) -> tuple[DurableSession, LoadedSessionLog]:
     """``DurableSession.open``, with ``check`` applied to each event read: an event it refuses
     makes its line malformed (a ``SessionLogError`` naming the line, byte and field; in salvage
-    mode the valid prefix before it is kept), as a line the wire reader refuses does."""
-    return DurableSession._open(path, fsync=fsync, salvage=salvage, clock=time.time, check=check)
+    mode the valid prefix before it is kept), as a line the wire reader refuses does.
+
+    Returns the session and what opening read (its events, also when the session keeps none)."""
+    return DurableSession._open(
+        path, fsync=fsync, salvage=salvage, clock=time.time, check=check, keep_events=keep_events
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,32 +361,44 @@ class DurableSession(Session):
     Create one with :meth:`open`; use it wherever a ``Session`` goes (``execute_tool_calls``).
     Close it (or use it as a context manager) to release the file and its lock.
 
+    Opened with ``keep_events=False``, the log keeps no event in memory, only where each line
+    starts in the file (8 bytes an event): :attr:`events` and :attr:`times` are then read-only
+    sequences that read the file when asked (:class:`~trio_harness.log.StoredEvents`), and
+    ``recovered`` holds no events. Appending is the same, line for line and fsync for fsync.
+
     Attributes:
         path: The file.
         fsync: The fsync policy (``"event"``, ``"step"`` or ``"never"``).
+        keep_events: Whether the events are also kept in memory (see above).
         recovered: What opening found: the earlier events' times, and any crash cut or
-            salvaged error (the file was truncated to its valid prefix).
-        times: When each event was appended (epoch seconds; ``None`` if unknown).
+            salvaged error (the file was truncated to its valid prefix). With
+            ``keep_events=False`` its ``events`` and ``times`` are empty (read :attr:`events`).
     """
 
     __slots__ = (
         "_broken",
         "_clock",
+        "_count",
         "_fd",
         "_finalizer",
+        "_index",
         "_open_calls",
         "_size",
         "_syncer",
+        "_times",
         "fsync",
+        "keep_events",
         "path",
         "recovered",
-        "times",
     )
 
     path: str
     fsync: FsyncPolicy
+    keep_events: bool
     recovered: LoadedSessionLog
-    times: list[float | None]
+    _times: list[float | None]  # kept with the events only
+    _index: LineIndex | None  # without them: where each line starts
+    _count: int  # how many events the log holds
     _fd: int | None
     _size: int  # Invariant: the file holds exactly the lines of ``events``, ``_size`` bytes.
     _broken: OSError | None  # a failed write that could not be taken back from the file
@@ -397,6 +419,7 @@ class DurableSession(Session):
         fsync: FsyncPolicy = "step",
         salvage: bool = False,
         clock: Callable[[], float] = time.time,
+        keep_events: bool = True,
     ) -> DurableSession:
         """Open (creating if missing) a session log for appending, recovering what it holds.
 
@@ -412,6 +435,9 @@ class DurableSession(Session):
             salvage: Keep the valid prefix of a file with a malformed line instead of raising.
             clock: Where the ``"at"`` times come from (epoch seconds; each must be a finite
                 ``int`` or ``float``).
+            keep_events: Keep every event in memory too (``events`` is a ``list``); ``False``
+                keeps only where each line starts and reads events back from the file when
+                asked (see the class docstring).
 
         Raises:
             ValueError: ``fsync`` is not a known policy.
@@ -419,7 +445,9 @@ class DurableSession(Session):
             SessionLogError: The file is not a session log, or has a malformed line (without
                 ``salvage``).
         """
-        return cls._open(path, fsync=fsync, salvage=salvage, clock=clock, check=None)
+        return cls._open(
+            path, fsync=fsync, salvage=salvage, clock=clock, check=None, keep_events=keep_events
+        )[0]
 
     @classmethod
     def _open(
@@ -430,8 +458,9 @@ class DurableSession(Session):
         salvage: bool,
         clock: Callable[[], float],
         check: EventCheck | None,
-    ) -> DurableSession:
-        # open(), with a check of each event read (open_checked).
+        keep_events: bool,
+    ) -> tuple[DurableSession, LoadedSessionLog]:
+        # open(), with a check of each event read (open_checked); also what it read.
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
         name = os.fspath(path)
@@ -440,7 +469,10 @@ class DurableSession(Session):
             _lock(fd, name)
             with open(fd, "rb", closefd=False) as file:
                 content = file.read()
-            loaded = _parse(content, name, salvage=salvage, allow_empty=True, check=check)
+            starts: list[int] | None = None if keep_events else []
+            loaded = _parse(
+                content, name, salvage=salvage, allow_empty=True, check=check, starts=starts
+            )
             if loaded.valid_bytes != len(content):
                 if loaded.salvaged is not None:
                     with open(name + ".salvaged", "ab") as aside:
@@ -453,11 +485,20 @@ class DurableSession(Session):
             os.close(fd)
             raise
         self = object.__new__(cls)
-        Session.__init__(self, events=list(loaded.events))
         self.path = name
         self.fsync = fsync
-        self.recovered = loaded
-        self.times = list(loaded.times)
+        self.keep_events = keep_events
+        self._count = len(loaded.events)
+        if starts is None:
+            Session.__init__(self, events=list(loaded.events))
+            self.recovered = loaded
+            self._times = list(loaded.times)
+            self._index = None
+        else:
+            Session.__init__(self, events=[])
+            self.recovered = attrs.evolve(loaded, events=(), times=())
+            self._times = []
+            self._index = LineIndex(name, self._descriptor, starts, loaded.valid_bytes)
         self._fd = fd
         self._size = loaded.valid_bytes
         self._broken = None
@@ -467,11 +508,31 @@ class DurableSession(Session):
         # Dropped without close(), the log still syncs what was requested and releases its
         # file and lock (as a file object does), instead of holding them until exit.
         self._finalizer = weakref.finalize(self, self._syncer.abandon)
-        return self
+        if fsync != "never":
+            # The thread that runs the policy's fsyncs starts now, not in the first step.
+            self._syncer.start()
+        return self, loaded
+
+    def _descriptor(self) -> int | None:
+        return self._fd
+
+    @property
+    def events(self) -> Sequence[SessionEvent]:  # type: ignore[override]
+        """The events so far, in seq order: a ``list`` (treat as read-only), or with
+        ``keep_events=False`` a :class:`~trio_harness.log.StoredEvents` reading the file."""
+        index = self._index
+        return self._events if index is None else StoredEvents(index)
+
+    @property
+    def times(self) -> Sequence[float | None]:
+        """When each event was appended (epoch seconds; ``None`` if unknown): a ``list``, or
+        with ``keep_events=False`` a :class:`~trio_harness.log.StoredTimes` reading the file."""
+        index = self._index
+        return self._times if index is None else StoredTimes(index)
 
     def __repr__(self) -> str:
         state = "closed" if self._fd is None else f"fsync={self.fsync}"
-        return f"DurableSession({self.path!r}, {len(self.events)} events, {state})"
+        return f"DurableSession({self.path!r}, {self._count} events, {state})"
 
     @property
     def closed(self) -> bool:
@@ -518,8 +579,9 @@ class DurableSession(Session):
         at = self._clock()  # first: a clock that raises leaves nothing behind
         if not is_json_number(at):
             raise _time_error(self.path, at)
-        event = super().append(type, data, source_event_seqs=source_event_seqs)
-        events = self.events
+        count = self._count
+        index = self._index
+        event = _checked_event(type, data, source_event_seqs, count)
         open_calls = self._open_calls
         answered: list[int] = []
         policy = self.fsync
@@ -539,7 +601,6 @@ class DurableSession(Session):
         except BaseException:
             # Nothing of the event stays: not in memory, not in the open-call count, not in
             # the file (a partly written line is taken back).
-            events.pop()
             if type == TOOL_CALL:
                 open_calls.discard(event.seq)
             open_calls.update(answered)
@@ -548,11 +609,18 @@ class DurableSession(Session):
             except OSError as error:
                 self._broken = error
             raise
+        start = size
         size += len(line)
         self._size = size
-        self.times.append(at)
+        count += 1
+        self._count = count
+        if index is None:
+            self._events.append(event)
+            self._times.append(at)
+        else:
+            index.add(start, size)
         if sync:
-            syncer.request(size, len(events))
+            syncer.request(size, count)
         return event
 
     def sync(self) -> None:
@@ -562,7 +630,7 @@ class DurableSession(Session):
             OSError: An fsync failed (now or earlier).
         """
         if self._fd is not None:
-            self._syncer.request(self._size, len(self.events))
+            self._syncer.request(self._size, self._count)
             self._syncer.wait(self._size)
 
     async def wait_synced(self) -> None:
@@ -579,7 +647,7 @@ class DurableSession(Session):
             return
         size = self._size
         syncer = self._syncer
-        syncer.request(size, len(self.events))
+        syncer.request(size, self._count)
         if syncer.synced_bytes >= size:
             await trio.lowlevel.checkpoint()
             return
@@ -603,7 +671,7 @@ class DurableSession(Session):
         syncer = self._syncer
         synced = False
         try:
-            syncer.request(self._size, len(self.events))
+            syncer.request(self._size, self._count)
             syncer.wait(self._size)
             synced = True
         finally:

@@ -78,25 +78,8 @@ class Session:
                 beyond the double range) or a cycle, named the same way; or a source seq that
                 is not the seq of an earlier event (the reader would refuse the line).
         """
-        # The checks of the hot path; every error is worded by ``_refuse`` (slow path).
-        kind = _type_of(data)
-        if kind is ToolCallData:
-            if type != TOOL_CALL or not _call_data_ok(data):
-                _refuse(type, data)
-        elif kind is ToolResultData:
-            if type != TOOL_RESULT or not _result_data_ok(data):
-                _refuse(type, data)
-        else:
-            if _type_of(type) is not str or type in TYPED_DATA:
-                _refuse(type, data)
-            kept = snapshot_json_value(data)  # checks and detaches in one pass
-            if kept is NOT_JSON:
-                _refuse(type, data)
-            data = kept
         events = self._events
-        seq = len(events)
-        sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
-        event = SessionEvent(seq, type, data, sources)
+        event = _checked_event(type, data, source_event_seqs, len(events))
         events.append(event)
         return event
 
@@ -131,6 +114,31 @@ class Session:
                 raise ValueError(f"session line {number}: {invalid.problem.render()}") from None
             events.append(event)
         return session
+
+
+
+def _checked_event(
+    type: str, data: Any, source_event_seqs: Sequence[int] | None, seq: int
+) -> SessionEvent:
+    """The event ``Session.append`` would append as ``seq`` (its checks; see there)."""
+    # The checks of the hot path; every error is worded by ``_refuse`` (slow path).
+    kind = _type_of(data)
+    if kind is ToolCallData:
+        if type != TOOL_CALL or not _call_data_ok(data):
+            _refuse(type, data)
+    elif kind is ToolResultData:
+        if type != TOOL_RESULT or not _result_data_ok(data):
+            _refuse(type, data)
+    else:
+        if _type_of(type) is not str or type in TYPED_DATA:
+            _refuse(type, data)
+        kept = snapshot_json_value(data)  # checks and detaches in one pass
+        if kept is NOT_JSON:
+            _refuse(type, data)
+        data = kept
+    sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
+    event = SessionEvent(seq, type, data, sources)
+    return event
 
 
 def _refuse(event_type: Any, data: Any) -> NoReturn:
