@@ -47,7 +47,7 @@ from .._errors import HarnessError
 from .._json import is_json_number, js_json
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
-from .session import Session, _checked_event
+from .session import Session, checked_event
 from .stored import LineIndex, StoredEvents, StoredTimes
 from .syncer import Syncer
 
@@ -581,7 +581,7 @@ class DurableSession(Session):
             raise _time_error(self.path, at)
         count = self._count
         index = self._index
-        event = _checked_event(type, data, source_event_seqs, count)
+        event = checked_event(type, data, source_event_seqs, count)
         open_calls = self._open_calls
         answered: list[int] = []
         policy = self.fsync

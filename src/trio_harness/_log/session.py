@@ -79,7 +79,7 @@ class Session:
                 is not the seq of an earlier event (the reader would refuse the line).
         """
         events = self._events
-        event = _checked_event(type, data, source_event_seqs, len(events))
+        event = checked_event(type, data, source_event_seqs, len(events))
         events.append(event)
         return event
 
@@ -117,7 +117,7 @@ class Session:
 
 
 
-def _checked_event(
+def checked_event(
     type: str, data: Any, source_event_seqs: Sequence[int] | None, seq: int
 ) -> SessionEvent:
     """The event ``Session.append`` would append as ``seq`` (its checks; see there)."""
