@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -303,24 +302,54 @@ def open_checked(
 # Writing
 # ---------------------------------------------------------------------------------------------
 
-# The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for strings
-# without lone surrogates, integers below 2**53, and floats that are not integral and need no
-# exponent in Python (``repr`` is then JavaScript's text, see ``js_number``); ``encode_line`` uses
-# it when the text proves the value has nothing else, and ``js_json`` otherwise.
+# The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for ``str``
+# keys, strings without lone surrogates, integers below 10**21 in magnitude, and floats that are
+# not integral and need no exponent in Python (``repr`` is then JavaScript's text, see
+# ``js_number``); ``encode_line`` uses it when a walk of the value proves it holds nothing else,
+# and ``js_json`` otherwise.
 _FAST: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 ).encode
-_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-# Outside strings: an exponent, an integral float's ".0" (``true``/``false`` have no digit), or
-# 16+ digits (an integer that may be past 2**53, or a long fraction).
-_NOT_PLAIN: Final = re.compile(r"[0-9][eE]|\.0(?![0-9])|[0-9]{16}")
+_E21: Final = 10**21
+
+
+def _c_exact(value: Any) -> bool:
+    """Whether the C encoder writes ``value`` exactly as ``js_json`` does (see above); called
+    once it encoded the value, so the value is finite (no cycle)."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = _type_of(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict:
+            for key in item:
+                if _type_of(key) is not str:
+                    return False
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif kind is int:
+            if not -_E21 < item < _E21:
+                return False
+        elif kind is float:
+            # NaN and the infinities fail the comparison; -0.0 and integral values are excluded.
+            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
+                return False
+        else:
+            return False
+    return True
+
+
+_type_of: Final = type
 
 
 def encode_line(wire: dict[str, Any]) -> bytes:
     """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact)."""
     try:
         text = _FAST(wire)
-        if not _NOT_PLAIN.search(_STRINGS.sub("", text)):
+        if _c_exact(wire):
             return text.encode("utf-8") + b"\n"  # lone surrogates fail here
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         pass
