@@ -43,7 +43,7 @@ import trio.lowlevel
 import trio.to_thread
 
 from .._errors import HarnessError
-from .._json import is_json_number, js_json
+from .._json import is_json_number, js_json, js_number
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
 from .session import Session, checked_event
@@ -78,7 +78,7 @@ _TIME_KEY_BYTES: Final = TIME_KEY.encode("ascii")
 
 
 def _js_time(at: float) -> bytes:
-    return js_json(at).encode("ascii")
+    return js_number(at).encode("ascii")
 
 
 # Every line the writer produces starts with these bytes; a cut tail must too.
