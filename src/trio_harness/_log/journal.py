@@ -46,7 +46,7 @@ from .._errors import HarnessError
 from .._json import is_json_number, js_json, js_number
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
-from .session import Session, checked_event
+from .session import Session, checked_event, checked_event_kept_as_given
 from .stored import LineIndex, StoredEvents, StoredTimes
 from .syncer import Syncer
 
@@ -307,9 +307,27 @@ def open_checked(
 # not integral and need no exponent in Python (``repr`` is then JavaScript's text, see
 # ``js_number``); ``encode_line`` uses it when a walk of the value proves it holds nothing else,
 # and ``js_json`` otherwise.
-_FAST: Final = json.JSONEncoder(
+_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-).encode
+)
+
+
+def _c_encode() -> Callable[[Any], str]:
+    # What ``_ENCODER.encode`` runs for a dict, its C encoder made once instead of at every call.
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - not CPython
+        return _ENCODER.encode
+    iterencode = make(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+    def encode(value: Any) -> str:
+        return "".join(iterencode(value, 0))
+
+    return encode
+
+
+_FAST: Final = _c_encode()
 _E21: Final = 10**21
 
 
@@ -345,11 +363,16 @@ def _c_exact(value: Any) -> bool:
 _type_of: Final = type
 
 
-def encode_line(wire: dict[str, Any]) -> bytes:
-    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact)."""
+def encode_line(wire: dict[str, Any], plain: bool | None = None) -> bytes:
+    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact).
+
+    ``plain``: what the caller knows of the wire's numbers: ``True`` when every one is plain
+    (``json_verdict``) and every key a ``str``, ``False`` when one is not, ``None`` (walk it)."""
+    if plain is False:
+        return js_json(wire).encode("utf-8") + b"\n"
     try:
         text = _FAST(wire)
-        if _c_exact(wire):
+        if plain or _c_exact(wire):
             return text.encode("utf-8") + b"\n"  # lone surrogates fail here
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         pass
@@ -610,7 +633,11 @@ class DurableSession(Session):
             raise _time_error(self.path, at)
         count = self._count
         index = self._index
-        event = checked_event(type, data, source_event_seqs, count)
+        if index is None:
+            event = checked_event(type, data, source_event_seqs, count)
+            plain = None
+        else:  # the data is not kept: no copy, and the check says whether its numbers are plain
+            event, plain = checked_event_kept_as_given(type, data, source_event_seqs, count)
         open_calls = self._open_calls
         answered: list[int] = []
         policy = self.fsync
@@ -624,7 +651,7 @@ class DurableSession(Session):
         size = self._size
         try:
             # The time is a number: appended after the fast-path check, in JavaScript's format.
-            line = encode_line(event.to_json())
+            line = encode_line(event.to_json(), plain and count < _E21)
             line = line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n"
             _write_all(fd, line)
         except BaseException:

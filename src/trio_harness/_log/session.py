@@ -19,6 +19,7 @@ from typing import Any, Final, NoReturn
 import attrs
 
 from .._json import NOT_JSON, is_json_value, js_json, snapshot_json_value
+from .._json.lossless import MAX_FINITE_JSON_INT, json_node_limit
 from .._values import UNSET, ErrorInfo
 from .events import (
     CONTENT,
@@ -139,6 +140,92 @@ def checked_event(
     sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
     event = SessionEvent(seq, type, data, sources)
     return event
+
+
+_E21: Final = 10**21
+
+
+def checked_event_kept_as_given(
+    type: str, data: Any, source_event_seqs: Sequence[int] | None, seq: int
+) -> tuple[SessionEvent, bool | None]:
+    """:func:`checked_event` without the detached copy of custom data (for a log that keeps no
+    event: its line is written at once), and whether every number of the data is plain
+    (:func:`json_verdict`; ``None``: not known)."""
+    kind = _type_of(data)
+    if kind is ToolCallData:
+        event = checked_event(type, data, source_event_seqs, seq)
+        return event, -_E21 < data.turn < _E21 and -_E21 < data.step < _E21
+    if kind is ToolResultData or _type_of(type) is not str or type in TYPED_DATA:
+        return checked_event(type, data, source_event_seqs, seq), None
+    verdict = json_verdict(data)
+    if verdict is NOT_JSON:
+        _refuse(type, data)
+    sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
+    return SessionEvent(seq, type, data, sources), verdict
+
+
+def json_verdict(value: Any) -> Any:
+    """:data:`NOT_JSON` where ``snapshot_json_value`` refuses ``value`` (not lossless JSON, a
+    cycle, over the JSON node limit); otherwise whether every number in it is *plain*: an
+    ``int`` below 10**21 in magnitude, or a float that is not integral with
+    ``1e-4 <= abs(x) < 1e16`` (Python's text of it is then JavaScript's). One walk, no copy."""
+    kind = _type_of(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        if not -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT:
+            return NOT_JSON
+        return -_E21 < value < _E21
+    if kind is float:
+        if not is_json_value(value):
+            return NOT_JSON
+        return 1e-4 <= abs(value) < 1e16 and not value.is_integer()
+    if kind is not dict and kind is not list:
+        return NOT_JSON
+    limit = json_node_limit()
+    plain = True
+    nodes = 1
+    # As snapshot_json_value's walk: every place counts against the limit, ``ancestors`` holds
+    # the ids of the containers on the current path (a cycle is refused).
+    ancestors = {id(value)}
+    stack: list[tuple[Any, Any]] = [
+        (value, iter(value.items()) if kind is dict else enumerate(value))
+    ]
+    while stack:
+        source, entries = stack[-1]
+        is_dict = _type_of(source) is dict
+        for key, child in entries:
+            if is_dict and _type_of(key) is not str:
+                return NOT_JSON
+            nodes += 1
+            if nodes > limit:
+                return NOT_JSON
+            ck = _type_of(child)
+            if ck is str or ck is bool or child is None:
+                continue
+            if ck is int:
+                if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
+                    return NOT_JSON
+                if plain and not -_E21 < child < _E21:
+                    plain = False
+                continue
+            if ck is float:
+                if not 1e-4 <= abs(child) < 1e16 or child.is_integer():
+                    if not is_json_value(child):  # nan, the infinities, -0.0
+                        return NOT_JSON
+                    plain = False
+                continue
+            if ck is dict or ck is list:
+                if id(child) in ancestors:
+                    return NOT_JSON
+                ancestors.add(id(child))
+                stack.append((child, iter(child.items()) if ck is dict else enumerate(child)))
+                break
+            return NOT_JSON
+        else:
+            stack.pop()
+            ancestors.discard(id(source))
+    return plain
 
 
 def _refuse(event_type: Any, data: Any) -> NoReturn:
