@@ -184,47 +184,41 @@ def json_verdict(value: Any) -> Any:
         return NOT_JSON
     limit = json_node_limit()
     plain = True
+    # Every place counts against the limit, as in snapshot_json_value: a shared container is
+    # walked at each place, and a cycle expands until it is over the limit (refused either way).
     nodes = 1
-    # As snapshot_json_value's walk: every place counts against the limit, ``ancestors`` holds
-    # the ids of the containers on the current path (a cycle is refused).
-    ancestors = {id(value)}
-    stack: list[tuple[Any, Any]] = [
-        (value, iter(value.items()) if kind is dict else enumerate(value))
-    ]
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        source, entries = stack[-1]
-        is_dict = _type_of(source) is dict
-        for key, child in entries:
-            if is_dict and _type_of(key) is not str:
-                return NOT_JSON
-            nodes += 1
+        item = pop()
+        kind = _type_of(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict:
+            nodes += len(item)
             if nodes > limit:
                 return NOT_JSON
-            ck = _type_of(child)
-            if ck is str or ck is bool or child is None:
-                continue
-            if ck is int:
-                if not -MAX_FINITE_JSON_INT <= child <= MAX_FINITE_JSON_INT:
+            for key in item:
+                if _type_of(key) is not str:
                     return NOT_JSON
-                if plain and not -_E21 < child < _E21:
-                    plain = False
-                continue
-            if ck is float:
-                if not 1e-4 <= abs(child) < 1e16 or child.is_integer():
-                    if not is_json_value(child):  # nan, the infinities, -0.0
-                        return NOT_JSON
-                    plain = False
-                continue
-            if ck is dict or ck is list:
-                if id(child) in ancestors:
+            extend(item.values())
+        elif kind is list:
+            nodes += len(item)
+            if nodes > limit:
+                return NOT_JSON
+            extend(item)
+        elif kind is int:
+            if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
+                return NOT_JSON
+            if plain and not -_E21 < item < _E21:
+                plain = False
+        elif kind is float:
+            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
+                if not is_json_value(item):  # nan, the infinities, -0.0
                     return NOT_JSON
-                ancestors.add(id(child))
-                stack.append((child, iter(child.items()) if ck is dict else enumerate(child)))
-                break
-            return NOT_JSON
+                plain = False
         else:
-            stack.pop()
-            ancestors.discard(id(source))
+            return NOT_JSON
     return plain
 
 
