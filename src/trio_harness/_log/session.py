@@ -117,7 +117,6 @@ class Session:
         return session
 
 
-
 def checked_event(
     type: str, data: Any, source_event_seqs: Sequence[int] | None, seq: int
 ) -> SessionEvent:
