@@ -18,8 +18,14 @@ from typing import Any, Final, NoReturn
 
 import attrs
 
-from .._json import NOT_JSON, is_json_value, js_json, snapshot_json_value
-from .._json.lossless import MAX_FINITE_JSON_INT, json_node_limit
+from .._json import (
+    MAX_FINITE_JSON_INT,
+    NOT_JSON,
+    is_json_value,
+    js_json,
+    json_node_limit,
+    snapshot_json_value,
+)
 from .._values import UNSET, ErrorInfo
 from .events import (
     CONTENT,
