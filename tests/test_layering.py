@@ -56,6 +56,7 @@ ORDER: list[tuple[str, float]] = [
     ("_log.read", 4.1),
     ("_log.session", 4.2),
     ("_log.syncer", 4.4),
+    ("_log.stored", 4.45),
     ("_log.journal", 4.5),
     ("_log.replay", 4.6),
     ("_log", 4.9),

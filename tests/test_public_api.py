@@ -397,6 +397,8 @@ NAMESPACES = {
         "ReplayReport",
         "SessionLogError",
         "SessionLogLockedError",
+        "StoredEvents",
+        "StoredTimes",
         "ToolCallData",
         "ToolResultBlock",
         "ToolResultData",

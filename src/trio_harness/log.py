@@ -6,7 +6,8 @@ the top-level namespace; this namespace holds the rest of the log:
 * the durable log: :class:`DurableSession` (a session backed by a JSON Lines file, its fsync
   policy :data:`FsyncPolicy`, :data:`FSYNC_POLICIES`), :func:`load_session_log` and what it
   returns (:class:`LoadedSessionLog`, :class:`LogCut`), and its errors
-  (:class:`SessionLogError`, :class:`SessionLogLockedError`);
+  (:class:`SessionLogError`, :class:`SessionLogLockedError`); the events of a log that keeps
+  none in memory, read from its file (:class:`StoredEvents`, :class:`StoredTimes`);
 * replay: :func:`check_replay` (:class:`ReplayReport`, :class:`UnansweredCall`),
   :func:`repair_replay`, :func:`present_log` and :func:`format_presented`
   (:class:`PresentedCall`);
@@ -27,6 +28,8 @@ from ._log import (
     ReplayReport,
     SessionLogError,
     SessionLogLockedError,
+    StoredEvents,
+    StoredTimes,
     ToolCallData,
     ToolResultBlock,
     ToolResultData,
@@ -51,6 +54,8 @@ __all__ = [
     "ReplayReport",
     "SessionLogError",
     "SessionLogLockedError",
+    "StoredEvents",
+    "StoredTimes",
     "ToolCallData",
     "ToolResultBlock",
     "ToolResultData",

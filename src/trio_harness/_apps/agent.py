@@ -399,7 +399,10 @@ class Agent:
             self.runtime.add_post_execute(self._approval.post_execute)
 
     def _tracer(self, turn: int, step: int) -> StepTrace:
-        self._trace = StepTrace(turn=turn, step=step)
+        # Trio's clock, asked directly: the instants ``trio.current_time()`` gives, in a third of
+        # the calls (a traced step asks about six times a call).
+        clock = trio.lowlevel.current_clock().current_time
+        self._trace = StepTrace(turn=turn, step=step, clock=clock)
         return self._trace
 
     def _step_done(self) -> None:

@@ -133,11 +133,11 @@ def stored_result(data: ToolResultData) -> ToolExecutionResult:
     return ToolExecutionResult(is_error=is_error, content=content, error=error, meta=data.meta)
 
 
-def _is_skipped_pair(events: Sequence[SessionEvent], call_seq: int, result_seq: int) -> bool:
+def _is_skipped_pair(call_seq: int, result: SessionEvent) -> bool:
     # The pool's synthetic pair: a call directly followed by its ABORTED_BEFORE_DISPATCH result.
-    data = events[result_seq].data
+    data = result.data
     return (
-        result_seq == call_seq + 1
+        result.seq == call_seq + 1
         and isinstance(data, ToolResultData)
         and data.error is not None
         and data.error.code == TOOL_ABORTED_BEFORE_DISPATCH
@@ -163,19 +163,23 @@ def settle_step(
     Returns:
         One result per call, in model order.
     """
-    events = session.events
+    # One pass over the log (a log that keeps no events reads its file once), keeping only the
+    # step's calls and their first results.
     # The step's tool/call seqs per call id, in log order: the n-th call with an id is the n-th
     # logged call with it (models and compatible servers repeat ids: "", a fixed one).
     logged: dict[str, list[int]] = {}
-    answer: dict[int, int] = {}
-    for event in events:
+    answer: dict[int, SessionEvent] = {}
+    for event in session.events:
         data = event.data
         if event.type == TOOL_CALL and isinstance(data, ToolCallData):
             if (data.turn, data.step) == (turn, step):
                 logged.setdefault(data.call_id, []).append(event.seq)
+                answer[event.seq] = event  # a placeholder: the call itself, until answered
         elif event.type == TOOL_RESULT and isinstance(data, ToolResultData):
             for seq in event.source_event_seqs or ():
-                answer.setdefault(seq, event.seq)
+                found = answer.get(seq)
+                if found is not None and found.type == TOOL_CALL:
+                    answer[seq] = event
     results: list[StepResult] = []
     skipping = False
     for call in calls:
@@ -193,12 +197,12 @@ def settle_step(
                 source_event_seqs=(call_event.seq,),
             )
             skipping = True
-        elif call_seq in answer:
-            result_seq = answer[call_seq]
-            data = events[result_seq].data
+        elif answer[call_seq].type == TOOL_RESULT:
+            answered = answer[call_seq]
+            data = answered.data
             assert isinstance(data, ToolResultData)
             result = stored_result(data)
-            skipping = skipping or _is_skipped_pair(events, call_seq, result_seq)
+            skipping = skipping or _is_skipped_pair(call_seq, answered)
         else:
             # Recorded, never answered: the body may have run, unless the step was already
             # writing skipped pairs (a crash between a pair's two lines).
@@ -480,16 +484,21 @@ def open_agent_log(
             line).
         SessionLogLockedError: Another process has it open.
     """
-    session = open_checked(path, _event_problem, fsync=fsync, salvage=salvage)
+    session, loaded = open_checked(
+        path, _event_problem, fsync=fsync, salvage=salvage, keep_events=False
+    )
     try:
-        state = read_conversation(session.events)
+        # What opening read, once; the session keeps no events (see open_agent_log's docs).
+        state = read_conversation(loaded.events)
         before = len(session.events)
         if state.pending is not None:
             pending = state.pending
             settle_step(session, pending.turn, pending.step, pending.calls)
-        if not check_replay(session).valid:
+        # The events read at opening, then those settling appended (read back from the file).
+        if not check_replay([*loaded.events, *session.events[len(loaded.events) :]]).valid:
             repair_replay(session)
         repaired = tuple(session.events[before:])
+        del loaded
     except BaseException:
         session.close()
         raise

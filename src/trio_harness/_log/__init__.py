@@ -6,6 +6,7 @@ Modules, in dependency order:
   field table and the wire writer, the hot path's slot constructors;
 * :mod:`.read`: the one strict reader of the wire form, and the problems it reports;
 * :mod:`.session`: :class:`Session`, its append checks and its JSON Lines form;
+* :mod:`.stored`: a durable log's events read back from its file on demand (``keep_events=False``);
 * :mod:`.syncer`: the thread that runs a durable log's fsyncs, in order, off the appending one;
 * :mod:`.journal`: :class:`DurableSession`, a session backed by a file (fsync policies, crash-cut
   recovery, the single-writer lock) and :func:`load_session_log`;
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         present_log,
         repair_replay,
     )
+    from .stored import StoredEvents, StoredTimes
 
 __all__ = [
     "FSYNC_POLICIES",
@@ -73,6 +75,8 @@ __all__ = [
     "SessionEvent",
     "SessionLogError",
     "SessionLogLockedError",
+    "StoredEvents",
+    "StoredTimes",
     "ToolCallData",
     "ToolResultBlock",
     "ToolResultData",
@@ -104,6 +108,7 @@ _LAZY: dict[str, str] = {
         ),
         "._log.journal",
     ),
+    **dict.fromkeys(("StoredEvents", "StoredTimes"), "._log.stored"),
     **dict.fromkeys(
         (
             "PresentedCall",

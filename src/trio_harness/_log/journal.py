@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -44,10 +43,11 @@ import trio.lowlevel
 import trio.to_thread
 
 from .._errors import HarnessError
-from .._json import is_json_number, js_json
+from .._json import is_json_number, js_json, js_number
 from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
-from .session import Session
+from .session import Session, checked_event, checked_event_kept_as_given
+from .stored import LineIndex, StoredEvents, StoredTimes
 from .syncer import Syncer
 
 try:  # POSIX
@@ -78,7 +78,7 @@ _TIME_KEY_BYTES: Final = TIME_KEY.encode("ascii")
 
 
 def _js_time(at: float) -> bytes:
-    return js_json(at).encode("ascii")
+    return js_number(at).encode("ascii")
 
 
 # Every line the writer produces starts with these bytes; a cut tail must too.
@@ -196,7 +196,9 @@ def _parse(
     salvage: bool,
     allow_empty: bool,
     check: EventCheck | None = None,
+    starts: list[int] | None = None,
 ) -> LoadedSessionLog:
+    # ``starts``, when given, gets the byte offset of each event's line.
     events: list[SessionEvent] = []
     times: list[float | None] = []
     valid = 0
@@ -227,6 +229,8 @@ def _parse(
                 if refused is None:
                     events.append(event)
                     times.append(at)
+                    if starts is not None:
+                        starts.append(start)
                     valid = start + len(line) + 1
                     continue
                 # An event of the log the caller cannot use: malformed, as the reader's own.
@@ -282,35 +286,93 @@ def open_checked(
     *,
     fsync: FsyncPolicy = "step",
     salvage: bool = False,
-) -> DurableSession:
+    keep_events: bool = True,
+) -> tuple[DurableSession, LoadedSessionLog]:
     """``DurableSession.open``, with ``check`` applied to each event read: an event it refuses
     makes its line malformed (a ``SessionLogError`` naming the line, byte and field; in salvage
-    mode the valid prefix before it is kept), as a line the wire reader refuses does."""
-    return DurableSession._open(path, fsync=fsync, salvage=salvage, clock=time.time, check=check)
+    mode the valid prefix before it is kept), as a line the wire reader refuses does.
+
+    Returns the session and what opening read (its events, also when the session keeps none)."""
+    return DurableSession._open(
+        path, fsync=fsync, salvage=salvage, clock=time.time, check=check, keep_events=keep_events
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Writing
 # ---------------------------------------------------------------------------------------------
 
-# The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for strings
-# without lone surrogates, integers below 2**53, and floats that are not integral and need no
-# exponent in Python (``repr`` is then JavaScript's text, see ``js_number``); ``encode_line`` uses
-# it when the text proves the value has nothing else, and ``js_json`` otherwise.
-_FAST: Final = json.JSONEncoder(
+# The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for ``str``
+# keys, strings without lone surrogates, integers below 10**21 in magnitude, and floats that are
+# not integral and need no exponent in Python (``repr`` is then JavaScript's text, see
+# ``js_number``); ``encode_line`` uses it when a walk of the value proves it holds nothing else,
+# and ``js_json`` otherwise.
+_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-).encode
-_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-# Outside strings: an exponent, an integral float's ".0" (``true``/``false`` have no digit), or
-# 16+ digits (an integer that may be past 2**53, or a long fraction).
-_NOT_PLAIN: Final = re.compile(r"[0-9][eE]|\.0(?![0-9])|[0-9]{16}")
+)
 
 
-def encode_line(wire: dict[str, Any]) -> bytes:
-    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact)."""
+def _c_encode() -> Callable[[Any], str]:
+    # What ``_ENCODER.encode`` runs for a dict, its C encoder made once instead of at every call.
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - not CPython
+        return _ENCODER.encode
+    iterencode = make(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+
+    def encode(value: Any) -> str:
+        return "".join(iterencode(value, 0))
+
+    return encode
+
+
+_FAST: Final = _c_encode()
+_E21: Final = 10**21
+
+
+def _c_exact(value: Any) -> bool:
+    """Whether the C encoder writes ``value`` exactly as ``js_json`` does (see above); called
+    once it encoded the value, so the value is finite (no cycle)."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = _type_of(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict:
+            for key in item:
+                if _type_of(key) is not str:
+                    return False
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif kind is int:
+            if not -_E21 < item < _E21:
+                return False
+        elif kind is float:
+            # NaN and the infinities fail the comparison; -0.0 and integral values are excluded.
+            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
+                return False
+        else:
+            return False
+    return True
+
+
+_type_of: Final = type
+
+
+def encode_line(wire: dict[str, Any], plain: bool | None = None) -> bytes:
+    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact).
+
+    ``plain``: what the caller knows of the wire's numbers: ``True`` when every one is plain
+    (``json_verdict``) and every key a ``str``, ``False`` when one is not, ``None`` (walk it)."""
+    if plain is False:
+        return js_json(wire).encode("utf-8") + b"\n"
     try:
         text = _FAST(wire)
-        if not _NOT_PLAIN.search(_STRINGS.sub("", text)):
+        if plain or _c_exact(wire):
             return text.encode("utf-8") + b"\n"  # lone surrogates fail here
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         pass
@@ -351,32 +413,44 @@ class DurableSession(Session):
     Create one with :meth:`open`; use it wherever a ``Session`` goes (``execute_tool_calls``).
     Close it (or use it as a context manager) to release the file and its lock.
 
+    Opened with ``keep_events=False``, the log keeps no event in memory, only where each line
+    starts in the file (8 bytes an event): :attr:`events` and :attr:`times` are then read-only
+    sequences that read the file when asked (:class:`~trio_harness.log.StoredEvents`), and
+    ``recovered`` holds no events. Appending is the same, line for line and fsync for fsync.
+
     Attributes:
         path: The file.
         fsync: The fsync policy (``"event"``, ``"step"`` or ``"never"``).
+        keep_events: Whether the events are also kept in memory (see above).
         recovered: What opening found: the earlier events' times, and any crash cut or
-            salvaged error (the file was truncated to its valid prefix).
-        times: When each event was appended (epoch seconds; ``None`` if unknown).
+            salvaged error (the file was truncated to its valid prefix). With
+            ``keep_events=False`` its ``events`` and ``times`` are empty (read :attr:`events`).
     """
 
     __slots__ = (
         "_broken",
         "_clock",
+        "_count",
         "_fd",
         "_finalizer",
+        "_index",
         "_open_calls",
         "_size",
         "_syncer",
+        "_times",
         "fsync",
+        "keep_events",
         "path",
         "recovered",
-        "times",
     )
 
     path: str
     fsync: FsyncPolicy
+    keep_events: bool
     recovered: LoadedSessionLog
-    times: list[float | None]
+    _times: list[float | None]  # kept with the events only
+    _index: LineIndex | None  # without them: where each line starts
+    _count: int  # how many events the log holds
     _fd: int | None
     _size: int  # Invariant: the file holds exactly the lines of ``events``, ``_size`` bytes.
     _broken: OSError | None  # a failed write that could not be taken back from the file
@@ -397,6 +471,7 @@ class DurableSession(Session):
         fsync: FsyncPolicy = "step",
         salvage: bool = False,
         clock: Callable[[], float] = time.time,
+        keep_events: bool = True,
     ) -> DurableSession:
         """Open (creating if missing) a session log for appending, recovering what it holds.
 
@@ -412,6 +487,9 @@ class DurableSession(Session):
             salvage: Keep the valid prefix of a file with a malformed line instead of raising.
             clock: Where the ``"at"`` times come from (epoch seconds; each must be a finite
                 ``int`` or ``float``).
+            keep_events: Keep every event in memory too (``events`` is a ``list``); ``False``
+                keeps only where each line starts and reads events back from the file when
+                asked (see the class docstring).
 
         Raises:
             ValueError: ``fsync`` is not a known policy.
@@ -419,7 +497,9 @@ class DurableSession(Session):
             SessionLogError: The file is not a session log, or has a malformed line (without
                 ``salvage``).
         """
-        return cls._open(path, fsync=fsync, salvage=salvage, clock=clock, check=None)
+        return cls._open(
+            path, fsync=fsync, salvage=salvage, clock=clock, check=None, keep_events=keep_events
+        )[0]
 
     @classmethod
     def _open(
@@ -430,8 +510,9 @@ class DurableSession(Session):
         salvage: bool,
         clock: Callable[[], float],
         check: EventCheck | None,
-    ) -> DurableSession:
-        # open(), with a check of each event read (open_checked).
+        keep_events: bool,
+    ) -> tuple[DurableSession, LoadedSessionLog]:
+        # open(), with a check of each event read (open_checked); also what it read.
         if fsync not in FSYNC_POLICIES:
             raise ValueError(f"fsync must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
         name = os.fspath(path)
@@ -440,7 +521,10 @@ class DurableSession(Session):
             _lock(fd, name)
             with open(fd, "rb", closefd=False) as file:
                 content = file.read()
-            loaded = _parse(content, name, salvage=salvage, allow_empty=True, check=check)
+            starts: list[int] | None = None if keep_events else []
+            loaded = _parse(
+                content, name, salvage=salvage, allow_empty=True, check=check, starts=starts
+            )
             if loaded.valid_bytes != len(content):
                 if loaded.salvaged is not None:
                     with open(name + ".salvaged", "ab") as aside:
@@ -453,11 +537,20 @@ class DurableSession(Session):
             os.close(fd)
             raise
         self = object.__new__(cls)
-        Session.__init__(self, events=list(loaded.events))
         self.path = name
         self.fsync = fsync
-        self.recovered = loaded
-        self.times = list(loaded.times)
+        self.keep_events = keep_events
+        self._count = len(loaded.events)
+        if starts is None:
+            Session.__init__(self, events=list(loaded.events))
+            self.recovered = loaded
+            self._times = list(loaded.times)
+            self._index = None
+        else:
+            Session.__init__(self, events=[])
+            self.recovered = attrs.evolve(loaded, events=(), times=())
+            self._times = []
+            self._index = LineIndex(name, self._descriptor, starts, loaded.valid_bytes)
         self._fd = fd
         self._size = loaded.valid_bytes
         self._broken = None
@@ -467,11 +560,31 @@ class DurableSession(Session):
         # Dropped without close(), the log still syncs what was requested and releases its
         # file and lock (as a file object does), instead of holding them until exit.
         self._finalizer = weakref.finalize(self, self._syncer.abandon)
-        return self
+        if fsync != "never":
+            # The thread that runs the policy's fsyncs starts now, not in the first step.
+            self._syncer.start()
+        return self, loaded
+
+    def _descriptor(self) -> int | None:
+        return self._fd
+
+    @property
+    def events(self) -> Sequence[SessionEvent]:  # type: ignore[override]
+        """The events so far, in seq order: a ``list`` (treat as read-only), or with
+        ``keep_events=False`` a :class:`~trio_harness.log.StoredEvents` reading the file."""
+        index = self._index
+        return self._events if index is None else StoredEvents(index)
+
+    @property
+    def times(self) -> Sequence[float | None]:
+        """When each event was appended (epoch seconds; ``None`` if unknown): a ``list``, or
+        with ``keep_events=False`` a :class:`~trio_harness.log.StoredTimes` reading the file."""
+        index = self._index
+        return self._times if index is None else StoredTimes(index)
 
     def __repr__(self) -> str:
         state = "closed" if self._fd is None else f"fsync={self.fsync}"
-        return f"DurableSession({self.path!r}, {len(self.events)} events, {state})"
+        return f"DurableSession({self.path!r}, {self._count} events, {state})"
 
     @property
     def closed(self) -> bool:
@@ -518,8 +631,13 @@ class DurableSession(Session):
         at = self._clock()  # first: a clock that raises leaves nothing behind
         if not is_json_number(at):
             raise _time_error(self.path, at)
-        event = super().append(type, data, source_event_seqs=source_event_seqs)
-        events = self.events
+        count = self._count
+        index = self._index
+        if index is None:
+            event = checked_event(type, data, source_event_seqs, count)
+            plain = None
+        else:  # the data is not kept: no copy, and the check says whether its numbers are plain
+            event, plain = checked_event_kept_as_given(type, data, source_event_seqs, count)
         open_calls = self._open_calls
         answered: list[int] = []
         policy = self.fsync
@@ -533,13 +651,12 @@ class DurableSession(Session):
         size = self._size
         try:
             # The time is a number: appended after the fast-path check, in JavaScript's format.
-            line = encode_line(event.to_json())
+            line = encode_line(event.to_json(), plain and count < _E21)
             line = line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n"
             _write_all(fd, line)
         except BaseException:
             # Nothing of the event stays: not in memory, not in the open-call count, not in
             # the file (a partly written line is taken back).
-            events.pop()
             if type == TOOL_CALL:
                 open_calls.discard(event.seq)
             open_calls.update(answered)
@@ -548,11 +665,18 @@ class DurableSession(Session):
             except OSError as error:
                 self._broken = error
             raise
+        start = size
         size += len(line)
         self._size = size
-        self.times.append(at)
+        count += 1
+        self._count = count
+        if index is None:
+            self._events.append(event)
+            self._times.append(at)
+        else:
+            index.add(start, size)
         if sync:
-            syncer.request(size, len(events))
+            syncer.request(size, count)
         return event
 
     def sync(self) -> None:
@@ -562,7 +686,7 @@ class DurableSession(Session):
             OSError: An fsync failed (now or earlier).
         """
         if self._fd is not None:
-            self._syncer.request(self._size, len(self.events))
+            self._syncer.request(self._size, self._count)
             self._syncer.wait(self._size)
 
     async def wait_synced(self) -> None:
@@ -579,7 +703,7 @@ class DurableSession(Session):
             return
         size = self._size
         syncer = self._syncer
-        syncer.request(size, len(self.events))
+        syncer.request(size, self._count)
         if syncer.synced_bytes >= size:
             await trio.lowlevel.checkpoint()
             return
@@ -603,7 +727,7 @@ class DurableSession(Session):
         syncer = self._syncer
         synced = False
         try:
-            syncer.request(self._size, len(self.events))
+            syncer.request(self._size, self._count)
             syncer.wait(self._size)
             synced = True
         finally:

@@ -18,7 +18,14 @@ from typing import Any, Final, NoReturn
 
 import attrs
 
-from .._json import NOT_JSON, is_json_value, js_json, snapshot_json_value
+from .._json import (
+    MAX_FINITE_JSON_INT,
+    NOT_JSON,
+    is_json_value,
+    js_json,
+    json_node_limit,
+    snapshot_json_value,
+)
 from .._values import UNSET, ErrorInfo
 from .events import (
     CONTENT,
@@ -78,25 +85,8 @@ class Session:
                 beyond the double range) or a cycle, named the same way; or a source seq that
                 is not the seq of an earlier event (the reader would refuse the line).
         """
-        # The checks of the hot path; every error is worded by ``_refuse`` (slow path).
-        kind = _type_of(data)
-        if kind is ToolCallData:
-            if type != TOOL_CALL or not _call_data_ok(data):
-                _refuse(type, data)
-        elif kind is ToolResultData:
-            if type != TOOL_RESULT or not _result_data_ok(data):
-                _refuse(type, data)
-        else:
-            if _type_of(type) is not str or type in TYPED_DATA:
-                _refuse(type, data)
-            kept = snapshot_json_value(data)  # checks and detaches in one pass
-            if kept is NOT_JSON:
-                _refuse(type, data)
-            data = kept
         events = self._events
-        seq = len(events)
-        sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
-        event = SessionEvent(seq, type, data, sources)
+        event = checked_event(type, data, source_event_seqs, len(events))
         events.append(event)
         return event
 
@@ -131,6 +121,110 @@ class Session:
                 raise ValueError(f"session line {number}: {invalid.problem.render()}") from None
             events.append(event)
         return session
+
+
+def checked_event(
+    type: str, data: Any, source_event_seqs: Sequence[int] | None, seq: int
+) -> SessionEvent:
+    """The event ``Session.append`` would append as ``seq`` (its checks; see there)."""
+    # The checks of the hot path; every error is worded by ``_refuse`` (slow path).
+    kind = _type_of(data)
+    if kind is ToolCallData:
+        if type != TOOL_CALL or not _call_data_ok(data):
+            _refuse(type, data)
+    elif kind is ToolResultData:
+        if type != TOOL_RESULT or not _result_data_ok(data):
+            _refuse(type, data)
+    else:
+        if _type_of(type) is not str or type in TYPED_DATA:
+            _refuse(type, data)
+        kept = snapshot_json_value(data)  # checks and detaches in one pass
+        if kept is NOT_JSON:
+            _refuse(type, data)
+        data = kept
+    sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
+    event = SessionEvent(seq, type, data, sources)
+    return event
+
+
+_E21: Final = 10**21
+
+
+def checked_event_kept_as_given(
+    type: str, data: Any, source_event_seqs: Sequence[int] | None, seq: int
+) -> tuple[SessionEvent, bool | None]:
+    """:func:`checked_event` without the detached copy of custom data (for a log that keeps no
+    event: its line is written at once), and whether every number of the data is plain
+    (:func:`json_verdict`; ``None``: not known)."""
+    kind = _type_of(data)
+    if kind is ToolCallData:
+        event = checked_event(type, data, source_event_seqs, seq)
+        return event, -_E21 < data.turn < _E21 and -_E21 < data.step < _E21
+    if kind is ToolResultData or _type_of(type) is not str or type in TYPED_DATA:
+        return checked_event(type, data, source_event_seqs, seq), None
+    verdict = json_verdict(data)
+    if verdict is NOT_JSON:
+        _refuse(type, data)
+    sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
+    return SessionEvent(seq, type, data, sources), verdict
+
+
+def json_verdict(value: Any) -> Any:
+    """:data:`NOT_JSON` where ``snapshot_json_value`` refuses ``value`` (not lossless JSON, a
+    cycle, over the JSON node limit); otherwise whether every number in it is *plain*: an
+    ``int`` below 10**21 in magnitude, or a float that is not integral with
+    ``1e-4 <= abs(x) < 1e16`` (Python's text of it is then JavaScript's). One walk, no copy."""
+    kind = _type_of(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        if not -MAX_FINITE_JSON_INT <= value <= MAX_FINITE_JSON_INT:
+            return NOT_JSON
+        return -_E21 < value < _E21
+    if kind is float:
+        if not is_json_value(value):
+            return NOT_JSON
+        return 1e-4 <= abs(value) < 1e16 and not value.is_integer()
+    if kind is not dict and kind is not list:
+        return NOT_JSON
+    limit = json_node_limit()
+    plain = True
+    # Every place counts against the limit, as in snapshot_json_value: a shared container is
+    # walked at each place, and a cycle expands until it is over the limit (refused either way).
+    nodes = 1
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = _type_of(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict:
+            nodes += len(item)
+            if nodes > limit:
+                return NOT_JSON
+            for key in item:
+                if _type_of(key) is not str:
+                    return NOT_JSON
+            extend(item.values())
+        elif kind is list:
+            nodes += len(item)
+            if nodes > limit:
+                return NOT_JSON
+            extend(item)
+        elif kind is int:
+            if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
+                return NOT_JSON
+            if plain and not -_E21 < item < _E21:
+                plain = False
+        elif kind is float:
+            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
+                if not is_json_value(item):  # nan, the infinities, -0.0
+                    return NOT_JSON
+                plain = False
+        else:
+            return NOT_JSON
+    return plain
 
 
 def _refuse(event_type: Any, data: Any) -> NoReturn:

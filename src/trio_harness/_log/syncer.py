@@ -12,7 +12,8 @@ A failed fsync is kept (:attr:`Syncer.error`), raised by every later wait, and t
 appends: the kernel may have dropped the pages it could not write, so a later fsync that
 succeeds would not prove they reached the disk. The thread starts at the first request, so a log
 that never syncs never has one; when no thread can be started (a process at its thread limit),
-the request syncs in the caller's thread instead.
+the request syncs in the caller's thread instead. A log whose policy syncs by itself starts it
+when it is opened (:meth:`Syncer.start`), so that a first step does not pay for it.
 """
 
 from __future__ import annotations
@@ -56,19 +57,32 @@ class Syncer:
                 return
             self._requested_bytes = size
             self._requested_events = events
-            if self._thread is None:
-                thread = threading.Thread(
-                    target=self._run, name=f"trio_harness fsync {self._path}", daemon=True
-                )
-                try:
-                    thread.start()
-                except RuntimeError:
-                    # No thread to be had (the process is at its thread limit): sync here, in
-                    # the caller's thread; a later request tries to start one again.
-                    self._sync_inline(size, events)
-                    return
-                self._thread = thread
+            if self._thread is None and not self._start_thread():
+                # No thread to be had (the process is at its thread limit): sync here, in the
+                # caller's thread; a later request tries to start one again.
+                self._sync_inline(size, events)
+                return
             self._changed.notify_all()
+
+    def start(self) -> None:
+        """Start the thread now (a log whose policy will sync), not at the first request.
+
+        Never raises: without a thread to be had, the first request tries again."""
+        with self._changed:
+            if self._thread is None and not self._stopping:
+                self._start_thread()
+
+    def _start_thread(self) -> bool:
+        # Called with the lock held.
+        thread = threading.Thread(
+            target=self._run, name=f"trio_harness fsync {self._path}", daemon=True
+        )
+        try:
+            thread.start()
+        except RuntimeError:
+            return False
+        self._thread = thread
+        return True
 
     def _sync_inline(self, size: int, events: int) -> None:
         # Called with the lock held and no syncer thread: nothing else fsyncs meanwhile.

@@ -135,6 +135,10 @@ class StepTrace:
 
     def phase(self, name: str, index: int, detail: object, /) -> None:
         """Called by the pool at each phase instant."""
+        kind = type(detail)
+        if (detail is None or kind is str or kind is bool) and name != "arrived":
+            self.phases.append((self._clock(), name, index, detail))  # most phases: as they are
+            return
         if name == "arrived" and isinstance(detail, tuple):
             # A streamed step: the call is known from now on (``begin`` listed the calls known
             # at the start).

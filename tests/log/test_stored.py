@@ -1,0 +1,174 @@
+"""A durable log that keeps no events in memory (``keep_events=False``): the same file, line for
+line, and the same events, read back from it when asked."""
+
+from __future__ import annotations
+
+import gc
+import math
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from hypothesis import given
+
+import trio_harness as th
+from tests.log.test_encoding import VALUES
+from tests.support.demo_steps import Ticker, two_steps
+from trio_harness._json import NOT_JSON, set_json_node_limit, snapshot_json_value
+from trio_harness._log.journal import _FAST
+from trio_harness._log.session import json_verdict
+from trio_harness.lowlevel import js_json
+
+DurableSession = th.log.DurableSession
+
+
+async def test_a_log_that_keeps_no_events_writes_the_same_file_and_reads_the_same_events(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    kept_path, stored_path = tmp_path / "kept.jsonl", tmp_path / "stored.jsonl"
+    with DurableSession.open(kept_path, clock=Ticker()) as kept:
+        await two_steps(kept)
+        kept.append("note", {"n": 1.5, "deep": [[{"x": None}]], "big": 10**21})
+    with DurableSession.open(stored_path, clock=Ticker(), keep_events=False) as stored:
+        assert not stored.keep_events
+        await two_steps(stored)
+        stored.append("note", {"n": 1.5, "deep": [[{"x": None}]], "big": 10**21})
+        assert isinstance(stored.events, th.log.StoredEvents)
+        assert isinstance(stored.times, th.log.StoredTimes)
+        # Read while open, through every way a sequence is read.
+        assert stored.events == kept.events
+        assert list(stored.events) == kept.events
+        assert stored.times == kept.times
+        assert len(stored.events) == len(kept.events)
+        assert stored.events[-1] == kept.events[-1]
+        assert stored.events[3:5] == kept.events[3:5]
+        assert stored.events[::2] == kept.events[::2]
+        assert stored.events[5:2] == []
+        with pytest.raises(IndexError):
+            stored.events[len(kept.events)]
+        assert f"{len(kept.events)}" in repr(stored.events)
+        assert (
+            repr(stored)
+            == f"DurableSession({str(stored_path)!r}, {len(kept.events)} events, fsync=step)"
+        )
+    assert stored_path.read_bytes() == kept_path.read_bytes()
+    # After close, the events are read from the file by its path.
+    assert stored.events == kept.events
+    assert stored.times[0] == kept.times[0]
+
+
+async def test_reopened_without_keeping_events_it_appends_after_what_it_read(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    path = tmp_path / "log.jsonl"
+    with DurableSession.open(path, clock=Ticker()) as first:
+        await two_steps(first)
+    with path.open("ab") as file:
+        file.write(b'{"seq":')  # a crash cut
+    with DurableSession.open(path, keep_events=False) as second:
+        assert second.recovered.cut is not None
+        # What opening read is not kept either: the events are the file's.
+        assert second.recovered.events == ()
+        assert second.events == first.events
+        note = second.append("note", [1, 2])
+        assert note.seq == len(first.events)
+        assert second.events[-1] == note
+    assert th.log.load_session_log(path).events == (*first.events, note)
+
+
+def test_a_log_that_keeps_no_events_holds_none_in_memory(tmp_path: Path) -> None:
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for item in gc.get_objects() if isinstance(item, th.SessionEvent))
+
+    before = alive()
+    with DurableSession.open(tmp_path / "log.jsonl", fsync="never", keep_events=False) as log:
+        for n in range(200):
+            log.append("note", {"n": n, "text": "x" * 50})
+        assert alive() == before
+        assert len(log.events) == 200
+        assert log.events[150].data == {"n": 150, "text": "x" * 50}
+    with DurableSession.open(tmp_path / "kept.jsonl", fsync="never") as kept:
+        for n in range(200):
+            kept.append("note", {"n": n})
+        assert alive() == before + 200
+
+
+@pytest.mark.parametrize(
+    "data",
+    [math.nan, (1, 2), {1: "a"}, {"a": -0.0}, [2**1024], {"s": {1, 2}}],
+    ids=["nan", "tuple", "int-key", "negative-zero", "huge-int", "set"],
+)
+def test_a_log_that_keeps_no_events_refuses_what_any_session_refuses(
+    tmp_path: Path, data: Any
+) -> None:
+    with pytest.raises((TypeError, ValueError)) as expected:
+        th.Session().append("note", data)
+    path = tmp_path / "log.jsonl"
+    with DurableSession.open(path, keep_events=False) as log:
+        with pytest.raises(type(expected.value), match=None) as refused:
+            log.append("note", data)
+        assert str(refused.value) == str(expected.value)
+        assert len(log.events) == 0
+    assert path.read_bytes() == b""
+
+
+def test_a_cycle_and_a_value_over_the_node_limit_are_refused_without_keeping_events(
+    tmp_path: Path,
+) -> None:
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    shared: list[Any] = [1, 2, 3]
+    path = tmp_path / "log.jsonl"
+    previous = set_json_node_limit(40)
+    try:
+        with DurableSession.open(path, keep_events=False) as log:
+            with pytest.raises(ValueError, match="cycle") as refused:
+                log.append("note", cycle)
+            with pytest.raises(ValueError, match="cycle") as expected:
+                th.Session().append("note", cycle)
+            assert str(refused.value) == str(expected.value)
+            # 41 nodes as a tree (the shared list counts at each place): over the limit.
+            assert json_verdict([shared] * 10) is NOT_JSON
+            assert snapshot_json_value([shared] * 10) is NOT_JSON
+            with pytest.raises(Exception, match=r"Session\.append"):  # as Session.append raises
+                log.append("note", [shared] * 10)
+            log.append("note", [shared] * 9)  # 37 nodes
+            assert len(log.events) == 1
+        assert path.read_bytes().count(b"\n") == 1
+    finally:
+        set_json_node_limit(previous)
+
+
+@given(VALUES)
+def test_json_verdict_refuses_what_the_snapshot_refuses_and_knows_plain_numbers(
+    value: Any,
+) -> None:
+    verdict = json_verdict(value)
+    assert (verdict is NOT_JSON) == (snapshot_json_value(value) is NOT_JSON)
+    if verdict is True:
+        # Plain: the C encoder writes what JavaScript's JSON.stringify writes.
+        assert _FAST(value) == js_json(value)
+
+
+def test_json_verdict_names_what_is_not_plain() -> None:
+    for value in (1.0, 1e-7, 1e16, 10**21, -(10**21), [0.0], {"a": 2.0}):
+        assert json_verdict(value) is False, value
+    for value in (1.5, 1e-4, 10**21 - 1, [0.25, "1.0"], {"a": "e5"}, None, True, "x"):
+        assert json_verdict(value) is True, value
+
+
+@pytest.mark.parametrize(("fsync", "started"), [("step", True), ("event", True), ("never", False)])
+def test_the_syncer_thread_starts_when_the_log_opens_unless_it_never_syncs(
+    tmp_path: Path, fsync: Any, started: bool
+) -> None:
+    def syncers() -> int:
+        return sum(1 for t in threading.enumerate() if t.name.startswith("trio_harness fsync"))
+
+    before = syncers()
+    with DurableSession.open(tmp_path / "log.jsonl", fsync=fsync) as log:
+        assert syncers() == before + started
+        log.append("note", 1)
+    assert syncers() == before
