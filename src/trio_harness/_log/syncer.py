@@ -23,6 +23,9 @@ import threading
 
 __all__ = ["Syncer"]
 
+#: How often a waiting caller returns to the interpreter, where a pending Ctrl-C is raised.
+_SIGNAL_CHECK_SECONDS = 0.05
+
 
 class Syncer:
     """Runs ``os.fsync`` on one file descriptor in a thread, in request order.
@@ -36,7 +39,14 @@ class Syncer:
     def __init__(self, fd: int, path: str) -> None:
         self._fd = fd
         self._path = path
-        self._changed = threading.Condition(threading.Lock())
+        # Every state change is made holding ``_lock``. The callers' threads take it only with
+        # ``with self._lock`` (a C lock: a Ctrl-C cannot land between its acquire and the block
+        # that releases it, as it can inside ``threading.Condition``'s Python methods) and wait on
+        # a lock of their own (``_waiters``), never on the condition: a Ctrl-C while waiting
+        # leaves nothing held. Only the syncer thread waits on ``_changed``.
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._waiters: list[threading.Lock] = []
         self._requested_bytes = 0
         self._requested_events = 0
         self._stopping = False
@@ -52,7 +62,7 @@ class Syncer:
         Returns at once and never raises: a failed fsync is raised by :meth:`wait` (and the log
         checks :attr:`error` before it appends).
         """
-        with self._changed:
+        with self._lock:
             if self.error is not None or size <= self._requested_bytes:
                 return
             self._requested_bytes = size
@@ -62,13 +72,13 @@ class Syncer:
                 # caller's thread; a later request tries to start one again.
                 self._sync_inline(size, events)
                 return
-            self._changed.notify_all()
+            self._notify()
 
     def start(self) -> None:
         """Start the thread now (a log whose policy will sync), not at the first request.
 
         Never raises: without a thread to be had, the first request tries again."""
-        with self._changed:
+        with self._lock:
             if self._thread is None and not self._stopping:
                 self._start_thread()
 
@@ -92,7 +102,14 @@ class Syncer:
             self.error = error
         else:
             self.synced_bytes, self.synced_events = size, events
+        self._notify()
+
+    def _notify(self) -> None:
+        # Called with ``_lock`` held: wake the syncer thread and every waiting caller.
         self._changed.notify_all()
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.release()
 
     def wait(self, size: int) -> None:
         """Block until the first ``size`` bytes are on stable storage (requested earlier).
@@ -100,11 +117,22 @@ class Syncer:
         Raises:
             OSError: An fsync failed before they were.
         """
-        with self._changed:
-            while self.synced_bytes < size and self.error is None:
-                self._changed.wait()
-            if self.synced_bytes < size:
-                raise self.failure()
+        while True:
+            with self._lock:
+                if self.synced_bytes >= size:
+                    return
+                if self.error is not None:
+                    raise self.failure()
+                waiter = threading.Lock()
+                waiter.acquire()
+                self._waiters.append(waiter)
+            # Released by the next change of the synced state (``_notify``). Interrupted here,
+            # the waiter holds nothing of the syncer's; its lock is released, unheard, later.
+            # The timeout returns to the interpreter now and then: a Ctrl-C that arrived just
+            # before the acquire began (its handler ran, but no wait was there to interrupt)
+            # is raised within that time, not when the fsync ends.
+            while not waiter.acquire(timeout=_SIGNAL_CHECK_SECONDS):
+                pass
 
     def failure(self) -> OSError:
         """The error to raise for the kept failed fsync."""
@@ -118,9 +146,9 @@ class Syncer:
 
     def stop(self) -> None:
         """Let the thread finish what was requested, then end it (idempotent)."""
-        with self._changed:
+        with self._lock:
             self._stopping = True
-            self._changed.notify_all()
+            self._notify()
             thread = self._thread
         if thread is not None:
             thread.join()
@@ -130,13 +158,13 @@ class Syncer:
 
         Never waits (it may run in a garbage collection, in any thread).
         """
-        with self._changed:
+        with self._lock:
             self._stopping = True
             if self._requested_bytes > self.synced_bytes and self.error is None:
                 self._close_fd = True  # an fsync is due or running: the thread closes after it
-                self._changed.notify_all()
+                self._notify()
                 return
-            self._changed.notify_all()
+            self._notify()
         os.close(self._fd)  # the thread, if any, has nothing left to do with it
 
     def _run(self) -> None:
@@ -166,7 +194,7 @@ class Syncer:
                     changed.acquire()
                 if failed is not None:
                     self.error = failed
-                    changed.notify_all()
+                    self._notify()
                     return
                 self.synced_bytes, self.synced_events = size, events
-                changed.notify_all()
+                self._notify()
