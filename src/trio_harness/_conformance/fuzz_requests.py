@@ -38,6 +38,7 @@ from .._testing import (
 )
 from .._testing import invalid_values as broken_values
 from .fuzz_edges import edge_validation_requests, hooked_scenarios, wide_window_scenarios
+from .fuzz_faults import fault_validation_requests, multi_violation_scenarios, output_scenarios
 
 __all__ = [
     "EDGE_NUMBERS",
@@ -264,6 +265,9 @@ def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         _compile_request(),
         edge_validation_requests(),
         edge_validation_requests(),
+        fault_validation_requests(),
+        fault_validation_requests(),
+        fault_validation_requests(),
     ).map(exact_doubles)
 
 
@@ -351,10 +355,13 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
     :func:`~.strategies.scheduling_scenarios`.
 
-    One scenario in seven draws its argument texts and parameter maps from the edges above, one
-    in seven has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
-    seven is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in seven has calls
-    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`); the
+    One scenario in nine draws its argument texts and parameter maps from the edges above, one
+    in nine has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
+    nine is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in nine has calls
+    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`), one in nine has calls
+    whose arguments break several rules at once
+    (:func:`~.fuzz_faults.multi_violation_scenarios`), one in nine tools with an output spec
+    their values satisfy or fail (:func:`~.fuzz_faults.output_scenarios`); the
     others are the plain scenarios, where windows fill and failures meet in-flight bodies (and
     shrinking goes towards them).
     """
@@ -365,7 +372,15 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
         in_flight = plain
     return (
         st.one_of(
-            plain, plain, plain, edges, in_flight, wide_window_scenarios(), hooked_scenarios()
+            plain,
+            plain,
+            plain,
+            edges,
+            in_flight,
+            wide_window_scenarios(),
+            hooked_scenarios(),
+            multi_violation_scenarios(),
+            output_scenarios(),
         )
         .flatmap(_with_odd_cap)
         .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})
