@@ -148,7 +148,28 @@ def _raw_faults() -> list[_Fault]:
     return faults
 
 
-_RAW_FAULTS: Final = _raw_faults()
+_UNKNOWN: Final = frozenset({"format", "anyOf", "$ref", "minimum", "allOf"})
+_ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples"})
+
+
+def _by_check(faults: list[_Fault], *, per_kind_unknown: bool) -> tuple[tuple[_Fault, ...], ...]:
+    """The faults grouped by the check they meet (the keyword, on a scalar, an object, an
+    array, a union or an untyped node), so that a check with few table rows is drawn as often
+    as one with many: a mutant breaks one check. Annotations are checked alike on every node;
+    unknown keywords too in a raw schema, per kind in the DSL (``per_kind_unknown``)."""
+    groups: dict[tuple[str, str], list[_Fault]] = {}
+    for fault in faults:
+        kind = "scalar" if fault[0] in _SCALARS else fault[0]
+        key = fault[1]
+        if key in _ANNOTATIONS or (key in _UNKNOWN and not per_kind_unknown):
+            kind = "*"
+        if key in _UNKNOWN:
+            key = "unknown"
+        groups.setdefault((key, kind), []).append(fault)
+    return tuple(tuple(group) for _, group in sorted(groups.items()))
+
+
+_RAW_FAULTS: Final = _by_check(_raw_faults(), per_kind_unknown=False)
 
 
 @st.composite
@@ -167,7 +188,7 @@ def _kept(draw: st.DrawFn, base: dict[str, Any], fixed: str) -> dict[str, Any]:
 
 @st.composite
 def _raw_fault_node(draw: st.DrawFn) -> Any:
-    kind, key, value = draw(st.sampled_from(_RAW_FAULTS))
+    kind, key, value = draw(st.sampled_from(draw(st.sampled_from(_RAW_FAULTS))))
     if not key:
         return value
     node = draw(_kept(_RAW_BASES[kind], key))
@@ -218,12 +239,14 @@ _RAW_VALID: Final = st.sampled_from(
 @st.composite
 def _raw_fault_request(draw: st.DrawFn) -> dict[str, Any]:
     schema = draw(_placed(draw(_raw_fault_node()), _RAW_VALID))
-    if type(schema) is dict and draw(st.integers(0, 4)) == 0:
-        # A second fault elsewhere: the violations in walk order.
-        schema = {
-            "type": "object",
-            "properties": {"f": schema, "g": draw(_raw_fault_node())},
-        }
+    more = draw(st.sampled_from([0, 0, 1, 2, 3]))
+    if more:
+        # More faults, each alone on its own node: the assertion reports every one, in walk
+        # order, so each still decides a part of the answer.
+        properties = {"f": schema}
+        for index in range(more):
+            properties[f"g{index}"] = draw(_placed(draw(_raw_fault_node()), _RAW_VALID))
+        schema = {"type": "object", "properties": properties}
     op = draw(st.sampled_from(["assert", "assert", "assertObject"]))
     return {"op": op, "schema": schema}
 
@@ -318,12 +341,12 @@ def _dsl_faults() -> list[_Fault]:
     return faults
 
 
-_DSL_FAULTS: Final = _dsl_faults()
+_DSL_FAULTS: Final = _by_check(_dsl_faults(), per_kind_unknown=True)
 
 
 @st.composite
 def _dsl_fault_node(draw: st.DrawFn) -> Any:
-    kind, key, value = draw(st.sampled_from(_DSL_FAULTS))
+    kind, key, value = draw(st.sampled_from(draw(st.sampled_from(_DSL_FAULTS))))
     base = _DSL_BASES[kind]
     node: dict[str, Any] = {}
     for name, item in base.items():
@@ -504,7 +527,6 @@ def fault_validation_requests() -> st.SearchStrategy[dict[str, Any]]:
     unions, arguments with several violations."""
     return st.one_of(
         _raw_fault_request(),
-        _raw_fault_request(),
         _dsl_fault_request(),
         _dsl_fault_request(),
         _one_branch_request(),
@@ -562,16 +584,38 @@ _OUTPUTS: Final[tuple[tuple[dict[str, Any], list[Any], list[Any]], ...]] = (
     ({"type": "number"}, [2.5, 0], ["2", True]),
     ({"type": "boolean"}, [True, False], [0, "true"]),
     ({"type": "null"}, [None], [0, "null"]),
+    *[
+        (
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "a": {"type": "integer", "required": True},
+                    "b": {"type": "string"},
+                },
+            },
+            [{"a": 1}, {"a": 2, "b": "x"}],
+            [{}, {"a": "1"}, {"a": 1, "z": 0}, {"b": 2, "y": 1}, {"a": "x", "z": 1}, [1], "a"],
+        )
+    ]
+    * 2,
+    *[
+        (
+            {"type": "array", "items": {"type": "string"}},
+            [[], ["a", "b"]],
+            [["a", 1], [None, 2], [1, "b", None], {}],
+        )
+    ]
+    * 2,
     (
         {
             "type": "object",
-            "additionalProperties": False,
-            "properties": {"a": {"type": "integer", "required": True}, "b": {"type": "string"}},
+            "additionalProperties": True,
+            "properties": {"l": {"type": "array", "items": {"type": "integer"}}},
         },
-        [{"a": 1}, {"a": 2, "b": "x"}],
-        [{}, {"a": "1"}, {"a": 1, "z": 0}, {"b": 2, "y": 1}, [1], "a"],
+        [{"l": [1]}, {"q": "x"}],
+        [{"l": [1, "2", "3"]}, {"l": ["a"], "q": 1}, {"l": {}}],
     ),
-    ({"type": "array", "items": {"type": "string"}}, [[], ["a", "b"]], [["a", 1], [None], {}]),
     ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, ["x", 3], [2.5, None, []]),
     ({"type": "json"}, [{"k": [1, None]}, "x"], []),
 )
@@ -587,7 +631,7 @@ def output_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         {"name": "read", "output": outputs[0][0], "parallel": draw(_CLASSIFIERS)},
         {"name": "write", "output": outputs[1][0], "parallel": "never"},
     ]
-    count = draw(st.integers(2, 4))
+    count = draw(st.integers(2, 5))
     durations = draw(st.lists(st.integers(1, 40), min_size=count, max_size=count, unique=True))
     calls = []
     for index, ms in enumerate(durations):

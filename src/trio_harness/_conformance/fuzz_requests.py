@@ -268,6 +268,7 @@ def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         fault_validation_requests(),
         fault_validation_requests(),
         fault_validation_requests(),
+        fault_validation_requests(),
     ).map(exact_doubles)
 
 
