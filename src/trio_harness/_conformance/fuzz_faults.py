@@ -19,7 +19,8 @@ top of whatever else it holds; blind mutants of upstream hid where that never re
   or ``const``, undeclared in a closed object, matching no or two branches), for
   ``validateArgs`` and in scheduling calls, where the tool's error text joins them;
 * **tools with an output spec** (scheduling): bodies, wrappers and post-execute decisions
-  returning values that satisfy it or fail it (``INVALID_TOOL_OUTPUT``).
+  returning values that satisfy it or fail it (``INVALID_TOOL_OUTPUT``), own ``__proto__``
+  keys included.
 
 Every number drawn is one JavaScript holds exactly (small integers and short decimals).
 """
@@ -595,7 +596,16 @@ _OUTPUTS: Final[tuple[tuple[dict[str, Any], list[Any], list[Any]], ...]] = (
                 },
             },
             [{"a": 1}, {"a": 2, "b": "x"}],
-            [{}, {"a": "1"}, {"a": 1, "z": 0}, {"b": 2, "y": 1}, {"a": "x", "z": 1}, [1], "a"],
+            [
+                {},
+                {"a": "1"},
+                {"a": 1, "z": 0},
+                {"b": 2, "y": 1},
+                {"a": "x", "z": 1},
+                {"a": 1, "__proto__": 2},
+                [1],
+                "a",
+            ],
         )
     ]
     * 2,
@@ -617,7 +627,7 @@ _OUTPUTS: Final[tuple[tuple[dict[str, Any], list[Any], list[Any]], ...]] = (
         [{"l": [1, "2", "3"]}, {"l": ["a"], "q": 1}, {"l": {}}],
     ),
     ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, ["x", 3], [2.5, None, []]),
-    ({"type": "json"}, [{"k": [1, None]}, "x"], []),
+    ({"type": "json"}, [{"k": [1, None]}, "x", {"__proto__": 1, "k": [{"__proto__": None}]}], []),
 )
 
 
