@@ -15,6 +15,8 @@ top of whatever else it holds; blind mutants of upstream hid where that never re
   ``validateArgs``): every check of the compiler, which stops at the first, and those the
   compiled schema's assertion makes after it;
 * **``oneOf`` of one branch** (and of none, and ``anyOf``), compiled, asserted and validated;
+* **NaN, infinities and ``-0`` right under ``number`` and ``integer``** (values, items,
+  properties, branches; ``enum``/``const`` members of asserted and compiled schemas);
 * **arguments that break two or more rules at once** (missing, wrongly typed, outside ``enum``
   or ``const``, undeclared in a closed object, matching no or two branches), for
   ``validateArgs`` and in scheduling calls, where the tool's error text joins them;
@@ -48,7 +50,7 @@ _RAW_BASES: Final[dict[str, dict[str, Any]]] = {
     "integer": {"type": "integer", "enum": [1, 2], "title": "t", "default": 1},
     "number": {"type": "number", "const": 2.5, "examples": [2.5]},
     "boolean": {"type": "boolean", "enum": [True]},
-    "null": {"type": "null", "const": None},
+    "null": {"type": "null", "enum": [None], "const": None},
     "object": {
         "type": "object",
         "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
@@ -166,6 +168,9 @@ def _by_check(faults: list[_Fault], *, per_kind_unknown: bool) -> tuple[tuple[_F
             kind = "*"
         if key in _UNKNOWN:
             key = "unknown"
+        elif key == "enum":  # its shape, or its members' type: two checks
+            value = fault[2]
+            key = "enum-members" if type(value) is list and value else "enum-shape"
         groups.setdefault((key, kind), []).append(fault)
     return tuple(tuple(group) for _, group in sorted(groups.items()))
 
@@ -189,6 +194,9 @@ def _kept(draw: st.DrawFn, base: dict[str, Any], fixed: str) -> dict[str, Any]:
 
 @st.composite
 def _raw_fault_node(draw: st.DrawFn) -> Any:
+    if draw(st.integers(0, 7)) == 0:  # no fault: every keyword of a kind, valid, beside another
+        kind = draw(st.sampled_from(sorted(_RAW_BASES)))
+        return draw(_kept(_RAW_BASES[kind], ""))
     kind, key, value = draw(st.sampled_from(draw(st.sampled_from(_RAW_FAULTS))))
     if not key:
         return value
@@ -218,10 +226,19 @@ def _placed(draw: st.DrawFn, node: Any, valid: st.SearchStrategy[Any]) -> Any:
                 node["required"] = [name]
             if draw(st.booleans()):
                 node["additionalProperties"] = draw(st.booleans())
+            if draw(st.integers(0, 2)) == 0:  # a fault of the object's own tail, after its
+                # properties' in the walk
+                tail, broken = draw(
+                    st.sampled_from(
+                        [("required", ["zz"]), ("required", "b"), ("additionalProperties", 1)]
+                    )
+                )
+                node[tail] = broken
         elif where == 1:
             node = {"type": "array", "items": node}
         else:
-            other = draw(valid)
+            # The other branch broken too, now and then: the branches' violations in order.
+            other = draw(_raw_fault_node()) if draw(st.integers(0, 2)) == 0 else draw(valid)
             node = {"oneOf": [node, other] if draw(st.booleans()) else [other, node]}
     return node
 
@@ -523,6 +540,43 @@ def _several_violations_request(draw: st.DrawFn) -> dict[str, Any]:
     return {"op": "validateArgs", "spec": spec, "args": args}
 
 
+# ---------------------------------------------------------------------------------------------
+# Numbers JSON text cannot hold, under number and integer
+# ---------------------------------------------------------------------------------------------
+
+_NOT_FINITE: Final = ({"$nan": True}, {"$inf": 1}, {"$inf": -1}, {"$negzero": True})
+
+
+@st.composite
+def _non_finite_request(draw: st.DrawFn) -> dict[str, Any]:
+    """NaN, an infinity or ``-0`` right under ``number`` or ``integer`` (their own messages),
+    as a value, an item, a property or a branch's value, or as an ``enum``/``const`` member of
+    an asserted schema."""
+    bad = draw(st.sampled_from(_NOT_FINITE))
+    kind = draw(st.sampled_from(["number", "number", "integer"]))
+    node: dict[str, Any] = {"type": kind}
+    if draw(st.integers(0, 3)) == 0:
+        member = draw(st.sampled_from(["enum", "const"]))
+        node[member] = [1, bad] if member == "enum" else bad
+        if draw(st.booleans()):
+            return {"op": "compileValue", "spec": node}
+        return {"op": "assert", "schema": node}
+    value: Any = bad
+    shape = draw(st.integers(0, 3))
+    if shape == 1:
+        node, value = {"type": "array", "items": node}, [1, bad]
+    elif shape == 2:
+        node, value = {"type": "object", "properties": {"n": node}}, {"n": bad}
+    elif shape == 3:
+        node = {"oneOf": [node, {"type": "string"}]}
+    return {
+        "op": "validate",
+        "schema": node,
+        "value": value,
+        "path": draw(st.sampled_from(["value", "", "args"])),
+    }
+
+
 def fault_validation_requests() -> st.SearchStrategy[dict[str, Any]]:
     """Validation requests of the flavours above: one fault in a schema or a spec, one-branch
     unions, arguments with several violations."""
@@ -532,6 +586,7 @@ def fault_validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         _dsl_fault_request(),
         _one_branch_request(),
         _several_violations_request(),
+        _non_finite_request(),
     )
 
 
