@@ -356,6 +356,10 @@ def _dsl_faults() -> list[_Fault]:
     for kind in (*_DSL_SCALARS, "json", "array", "object"):
         for value in ("text", None, 1, ["string"], "any", "absent", "Object"):
             faults.append((kind, "type", value))
+    for kind in _DSL_BASES:
+        # ``required: true`` is a parameter's only: at the root, an item or a branch the DSL
+        # rejects it; below a property map (where ``_dsl_placed`` may put the node) it is valid.
+        faults.append((kind, "required", True))
     return faults
 
 
