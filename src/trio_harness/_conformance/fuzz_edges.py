@@ -15,7 +15,8 @@ combinations on purpose, each from a small table of upstream's own edges:
 * raw argument text at the edges of ``parseArguments`` (empty, whitespace only, ``null``, ``-0``,
   ``__proto__`` keys, look-alike spaces, trailing text);
 * a step of 9 to 12 parallel calls under the default window of 10 (or a cap near it);
-* calls with several hooks at once, bodies that conclude the turn, no approval service.
+* calls with several hooks at once (an execute wrapper that runs on after its body among
+  them), bodies that conclude the turn, no approval service.
 
 Every number drawn is one JavaScript holds exactly (small integers and short decimals).
 """
@@ -290,6 +291,10 @@ def _hooked_call(draw: st.DrawFn, index: int) -> dict[str, Any]:
         call["pre"] = pre
     if draw(st.integers(0, 2)) == 0:
         call["guard"] = "guarded"
+    if draw(st.integers(0, 2)) == 0:  # still running when the abort comes, the body done
+        call["wrapper"] = {"beforeMs": draw(st.integers(0, 5)), "afterMs": draw(st.integers(1, 20))}
+        if draw(st.integers(0, 2)) == 0:  # a success of its own: the body is never invoked
+            call["wrapper"] = {"beforeMs": call["wrapper"]["beforeMs"], "returns": "w"}
     if draw(st.booleans()):
         call["post"] = {**draw(_POST), "ms": draw(st.integers(0, 15))}
     return call
@@ -297,8 +302,8 @@ def _hooked_call(draw: st.DrawFn, index: int) -> dict[str, Any]:
 
 @st.composite
 def hooked_scenarios(draw: st.DrawFn) -> dict[str, Any]:
-    """Two to five calls, each with several hooks at once (a pre-execute decision, a guard, a
-    post-execute decision, in any combination), bodies that conclude the turn, parallel and
+    """Two to five calls, each with several hooks at once (a pre-execute decision, a guard, an
+    execute wrapper, a post-execute decision, in any combination), bodies that conclude the turn, parallel and
     exclusive tools (so several groups), sometimes no approval service, sometimes an abort:
     the precedence of the stages and the conclusion of a step show."""
     count = draw(st.integers(2, 5))
@@ -308,6 +313,6 @@ def hooked_scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.integers(0, 3)) == 0:
         scenario["approval"] = False
-    if draw(st.integers(0, 3)) == 0:
-        scenario["abortAtMs"] = draw(st.integers(1, 60))
+    if draw(st.integers(0, 2)) == 0:  # mostly while hooks run
+        scenario["abortAtMs"] = draw(st.integers(1, 30))
     return scenario

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-from .._json import js_number
+from .._json import js_number, loads_any_depth
 from .._testing import (
     argument_texts,
     json_scalars,
@@ -38,6 +38,7 @@ from .._testing import (
 )
 from .._testing import invalid_values as broken_values
 from .fuzz_edges import edge_validation_requests, hooked_scenarios, wide_window_scenarios
+from .fuzz_faults import fault_validation_requests, multi_violation_scenarios, output_scenarios
 
 __all__ = [
     "EDGE_NUMBERS",
@@ -195,8 +196,32 @@ def _parse_request(draw: st.DrawFn) -> dict[str, Any]:
     spec = exact_doubles(draw(parameter_maps()))  # its enum members reach the text
     texts = st.builds(lambda drawn: drawn.text, argument_texts(spec, big_numbers=False))
     odd = odd_argument_texts(texts)
-    raw = draw(st.one_of(texts, odd, odd))
+    raw = draw(st.one_of(texts, odd, odd).filter(_read_alike))
     return {"op": "parseArguments", "raw": raw}
+
+
+def _inexact(value: Any) -> bool:
+    stack = [value]  # iterative: argument text may nest past the interpreter's recursion limit
+    while stack:
+        item = stack.pop()
+        if type(item) is int:
+            held = exact_doubles(item)
+            if type(held) is not int or held != item:
+                return True
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) is dict:
+            stack.extend(item.values())
+    return False
+
+
+def _read_alike(raw: str) -> bool:
+    """Whether JavaScript reads the integers of ``raw`` (when it is JSON) as the reference
+    does: a text is sent as drawn, so :func:`exact_doubles` cannot mend it."""
+    try:
+        return not _inexact(loads_any_depth(raw))
+    except ValueError:
+        return True
 
 
 @st.composite
@@ -264,6 +289,10 @@ def validation_requests() -> st.SearchStrategy[dict[str, Any]]:
         _compile_request(),
         edge_validation_requests(),
         edge_validation_requests(),
+        fault_validation_requests(),
+        fault_validation_requests(),
+        fault_validation_requests(),
+        fault_validation_requests(),
     ).map(exact_doubles)
 
 
@@ -351,10 +380,13 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
     :func:`~.strategies.scheduling_scenarios`.
 
-    One scenario in seven draws its argument texts and parameter maps from the edges above, one
-    in seven has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
-    seven is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in seven has calls
-    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`); the
+    One scenario in nine draws its argument texts and parameter maps from the edges above, one
+    in nine has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
+    nine is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in nine has calls
+    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`), one in nine has calls
+    whose arguments break several rules at once
+    (:func:`~.fuzz_faults.multi_violation_scenarios`), one in nine tools with an output spec
+    their values satisfy or fail (:func:`~.fuzz_faults.output_scenarios`); the
     others are the plain scenarios, where windows fill and failures meet in-flight bodies (and
     shrinking goes towards them).
     """
@@ -365,7 +397,15 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
         in_flight = plain
     return (
         st.one_of(
-            plain, plain, plain, edges, in_flight, wide_window_scenarios(), hooked_scenarios()
+            plain,
+            plain,
+            plain,
+            edges,
+            in_flight,
+            wide_window_scenarios(),
+            hooked_scenarios(),
+            multi_violation_scenarios(),
+            output_scenarios(),
         )
         .flatmap(_with_odd_cap)
         .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})

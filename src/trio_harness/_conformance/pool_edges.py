@@ -19,6 +19,11 @@
   ``value is not lossless JSON``.
 * Behaviours pinned by fewer than three scenarios before: an approval cancelled on an aborted
   step, the empty step, the default window of 10, argument text of JSON whitespace only.
+* ``edge/own-proto-key-*``: a value (the body's, a wrapper's own, a post-execute replacement)
+  with an own ``__proto__`` key, at the root and deeper: the rendered result keeps it.
+* ``edge/abort-after-*``: the step is aborted after a body failed (a thrown error, a
+  ``HarnessError``, an unknown tool) while its execute wrapper still runs: the failure is kept;
+  only a success becomes the cancellation result.
 
 Every answer is the reference's; upstream run as a port of the kit gives the same.
 """
@@ -344,6 +349,92 @@ def _thin_behaviour_edges() -> Iterator[tuple[str, dict[str, Any]]]:
     )
 
 
+def _own_proto_edges() -> Iterator[tuple[str, dict[str, Any]]]:
+    # A value with an own "__proto__" key (JSON.parse makes one): the snapshot keeps it an own
+    # data key, at every depth and whoever authored the value.
+    value = {"__proto__": 1, "k": 2}
+    nested = {"a": {"__proto__": {"x": 1}, "b": [{"__proto__": None}]}}
+    yield (
+        "own-proto-key-body",
+        {"tools": [_READ], "calls": [{"id": "c0", "name": "read", "body": {"returns": value}}]},
+    )
+    yield (
+        "own-proto-key-nested",
+        {
+            "tools": [_READ],
+            "calls": [
+                {"id": "c0", "name": "read", "body": {"ms": 5, "returns": nested}},
+                {"id": "c1", "name": "read", "body": {"ms": 2, "returns": {"__proto__": []}}},
+            ],
+        },
+    )
+    yield (
+        "own-proto-key-post-and-wrapper",
+        {
+            "tools": [_READ, _WRITE],
+            "calls": [
+                {
+                    "id": "c0",
+                    "name": "read",
+                    "body": {"ms": 3},
+                    "post": {"decision": "accept", "value": value},
+                },
+                {"id": "c1", "name": "write", "wrapper": {"beforeMs": 1, "returns": nested}},
+            ],
+        },
+    )
+
+
+def _abort_after_failure_edges() -> Iterator[tuple[str, dict[str, Any]]]:
+    # The step is aborted after a body failed but while its execute wrapper still runs: the
+    # failure is kept (only a success becomes the cancellation result).
+    wrapper = {"beforeMs": 0, "afterMs": 10}
+    yield (
+        "abort-after-failed-body-in-wrapper",
+        {
+            "tools": [_READ],
+            "abortAtMs": 5,
+            "calls": [{"id": "c0", "name": "read", "body": {"throws": "boom"}, "wrapper": wrapper}],
+        },
+    )
+    error = {"ms": 1, "harnessError": {"code": "E_TOOL", "message": "bad"}}
+    yield (
+        "abort-after-harness-error-in-wrapper",
+        {
+            "tools": [_READ],
+            "abortAtMs": 3,
+            "calls": [
+                {"id": "c0", "name": "read", "body": error, "wrapper": {**wrapper, "afterMs": 8}},
+                {"id": "c1", "name": "read", "body": {"ms": 2}},
+            ],
+        },
+    )
+    yield (
+        "abort-after-failed-body-late-wrapper",
+        {
+            "tools": [_READ],
+            "abortAtMs": 7,
+            "calls": [
+                {
+                    "id": "c0",
+                    "name": "read",
+                    "body": {"ms": 4, "throws": "boom"},
+                    "wrapper": {"beforeMs": 1, "afterMs": 6},
+                    "post": {"ms": 2, "decision": "accept", "contexts": ["note"]},
+                }
+            ],
+        },
+    )
+    yield (
+        "abort-after-unknown-tool-in-wrapper",
+        {
+            "tools": [_READ],
+            "abortAtMs": 4,
+            "calls": [{"id": "c0", "name": "missing", "wrapper": {"beforeMs": 2, "afterMs": 9}}],
+        },
+    )
+
+
 def pool_edges() -> Iterator[tuple[str, dict[str, Any]]]:
     """These edge cases as ``(name, scenario)``, in file order (ids ``edge/<name>``)."""
     return itertools.chain(
@@ -351,4 +442,6 @@ def pool_edges() -> Iterator[tuple[str, dict[str, Any]]]:
         _failure_while_preparing_edges(),
         _runtime_branch_edges(),
         _thin_behaviour_edges(),
+        _own_proto_edges(),
+        _abort_after_failure_edges(),
     )

@@ -21,6 +21,9 @@ someone who had not seen the kit, ``bench/kit_mutants.py``):
 * ``null-members`` — ``validate`` (which does not check its schema) reads ``properties: null`` as
   no properties and ``required: null`` as none (upstream's ``?? {}`` / ``?? []`` branches, found
   unreached by the V8 coverage of the upstream port run, ``bench/kit_coverage.py``);
+* ``dsl-openness`` — the DSL rejects an object whose ``additionalProperties`` is present but
+  not a boolean with its own message (``must be explicitly true or false``), not the
+  raw-schema check's ``must be a boolean``;
 * ``compiled-order`` — the key order of compiled schemas: ``type``, then ``description``,
   ``title``, ``default``, ``examples``, then ``additionalProperties``, ``properties``,
   ``required`` (objects), ``items`` (arrays), ``enum``, ``const`` (scalars).
@@ -195,6 +198,14 @@ _NULL_MEMBERS: Final = (
 )
 
 #: ``(group, requests)``, in file order.
+_DSL_OPENNESS: Final = (
+    _value({"type": "object", "additionalProperties": "no"}),
+    _value({"type": "array", "items": {"type": "object", "additionalProperties": None}}),
+    _params({"o": {"type": "object", "additionalProperties": 1, "properties": {}}}),
+    _params({"o": {"type": "object", "additionalProperties": "false", "required": True}}),
+    _value({"oneOf": [{"type": "string"}, {"type": "object", "additionalProperties": {}}]}),
+)
+
 PIN_GROUPS: Final[tuple[tuple[str, tuple[dict[str, Any], ...]], ...]] = (
     ("untyped", _UNTYPED),
     ("keyword-order", _KEYWORD_ORDER),
@@ -205,4 +216,5 @@ PIN_GROUPS: Final[tuple[tuple[str, tuple[dict[str, Any], ...]], ...]] = (
     ("const-enum", _CONST_ENUM),
     ("compiled-order", _COMPILED_ORDER),
     ("null-members", _NULL_MEMBERS),
+    ("dsl-openness", _DSL_OPENNESS),
 )
