@@ -17,7 +17,7 @@ import trio_harness as th
 from tests.log.test_encoding import VALUES
 from tests.support.demo_steps import Ticker, two_steps
 from trio_harness._json import NOT_JSON, set_json_node_limit, snapshot_json_value
-from trio_harness._log.journal import _FAST
+from trio_harness._log.journal import _FAST, encode_line
 from trio_harness._log.session import json_verdict
 from trio_harness.lowlevel import js_json
 
@@ -149,8 +149,16 @@ def test_json_verdict_refuses_what_the_snapshot_refuses_and_knows_plain_numbers(
     verdict = json_verdict(value)
     assert (verdict is NOT_JSON) == (snapshot_json_value(value) is NOT_JSON)
     if verdict is True:
-        # Plain: the C encoder writes what JavaScript's JSON.stringify writes.
-        assert _FAST(value) == js_json(value)
+        # Plain numbers: the C encoder writes what JavaScript's JSON.stringify writes, except
+        # for a lone surrogate, which it keeps raw and JSON.stringify escapes; its text then
+        # fails to encode as UTF-8, which sends ``encode_line`` to ``js_json``.
+        fast = _FAST(value)
+        try:
+            fast.encode("utf-8")
+        except UnicodeEncodeError:
+            assert encode_line({"v": value}) == js_json({"v": value}).encode("utf-8") + b"\n"
+        else:
+            assert fast == js_json(value)
 
 
 def test_json_verdict_names_what_is_not_plain() -> None:
@@ -172,3 +180,10 @@ def test_the_syncer_thread_starts_when_the_log_opens_unless_it_never_syncs(
         assert syncers() == before + started
         log.append("note", 1)
     assert syncers() == before
+
+
+def test_a_lone_surrogate_is_written_as_javascript_escapes_it() -> None:
+    # Plain numbers, but a string the C encoder keeps raw: the line is JSON.stringify's.
+    value = {"note": "a\ud800b", "n": 1}
+    assert json_verdict(value) is True
+    assert encode_line(value) == b'{"note":"a\\ud800b","n":1}\n'
