@@ -27,6 +27,7 @@ from .._runtime import (
     ToolExecution,
     ToolExecutionInput,
     abort_type_error,
+    parsed_input,
     refuse_awaitable,
 )
 from .._values import (
@@ -278,13 +279,13 @@ async def execute_tool_calls(
             plain = _plain_call(len(blocks), block)
             blocks.append(plain)
             call_seqs.append(-1)
-            return _input(plain, abort, agent)
+            return _input(plain, abort, agent, tracer)
 
         driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
     else:
         blocks = _plain_blocks(tool_calls)
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        inputs = [_input(block, abort, agent) for block in blocks]
+        inputs = [_input(block, abort, agent, tracer) for block in blocks]
         driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
     aborted = await driver.run()
     return StepOutcome(
@@ -304,9 +305,13 @@ def _step_results(
 
 
 def _input(
-    block: ToolCallBlock, abort: trio.Event | None, agent: object | None
+    block: ToolCallBlock, abort: trio.Event | None, agent: object | None, tracer: object
 ) -> ToolExecutionInput:
-    # The one parse of the call's argument text; the runtime snapshots the value it is given.
+    # The one parse of the call's argument text. The value is the pool's own (``parsed_input``:
+    # the runtime need not protect it) unless a tracer holds the inputs: then the runtime keeps
+    # every phase's hands off the tracer's view, as it does for any caller's value.
+    if tracer is None:
+        return parsed_input(block.id, block.name, block.arguments, abort, agent=agent)
     return ToolExecutionInput(
         block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
     )
@@ -405,10 +410,20 @@ async def execute_sub_calls(
         raise SubCallDepthError(MAX_SUB_CALL_DEPTH)
     abort = ctx.abort
     inputs = [
-        ToolExecutionInput(
+        parsed_input(
             call.id,
             call.name,
-            parse_arguments(call.arguments) if isinstance(call, ToolCallBlock) else call.arguments,
+            call.arguments,
+            abort,
+            parent=parent,
+            agent=parent.agent,
+            root_call_id=parent.root_call_id,
+        )
+        if isinstance(call, ToolCallBlock)
+        else ToolExecutionInput(
+            call.id,
+            call.name,
+            call.arguments,
             abort,
             parent=parent,
             agent=parent.agent,

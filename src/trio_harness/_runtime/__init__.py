@@ -38,6 +38,7 @@ from .execution import (
     ToolExecution,
     ToolExecutionInput,
     context_message,
+    parsed_input,
 )
 from .hooks import (
     Accept,
@@ -97,6 +98,7 @@ __all__ = [
     "define_tool",
     "group_leaves",
     "json_schema_validator",
+    "parsed_input",
     "raise_sole",
     "refuse_awaitable",
     "stale_cancellation",

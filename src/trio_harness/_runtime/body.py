@@ -98,7 +98,13 @@ def _begin(entry: RegisteredTool, exec: ToolExecution) -> Any:
         return entry.definition.execute(exec._arguments, exec)
     check, execute, owner = plan
     args = exec._arguments
-    violations = check(args, ARGS_ROOT)
+    checked = exec._checked
+    if checked is not None and checked[0] is check and not exec._arguments_shared:
+        # The classification checked exactly this value with this check, and no phase was
+        # handed it since: the verdict stands (a check's verdict depends on the value alone).
+        violations = checked[1]
+    else:
+        violations = check(args, ARGS_ROOT)
     if violations:
         raise ToolArgsError(violations)
     pending = execute(args, exec)

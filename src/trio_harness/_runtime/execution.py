@@ -13,14 +13,17 @@ replaced, by an execute wrapper, and only until the execution is finished.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 import attrs
 import trio
 
+from .._json import parse_arguments
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
+    "PARSED",
+    "Classified",
     "DispatchOutcome",
     "Preparation",
     "Runtime",
@@ -29,6 +32,7 @@ __all__ = [
     "ToolExecutionInput",
     "context_message",
     "normalize_context",
+    "parsed_input",
 ]
 
 
@@ -130,6 +134,12 @@ class ToolExecution:
     _body_result: ToolExecutionResult | None = None
     # A result the pipeline built itself from fresh snapshots: ``finish`` need not copy it again.
     _fresh_result: ToolExecutionResult | None = None
+    # What the call's classification already checked: ``(check, violations)`` of the arguments
+    # this execution holds, or ``None``. The body takes that verdict instead of checking again
+    # while no phase was handed the arguments (``_arguments_shared``): see ``body._begin``.
+    _checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
+    # Set when the arguments were handed out (``exec.arguments``): a phase may have changed them.
+    _arguments_shared: bool = False
 
     @property
     def token(self) -> object:
@@ -149,6 +159,8 @@ class ToolExecution:
     @property
     def arguments(self) -> Any:
         """The detached lossless-JSON arguments (``UNSET`` when they were not lossless)."""
+        # Whoever reads them may change them: the body checks them again.
+        self._arguments_shared = True
         return self._arguments
 
     @property
@@ -254,6 +266,60 @@ class ToolExecutionInput:
     parent: ToolExecution | None = attrs.field(default=None, kw_only=True)
     agent: object | None = attrs.field(default=None, kw_only=True)
     root_call_id: str | None = attrs.field(default=None, kw_only=True)
+    # The runtime's note between classifying this call and preparing it (see
+    # :func:`parsed_input`); not a field of the value (no init, eq, hash or repr).
+    _memo: object = attrs.field(default=None, init=False, eq=False, repr=False)
+
+
+class Classified(NamedTuple):
+    """``ToolExecutionInput._memo`` once the runtime classified a :func:`parsed_input`.
+
+    Attributes:
+        parsed: The arguments the classification read (``input.arguments``).
+        run_with: The value the call runs with: ``parsed`` itself when no classifier saw it,
+            else a copy taken before the classifier ran.
+        checked: ``(check, violations)``: the check's verdict on ``run_with``, or ``None``.
+    """
+
+    parsed: object
+    run_with: object
+    checked: tuple[Callable[[object, str], list[str]], list[str]] | None
+
+
+#: ``ToolExecutionInput._memo`` of an input whose arguments the pool parsed from the model's
+#: text itself: nobody else holds them, so the runtime need not copy them to protect them.
+PARSED: Final = object()
+
+
+def parsed_input(
+    call_id: str,
+    name: str,
+    text: str,
+    abort: trio.Event | None,
+    *,
+    parent: ToolExecution | None = None,
+    agent: object | None = None,
+    root_call_id: str | None = None,
+) -> ToolExecutionInput:
+    """The input of a call whose argument text the pool parses here, once (``parse_arguments``).
+
+    The value is the pool's own: the runtime copies it at most once on its way to the body (only
+    to keep a classifier's hands off what the call runs with) and checks it once (the body takes
+    the classification's verdict while nothing else saw the value). See
+    ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
+    """
+    input = ToolExecutionInput(
+        call_id,
+        name,
+        parse_arguments(text),
+        abort,
+        parent=parent,
+        agent=agent,
+        root_call_id=root_call_id,
+    )
+    # A frozen value's private note, set as attrs itself sets fields of frozen classes.
+    object.__setattr__(input, "_memo", PARSED)
+    return input
 
 
 @attrs.frozen

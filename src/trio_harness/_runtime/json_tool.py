@@ -320,7 +320,8 @@ def define_json_tool(
         execute=validated_execute(check, execute, f"define_json_tool({name})"),
         is_concurrency_safe=None
         if is_concurrency_safe is None
-        else soft_classifier(check, is_concurrency_safe),
+        # Every engine's check is pure: compiled or interpreted, with no callback of the author.
+        else soft_classifier(check, is_concurrency_safe, pure=True),
         timeout_ms=timeout_ms,
     )
     return definition, report

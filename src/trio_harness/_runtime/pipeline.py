@@ -40,6 +40,8 @@ from .._values import (
 from .abort import abort_type_error, cancel_on_abort
 from .body import dispatch_body, stale_cancellation
 from .execution import (
+    PARSED,
+    Classified,
     DispatchOutcome,
     Preparation,
     Runtime,
@@ -150,16 +152,30 @@ class ToolScheduler:
             if failure is not None:
                 abort = None
         arguments: Any = UNSET
+        checked = None
         try:
             raw = input.arguments
         except Exception as error:
             failure = failure or error
         else:
-            # The one copy of the arguments: every phase, and the body, see this snapshot.
-            arguments = snapshot_json_value(raw)
-            if arguments is NOT_JSON:
-                arguments = UNSET
-                failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
+            memo = getattr(input, "_memo", None)  # any object with the fields is an input
+            if memo is PARSED:
+                # Parsed by the pool and seen by nobody: already the call's own lossless value.
+                arguments = raw
+            elif type(memo) is Classified and memo.parsed is raw:
+                # Classified: the value the classification kept from the classifier, and the
+                # check's verdict on it.
+                arguments = memo.run_with
+                checked = memo.checked
+            else:
+                # The one copy of the arguments: every phase, and the body, see this snapshot.
+                arguments = snapshot_json_value(raw)
+                if arguments is NOT_JSON:
+                    arguments = UNSET
+                    failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
+            if memo is not None:
+                # Used once: another execution of the same input gets a copy of its own.
+                object.__setattr__(input, "_memo", None)
         exec = ToolExecution(
             object(),
             call_id,
@@ -173,6 +189,7 @@ class ToolScheduler:
             abort,
             finalize_content,
         )
+        exec._checked = checked
         return exec, failure
 
     async def _pre_execute(self, exec: ToolExecution) -> PreToolDecision:

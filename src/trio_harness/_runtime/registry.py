@@ -23,6 +23,7 @@ from .define import (
     classifier_plan,
     execute_plan,
 )
+from .execution import PARSED, Classified, ToolExecutionInput
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -150,27 +151,44 @@ class Registry:
             )
         return out
 
-    def execution_mode(self, name: str, arguments: object) -> ExecutionMode:
+    def execution_mode(self, input: ToolExecutionInput) -> ExecutionMode:
         """Fail-closed classification: parallel only when the classifier returns exactly ``True``.
 
         The classifier gets the arguments as parsed (upstream: the raw, unsnapshotted
-        arguments), but a detached copy of them when they are lossless JSON: one that mutates
-        what it is given must not change what the call then validates and runs with. The
-        constant classifier (:func:`~.define.always_parallel`, ``th.tool(parallel=True)``) reads
-        nothing and gets no copy. A classifier that raises is a "no", never a crash of the step.
+        arguments), but never the value the call then validates and runs with: one that mutates
+        what it is given must not change the call.
+
+        * Arguments the caller holds (any input the pool did not parse itself): the classifier
+          gets a detached copy when they are lossless JSON (the caller's object is never
+          touched), and the call snapshots them again when it is prepared.
+        * Arguments the pool parsed (:func:`~.execution.parsed_input`): nobody else holds them,
+          so the classifier gets them as they are, and the call runs with a copy taken *before*
+          the classifier ran, or with the parsed value itself when no classifier saw it. That
+          value, and the check's verdict on it, are noted on the input for ``prepare`` (the
+          body then takes the verdict instead of checking again; see ``body._begin``).
+
+        The constant classifier (:func:`~.define.always_parallel`, ``th.tool(parallel=True)``)
+        reads nothing and gets no copy. A classifier that raises is a "no", never a crash.
         """
-        entry = self._tools.get(name)
+        arguments = input.arguments
+        entry = self._tools.get(input.name)
         if entry is None:
             return EXCLUSIVE
         classifier = entry.definition.is_concurrency_safe
         if classifier is None:
             return EXCLUSIVE
         plan = entry.classify
+        owned = getattr(input, "_memo", None) is PARSED  # any object with the fields
         try:
             if plan is not None and plan[1] is always_parallel:
-                # The constant classifier reads nothing: no copy to protect the call from, and
-                # the verdict is the check's (a check never changes what it reads).
-                return EXCLUSIVE if plan[0](arguments, ARGS_ROOT) else PARALLEL
+                # The constant classifier reads nothing: the verdict is the check's (a check
+                # never changes what it reads), and the value stays unseen.
+                violations = plan[0](arguments, ARGS_ROOT)
+                if owned and plan[2]:
+                    _note(input, arguments, arguments, plan[0], violations)
+                return EXCLUSIVE if violations else PARALLEL
+            if owned:
+                return self._classify_parsed(input, arguments, classifier, plan)
             copy = snapshot_json_value(arguments)
             given = arguments if copy is NOT_JSON else copy
             if plan is None:
@@ -182,3 +200,43 @@ class Registry:
         except Exception:
             return EXCLUSIVE
         return PARALLEL if verdict is True else EXCLUSIVE
+
+    @staticmethod
+    def _classify_parsed(
+        input: ToolExecutionInput,
+        arguments: object,
+        classifier: Callable[[Any], object],
+        plan: ClassifierPlan | None,
+    ) -> ExecutionMode:
+        # The pool's own parsed value (lossless JSON by construction); raises go to the caller.
+        if plan is None:
+            run_with = snapshot_json_value(arguments)
+            _note(input, arguments, run_with, None, None)
+            verdict = classifier(arguments)
+        else:
+            check, classify, pure = plan
+            violations = check(arguments, ARGS_ROOT)
+            if violations:
+                # Invalid arguments are a "no": no classifier sees them, no copy is needed.
+                _note(input, arguments, arguments, check if pure else None, violations)
+                return EXCLUSIVE
+            run_with = snapshot_json_value(arguments)
+            _note(input, arguments, run_with, check if pure else None, violations)
+            verdict = classify(arguments)
+        return PARALLEL if verdict is True else EXCLUSIVE
+
+
+def _note(
+    input: ToolExecutionInput,
+    parsed: object,
+    run_with: object,
+    check: Callable[[object, str], list[str]] | None,
+    violations: list[str] | None,
+) -> None:
+    """Note on ``input``, for ``prepare``, the value its call runs with and the check's verdict
+    on it (``check`` ``None``: not checked, or by a check whose verdict may not be reused)."""
+    object.__setattr__(
+        input,
+        "_memo",
+        Classified(parsed, run_with, None if check is None else (check, violations or [])),
+    )

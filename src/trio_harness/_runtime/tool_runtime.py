@@ -114,7 +114,7 @@ class ToolRuntime:
         """Classify a call: ``PARALLEL`` only when the tool's ``is_concurrency_safe`` returns
         exactly ``True`` for the call's (parsed, unsnapshotted) arguments; ``EXCLUSIVE`` for an
         unknown tool, a tool without a classifier, any other answer, or a raising classifier."""
-        return self._registry.execution_mode(input.name, input.arguments)
+        return self._registry.execution_mode(input)
 
     # -- hooks ------------------------------------------------------------------------------
 

@@ -1,0 +1,281 @@
+"""Each call's arguments are parsed once, copied at most once and checked once (issue 30).
+
+On the way from the model's text to the committed result, a call of a step is counted:
+
+* **parsed**: ``parse_arguments`` of its text;
+* **copied**: ``snapshot_json_value`` of its argument value (the runtime's copies; the
+  output's own copies are not the arguments');
+* **checked**: the tool's argument check (the same compiled function is the soft classifier's
+  and the body's).
+
+The counts are taken for every classifier shape (none, the constant one of ``parallel=True``, an
+author's classifier, ``th.tool``'s typed tools) and through ``run_turn``. Where a phase was
+handed the arguments (a pre-execute hook or an execute wrapper reading ``exec.arguments``) or
+the tool changed between the classification and the body, the body checks again: those pins
+are here too, with what they must answer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import attrs
+import pytest
+
+import trio_harness as th
+from trio_harness import Allow, Session, ToolCallBlock, ToolOutput, ToolRuntime, define_tool
+from trio_harness._pool import steps
+from trio_harness._runtime import always_parallel, execution, pipeline, registry
+
+ARGS = '{"x": 1, "items": [{"a": "b"}, {"a": "c"}]}'
+PARAMETERS: dict[str, Any] = {
+    "x": {"type": "integer"},
+    "items": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+@attrs.define
+class Counts:
+    parsed: int = 0
+    copied: int = 0
+    checked: int = 0
+    # Argument values the pool parsed: a copy is counted when its source is one of them.
+    values: list[object] = attrs.field(factory=list)
+
+    def per_call(self, calls: int) -> tuple[float, float, float]:
+        return (self.parsed / calls, self.copied / calls, self.checked / calls)
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
+    seen = Counts()
+    parse = execution.parse_arguments
+
+    def counting_parse(text: str) -> Any:
+        seen.parsed += 1
+        value = parse(text)
+        seen.values.append(value)
+        return value
+
+    for module in (execution, steps):  # the pool's two ways to make an input from the text
+        monkeypatch.setattr(module, "parse_arguments", counting_parse)
+    for module in (registry, pipeline):
+        snapshot = module.snapshot_json_value
+
+        def counting_snapshot(value: object, _snapshot: Any = snapshot) -> Any:
+            if any(value is parsed for parsed in seen.values):
+                seen.copied += 1
+            return _snapshot(value)
+
+        monkeypatch.setattr(module, "snapshot_json_value", counting_snapshot)
+    return seen
+
+
+def _counting(runtime: ToolRuntime, name: str, counts: Counts) -> None:
+    """Make the registered tool ``name`` count its argument check (one function in both plans)."""
+    tools = runtime._registry._tools
+    entry = tools[name]
+    assert entry.plan is not None
+    check = entry.plan[0]
+    assert entry.classify is None or entry.classify[0] is check
+
+    def counting_check(value: object, path: str) -> list[str]:
+        counts.checked += 1
+        return check(value, path)
+
+    plan = (counting_check, *entry.plan[1:])
+    classify = None if entry.classify is None else (counting_check, *entry.classify[1:])
+    tools[name] = attrs.evolve(entry, plan=plan, classify=classify)
+
+
+async def _body(args: Any, ctx: Any) -> str:
+    return "ok"
+
+
+def _tool(classifier: Any) -> th.ToolDefinition:
+    return define_tool(
+        name="t",
+        description="counts",
+        parameters=PARAMETERS,
+        output=ToolOutput(
+            schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+        ),
+        execute=_body,
+        is_concurrency_safe=classifier,
+    )
+
+
+def _author(args: Any) -> bool:
+    return bool(args["x"] > 0)
+
+
+CLASSIFIERS: dict[str, Any] = {"none": None, "constant": always_parallel, "author": _author}
+
+
+@pytest.mark.parametrize("classifier", ["none", "constant", "author"])
+async def test_a_step_parses_copies_and_checks_each_call_at_most_once(
+    counts: Counts, classifier: str
+) -> None:
+    runtime = ToolRuntime()
+    runtime.register(_tool(CLASSIFIERS[classifier]))
+    _counting(runtime, "t", counts)
+    calls = [ToolCallBlock(f"c{i}", "t", ARGS) for i in range(4)]
+    outcome = await th.execute_tool_calls(runtime, Session(), calls)
+    assert [step.result.is_error for step in outcome.results] == [False] * 4
+    parsed, copied, checked = counts.per_call(4)
+    assert parsed == 1
+    assert checked == 1
+    # An author's classifier is handed the parsed value, so the call runs with a copy taken
+    # before it ran; with no classifier reading the value, the call runs with it as parsed.
+    assert copied == (1 if classifier == "author" else 0)
+
+
+async def test_invalid_arguments_are_checked_once_and_never_copied(counts: Counts) -> None:
+    runtime = ToolRuntime()
+    runtime.register(_tool(CLASSIFIERS["author"]))
+    _counting(runtime, "t", counts)
+    outcome = await th.execute_tool_calls(
+        runtime, Session(), [ToolCallBlock("c", "t", '{"x": "one"}')]
+    )
+    assert outcome.results[0].result.content[0]["text"] == (
+        'Error: invalid arguments: "x" must be an integer'
+    )
+    assert counts.per_call(1) == (1, 0, 1)
+
+
+async def test_a_typed_tool_in_a_turn_is_parsed_copied_and_checked_at_most_once(
+    counts: Counts,
+) -> None:
+    @th.tool(parallel=lambda args: True)
+    async def order(x: int, items: list[dict[str, str]]) -> str:
+        """Order."""
+        return f"{x} {len(items)}"
+
+    runtime = ToolRuntime()
+    runtime.register(order)
+    _counting(runtime, "order", counts)
+
+    class Model:
+        def __init__(self) -> None:
+            self.replies = [
+                th.ModelStep(
+                    tool_calls=tuple(ToolCallBlock(f"c{i}", "order", ARGS) for i in range(3))
+                ),
+                th.ModelStep(text="done"),
+            ]
+
+        async def step(self, tools: Any, /) -> th.ModelStep:
+            return self.replies.pop(0)
+
+        def add_tool_results(self, results: Any, /) -> None:
+            assert [r.result.content[0]["text"] for r in results] == ["1 2"] * 3
+
+    result = await th.run_turn(Model(), runtime, Session())
+    assert result.text == "done"
+    assert counts.per_call(3) == (1, 1, 1)
+
+
+async def test_a_hook_handed_the_arguments_has_them_checked_again(counts: Counts) -> None:
+    runtime = ToolRuntime()
+    runtime.register(_tool(CLASSIFIERS["author"]))
+    _counting(runtime, "t", counts)
+
+    async def breaks(exec: Any, next: Any) -> Any:
+        exec.arguments["x"] = "no longer an int"
+        return Allow()
+
+    runtime.add_pre_execute(breaks)
+    outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "t", ARGS)])
+    assert outcome.results[0].result.content[0]["text"] == (
+        'Error: invalid arguments: "x" must be an integer'
+    )
+    # The classification's check, then the body's: the hook may have changed what it was given.
+    assert counts.per_call(1) == (1, 1, 2)
+
+
+async def test_a_tool_replaced_after_classification_is_checked_by_the_new_one() -> None:
+    runtime = ToolRuntime()
+    dispose = runtime.register(_tool(CLASSIFIERS["author"]))
+
+    async def stricter(args: Any, ctx: Any) -> str:
+        return "never runs"
+
+    replaced: list[str] = []
+
+    def replace(exec: Any, result: Any) -> None:
+        # The first call's commit swaps the tool: the second call was classified by the old
+        # one (both run in one parallel group) but must be checked by the new one.
+        if not replaced:
+            replaced.append(exec.call_id)
+            dispose()
+            runtime.register(
+                define_tool(
+                    name="t",
+                    description="stricter",
+                    parameters={"x": {"type": "string"}},
+                    output=ToolOutput(
+                        schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+                    ),
+                    execute=stricter,
+                )
+            )
+
+    runtime.add_result_observer(replace)
+    calls = [ToolCallBlock("c0", "t", ARGS), ToolCallBlock("c1", "t", '{"x": 1}')]
+    outcome = await th.execute_tool_calls(runtime, Session(), calls, max_parallel_tool_calls=1)
+    texts = [step.result.content[0]["text"] for step in outcome.results]
+    assert texts == ["ok", 'Error: invalid arguments: "x" must be a string']
+
+
+async def test_a_tracer_holding_the_inputs_keeps_them_as_parsed(counts: Counts) -> None:
+    class Keeps:
+        def __init__(self) -> None:
+            self.inputs: list[Any] = []
+
+        def begin(self, inputs: Any, cap: int) -> None:
+            self.inputs = list(inputs)
+
+        def phase(self, phase: str, index: int, detail: object) -> None:
+            pass
+
+    async def mutates(args: Any, ctx: Any) -> str:
+        args["x"] = 99
+        return "ok"
+
+    runtime = ToolRuntime()
+    runtime.register(
+        define_tool(
+            name="m",
+            description="mutates",
+            parameters={"x": {"type": "integer"}},
+            output=ToolOutput(
+                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+            ),
+            execute=mutates,
+        )
+    )
+    tracer = Keeps()
+    await th.execute_tool_calls(
+        runtime, Session(), [ToolCallBlock("c", "m", '{"x":1}')], tracer=tracer
+    )
+    assert [input.arguments for input in tracer.inputs] == [{"x": 1}]
+    # The tracer's view is a caller's value: the runtime copies it once to protect it.
+    assert Counter(parsed=counts.parsed, copied=counts.copied) == Counter(parsed=1, copied=1)
+
+
+def test_the_parsed_mark_is_not_part_of_the_value() -> None:
+    marked = execution.parsed_input("c", "t", '{"x":1}', None)
+    plain = th.ToolExecutionInput("c", "t", {"x": 1})
+    assert marked == plain
+    assert repr(marked) == repr(plain)
+    assert hash(th.ToolExecutionInput("c", "t", 1)) == hash(
+        execution.parsed_input("c", "t", "1", None)
+    )
