@@ -76,7 +76,7 @@ from .typed_schema import (
     read_field_info,
     without_extensions,
 )
-from .typed_structure import make_converter, structure_hook, structure_violations
+from .typed_structure import kept_exact, make_converter, structure_hook, structure_violations
 
 __all__ = ["tool"]
 
@@ -254,7 +254,8 @@ def _build(
         schema["required"] = required
 
     # Each parameter's hook, looked up on the first call (a TypedDict may refer to types defined
-    # after the tool); None keeps the validated value as it is.
+    # after the tool), and the exact type of a value its hook would give back as it is; a hook
+    # of None keeps the validated value as it is.
     hooks: list[Any] = []
 
     async def execute(args: Any, ctx: Any) -> Any:
@@ -262,11 +263,14 @@ def _build(
         keywords: dict[str, Any] = {}
         problems: list[str] = []
         if len(hooks) != len(parameters):
-            hooks[:] = [structure_hook(converter, p.annotation) for p in parameters]
-        for parameter, hook in zip(parameters, hooks, strict=True):
+            hooks[:] = [
+                (structure_hook(converter, p.annotation), kept_exact(p.annotation))
+                for p in parameters
+            ]
+        for parameter, (hook, kept) in zip(parameters, hooks, strict=True):
             if parameter.name in args:
                 value = args[parameter.name]
-                if hook is not None:
+                if hook is not None and type(value) is not kept:
                     try:
                         value = hook(value, parameter.annotation)
                     except Exception as exc:

@@ -28,7 +28,7 @@ from .typed_schema import (
     strip_qualifiers,
 )
 
-__all__ = ["make_converter", "structure_hook", "structure_violations"]
+__all__ = ["kept_exact", "make_converter", "structure_hook", "structure_violations"]
 
 
 class _BadValue(ValueError):
@@ -88,6 +88,17 @@ def _literal_members(tp: Any) -> list[Any]:
 #: Types whose validated JSON value is already the structured value (exact ``str`` and ``bool``:
 #: validation passed, so the value is of that very type): no hook is called for them.
 _AS_IS: frozenset[Any] = frozenset({str, bool, Any})
+
+
+#: Types whose validated value needs its hook only when it is not of that exact type already
+#: (an ``int`` parameter gets ``2`` for the JSON integer ``2.0``, a ``float`` one ``1.0`` for
+#: ``1``): structuring an exact ``int`` or ``float`` gives the value itself.
+_KEPT_EXACT: dict[Any, type] = {int: int, float: float}
+
+
+def kept_exact(tp: Any) -> type | None:
+    """The exact type of a validated value of ``tp`` that is already structured, or ``None``."""
+    return _KEPT_EXACT.get(tp)
 
 
 def structure_hook(converter: cattrs.Converter, tp: Any) -> Any:
@@ -159,23 +170,30 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             key: strip_qualifiers(hint)
             for key, hint in typing.get_type_hints(tp, include_extras=True).items()
         }
-        hooks: dict[str, Any] = {}  # key -> its hook, or None: the value as it is
+        # key -> (its hook or None: the value as it is; the item's type; the exact type of a
+        # value that is already structured), filled on first use.
+        plans: dict[str, tuple[Any, Any, Any]] = {}
+
+        def plan(key: str) -> tuple[Any, Any, Any]:
+            tp = fields[key]
+            planned = plans[key] = (structure_hook(converter, tp), tp, kept_exact(tp))
+            return planned
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
             out: dict[str, Any] = {}
             failures: list[tuple[Exception, str]] = []
             for key, item in value.items():
                 try:
-                    hook = hooks[key]
+                    hook, tp, kept = plans[key]
                 except KeyError:
                     if key not in fields:
                         continue
-                    hook = hooks[key] = structure_hook(converter, fields[key])
-                if hook is None:
+                    hook, tp, kept = plan(key)
+                if hook is None or type(item) is kept:
                     out[key] = item
                     continue
                 try:
-                    out[key] = hook(item, fields[key])
+                    out[key] = hook(item, tp)
                 except Exception as error:
                     failures.append((error, key))
             if failures:

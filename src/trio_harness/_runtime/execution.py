@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol
 import attrs
 import trio
 
-from .._json import parse_arguments
+from .._json import json_node_limit, parse_arguments, parses_lossless
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
@@ -317,8 +317,11 @@ def parsed_input(
         agent=agent,
         root_call_id=root_call_id,
     )
-    # A frozen value's private note, set as attrs itself sets fields of frozen classes.
-    object.__setattr__(input, "_memo", PARSED)
+    if type(text) is str and parses_lossless(text, json_node_limit()):
+        # A frozen value's private note, set as attrs itself sets fields of frozen classes.
+        object.__setattr__(input, "_memo", PARSED)
+    # else the value may not be lossless JSON (``-0``, ``1e400``, a huge text): the runtime
+    # takes its exact walk, as for a caller's value, and the call fails as upstream's does.
     return input
 
 
