@@ -24,7 +24,7 @@ import attrs
 import pytest
 
 import trio_harness as th
-from trio_harness import Allow, Session, ToolCallBlock, ToolOutput, ToolRuntime, define_tool
+from trio_harness import Allow, Session, ToolCallBlock, ToolOutput, ToolRuntime, _json, define_tool
 from trio_harness._pool import steps
 from trio_harness._runtime import always_parallel, execution, pipeline, registry
 
@@ -57,7 +57,7 @@ class Counts:
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     seen = Counts()
-    parse = execution.parse_arguments
+    parse = _json.parse_arguments
 
     def counting_parse(text: str) -> Any:
         seen.parsed += 1
