@@ -12,13 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trio_harness import parse_arguments
-from trio_harness._json import NOT_JSON, json_node_limit, snapshot_json_value
 from trio_harness._json.parse import (
     _exact_int,
     _iterative_parse,
     _scan,
     loads_any_depth,
-    parses_lossless,
 )
 
 
@@ -329,63 +327,3 @@ def test_loads_any_depth_gives_the_same_value_at_every_depth(text: str) -> None:
 def test_loads_any_depth_raises_on_what_is_not_json(text: str) -> None:
     with pytest.raises(ValueError, match="invalid JSON"):
         loads_any_depth(text)
-
-
-# Number texts of every shape that can read otherwise: signs, leading zeros, long mantissas,
-# exponents of any size and sign (the ones ``parses_lossless`` must not call lossless).
-_number_text = st.builds(
-    lambda sign, whole, fraction, exponent: sign + whole + fraction + exponent,
-    st.sampled_from(["", "-"]),
-    st.sampled_from(["0", "1", "9"]) | st.from_regex(r"[1-9][0-9]{0,320}", fullmatch=True),
-    st.sampled_from(["", ".0", ".5"]) | st.from_regex(r"\.[0-9]{1,330}", fullmatch=True),
-    st.sampled_from(["", "e5", "E-5"])
-    | st.from_regex(r"[eE][-+]?0{0,3}[0-9]{1,4}", fullmatch=True),
-)
-
-
-@given(
-    st.lists(_number_text | _json_text, min_size=1, max_size=4).map(
-        lambda parts: f"[{','.join(parts)}]"
-    )
-    | _json_text
-    | st.text(max_size=20)
-)
-@settings(max_examples=400)
-def test_a_text_called_lossless_parses_to_what_a_snapshot_keeps(raw: str) -> None:
-    # ``parses_lossless`` lets the pool skip the exact walk of a call's parsed arguments: it
-    # may say "perhaps not" for a lossless text, never "surely" for one that is not.
-    value = parse_arguments(raw)
-    if parses_lossless(raw, json_node_limit()):
-        copy = snapshot_json_value(value)
-        assert copy is not NOT_JSON, raw
-        assert json.dumps(copy) == json.dumps(value)
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        '{"x":-0}',
-        "[-0.0]",
-        "-0e5",
-        "1e400",
-        "-1e-400",
-        "[1E+309]",
-        "9" * 200,
-        "-0.000001",
-        "1" + "0" * 250 + ".5e60",
-    ],
-)
-def test_texts_whose_numbers_may_read_otherwise_are_not_called_lossless(raw: str) -> None:
-    assert not parses_lossless(raw, json_node_limit())
-
-
-@pytest.mark.parametrize(
-    "raw", ['{"day":"2024-01-02"}', '{"x":1.5e-10,"y":12,"z":[1,2.0]}', '"e100"', "", "not json"]
-)
-def test_ordinary_texts_are_called_lossless(raw: str) -> None:
-    assert parses_lossless(raw, json_node_limit())
-
-
-def test_a_text_longer_than_the_node_limit_is_not_called_lossless() -> None:
-    assert parses_lossless("[0,0]", 5)
-    assert not parses_lossless("[0,0]", 4)

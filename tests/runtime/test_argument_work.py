@@ -130,15 +130,12 @@ async def test_a_step_parses_copies_and_checks_each_call_at_most_once(
     calls = [ToolCallBlock(f"c{i}", "t", ARGS) for i in range(4)]
     outcome = await th.execute_tool_calls(runtime, Session(), calls)
     assert [step.result.is_error for step in outcome.results] == [False] * 4
-    parsed, copied, checked = counts.per_call(4)
-    assert parsed == 1
-    assert checked == 1
-    # An author's classifier is handed the parsed value, so the call runs with a copy taken
-    # before it ran; with no classifier reading the value, the call runs with it as parsed.
-    assert copied == (1 if classifier == "author" else 0)
+    # One copy: taken when the call is classified, before an author's classifier is handed
+    # the parsed value, or when it is prepared (no classifier).
+    assert counts.per_call(4) == (1, 1, 1)
 
 
-async def test_invalid_arguments_are_checked_once_and_never_copied(counts: Counts) -> None:
+async def test_invalid_arguments_are_checked_once_and_copied_once(counts: Counts) -> None:
     runtime = ToolRuntime()
     runtime.register(_tool(CLASSIFIERS["author"]))
     _counting(runtime, "t", counts)
@@ -148,7 +145,7 @@ async def test_invalid_arguments_are_checked_once_and_never_copied(counts: Count
     assert outcome.results[0].result.content[0]["text"] == (
         'Error: invalid arguments: "x" must be an integer'
     )
-    assert counts.per_call(1) == (1, 0, 1)
+    assert counts.per_call(1) == (1, 1, 1)
 
 
 async def test_a_typed_tool_in_a_turn_is_parsed_copied_and_checked_at_most_once(
@@ -278,4 +275,15 @@ def test_the_parsed_mark_is_not_part_of_the_value() -> None:
     assert repr(marked) == repr(plain)
     assert hash(th.ToolExecutionInput("c", "t", 1)) == hash(
         execution.parsed_input("c", "t", "1", None)
+    )
+
+
+@pytest.mark.parametrize("text", ['{"x": -0, "items": []}', '{"x": 1e400, "items": []}'])
+async def test_parsed_arguments_that_are_not_lossless_fail_the_call(text: str) -> None:
+    # JSON.parse gives -0 and Infinity; the call's copy refuses them, as a caller's value.
+    runtime = ToolRuntime()
+    runtime.register(_tool(_author))
+    outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "t", text)])
+    assert outcome.results[0].result.content[0]["text"] == (
+        "Error: tool execution arguments must be losslessly JSON-serializable"
     )

@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["loads_any_depth", "parse_arguments", "parses_lossless"]
+__all__ = ["loads_any_depth", "parse_arguments"]
 
 # ``json``'s own string scanner (C-accelerated, non-recursive): the iterative parser decodes strings
 # exactly as ``json.loads`` does. It is public at runtime but missing from typeshed.
@@ -169,22 +169,6 @@ def _scan(raw: str, int_hook: bool, key_order: bool) -> object:
         return _decode(raw, _parse_int if int_hook else None, _js_object if key_order else None)
     except _Invalid:
         return raw
-
-
-#: What a text must hold for ``parse_arguments`` to give a value that is not lossless JSON: a
-#: number starting ``-0`` (``-0`` and ``-0.0`` parse to ``-0.0``; ``-0.000…1`` may underflow to
-#: it), an exponent of three digits or more (``1e400`` overflows to ``inf``, ``-1e-400``
-#: underflows to ``-0.0``), or a run of 200 digits (the smallest mantissa that overflows with a
-#: two-digit exponent). A number never follows a digit, so ``2024-01`` is not a ``-0``.
-_MAYBE_LOSSY: Final = re.compile(r"(?<![0-9])-0|[0-9.][eE][-+]?0*[1-9][0-9]{2}|[0-9]{200}")
-
-
-def parses_lossless(raw: str, node_limit: int) -> bool:
-    """Whether ``parse_arguments(raw)`` surely gives lossless JSON (``snapshot_json_value``
-    would copy it as it is): no number of the text can read as ``-0.0`` or ``±inf``, and the
-    text is not longer than ``node_limit`` (every node takes at least one character). ``False``
-    is "perhaps not": the caller then takes the exact walk."""
-    return len(raw) <= node_limit and _MAYBE_LOSSY.search(raw) is None
 
 
 def parse_arguments(raw: str) -> object:

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol
 import attrs
 import trio
 
-from .._json import json_node_limit, parse_arguments, parses_lossless
+from .._json import parse_arguments
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
@@ -287,7 +287,7 @@ class Classified(NamedTuple):
 
 
 #: ``ToolExecutionInput._memo`` of an input whose arguments the pool parsed from the model's
-#: text itself: nobody else holds them, so the runtime need not copy them to protect them.
+#: text itself: nobody else holds them, so a classifier may be handed them as they are.
 PARSED: Final = object()
 
 
@@ -303,10 +303,10 @@ def parsed_input(
 ) -> ToolExecutionInput:
     """The input of a call whose argument text the pool parses here, once (``parse_arguments``).
 
-    The value is the pool's own: the runtime copies it at most once on its way to the body (only
-    to keep a classifier's hands off what the call runs with) and checks it once (the body takes
-    the classification's verdict while nothing else saw the value). See
-    ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
+    The value is the pool's own: the runtime copies it once on its way to the body (when the call
+    is classified, before any classifier is handed the parsed value; else when it is prepared)
+    and checks it once (the body takes the classification's verdict while no phase was handed
+    the value). See ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
     input = ToolExecutionInput(
         call_id,
@@ -317,11 +317,8 @@ def parsed_input(
         agent=agent,
         root_call_id=root_call_id,
     )
-    if type(text) is str and parses_lossless(text, json_node_limit()):
-        # A frozen value's private note, set as attrs itself sets fields of frozen classes.
-        object.__setattr__(input, "_memo", PARSED)
-    # else the value may not be lossless JSON (``-0``, ``1e400``, a huge text): the runtime
-    # takes its exact walk, as for a caller's value, and the call fails as upstream's does.
+    # A frozen value's private note, set as attrs itself sets fields of frozen classes.
+    object.__setattr__(input, "_memo", PARSED)
     return input
 
 

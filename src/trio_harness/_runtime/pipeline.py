@@ -40,7 +40,6 @@ from .._values import (
 from .abort import abort_type_error, cancel_on_abort
 from .body import dispatch_body, stale_cancellation
 from .execution import (
-    PARSED,
     Classified,
     DispatchOutcome,
     Preparation,
@@ -159,23 +158,19 @@ class ToolScheduler:
             failure = failure or error
         else:
             memo = getattr(input, "_memo", None)  # any object with the fields is an input
-            if memo is PARSED:
-                # Parsed by the pool and seen by nobody: already the call's own lossless value.
-                arguments = raw
-            elif type(memo) is Classified and memo.parsed is raw:
+            if type(memo) is Classified and memo.parsed is raw:
                 # Classified: the value the classification kept from the classifier, and the
                 # check's verdict on it.
                 arguments = memo.run_with
                 checked = memo.checked
+                # Used once: another execution of the same input gets a copy of its own.
+                object.__setattr__(input, "_memo", None)
             else:
                 # The one copy of the arguments: every phase, and the body, see this snapshot.
                 arguments = snapshot_json_value(raw)
                 if arguments is NOT_JSON:
                     arguments = UNSET
                     failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
-            if memo is not None:
-                # Used once: another execution of the same input gets a copy of its own.
-                object.__setattr__(input, "_memo", None)
         exec = ToolExecution(
             object(),
             call_id,

@@ -158,17 +158,18 @@ class Registry:
         arguments), but never the value the call then validates and runs with: one that mutates
         what it is given must not change the call.
 
-        * Arguments the caller holds (any input the pool did not parse itself): the classifier
-          gets a detached copy when they are lossless JSON (the caller's object is never
-          touched), and the call snapshots them again when it is prepared.
         * Arguments the pool parsed (:func:`~.execution.parsed_input`): nobody else holds them,
-          so the classifier gets them as they are, and the call runs with a copy taken *before*
-          the classifier ran, or with the parsed value itself when no classifier saw it. That
-          value, and the check's verdict on it, are noted on the input for ``prepare`` (the
-          body then takes the verdict instead of checking again; see ``body._begin``).
+          so the classifier gets them as they are. The call's one copy is taken here, *before*
+          the classifier runs, and checked; the copy and the verdict are noted on the input for
+          ``prepare`` (the body then takes the verdict instead of checking again; see
+          ``body._begin``).
+        * Any other arguments (the caller holds them), or parsed ones that are not lossless
+          JSON: the classifier gets a detached copy when they are lossless JSON (the caller's
+          object is never touched), and the call snapshots them again when it is prepared.
 
         The constant classifier (:func:`~.define.always_parallel`, ``th.tool(parallel=True)``)
-        reads nothing and gets no copy. A classifier that raises is a "no", never a crash.
+        reads nothing: its verdict is the check's. A classifier that raises is a "no", never a
+        crash.
         """
         arguments = input.arguments
         entry = self._tools.get(input.name)
@@ -178,17 +179,14 @@ class Registry:
         if classifier is None:
             return EXCLUSIVE
         plan = entry.classify
-        owned = getattr(input, "_memo", None) is PARSED  # any object with the fields
         try:
+            if getattr(input, "_memo", None) is PARSED:  # any object with the fields is an input
+                run_with = snapshot_json_value(arguments)
+                if run_with is not NOT_JSON:
+                    return _classify_parsed(input, arguments, run_with, classifier, plan)
             if plan is not None and plan[1] is always_parallel:
-                # The constant classifier reads nothing: the verdict is the check's (a check
-                # never changes what it reads), and the value stays unseen.
-                violations = plan[0](arguments, ARGS_ROOT)
-                if owned and plan[2]:
-                    _note(input, arguments, arguments, plan[0], violations)
-                return EXCLUSIVE if violations else PARALLEL
-            if owned:
-                return self._classify_parsed(input, arguments, classifier, plan)
+                # The constant classifier reads nothing: no copy to protect the call from.
+                return EXCLUSIVE if plan[0](arguments, ARGS_ROOT) else PARALLEL
             copy = snapshot_json_value(arguments)
             given = arguments if copy is NOT_JSON else copy
             if plan is None:
@@ -201,29 +199,29 @@ class Registry:
             return EXCLUSIVE
         return PARALLEL if verdict is True else EXCLUSIVE
 
-    @staticmethod
-    def _classify_parsed(
-        input: ToolExecutionInput,
-        arguments: object,
-        classifier: Callable[[Any], object],
-        plan: ClassifierPlan | None,
-    ) -> ExecutionMode:
-        # The pool's own parsed value (lossless JSON by construction); raises go to the caller.
-        if plan is None:
-            run_with = snapshot_json_value(arguments)
-            _note(input, arguments, run_with, None, None)
-            verdict = classifier(arguments)
-        else:
-            check, classify, pure = plan
-            violations = check(arguments, ARGS_ROOT)
-            if violations:
-                # Invalid arguments are a "no": no classifier sees them, no copy is needed.
-                _note(input, arguments, arguments, check if pure else None, violations)
-                return EXCLUSIVE
-            run_with = snapshot_json_value(arguments)
-            _note(input, arguments, run_with, check if pure else None, violations)
-            verdict = classify(arguments)
-        return PARALLEL if verdict is True else EXCLUSIVE
+
+def _classify_parsed(
+    input: ToolExecutionInput,
+    parsed: object,
+    run_with: object,
+    classifier: Callable[[Any], object],
+    plan: ClassifierPlan | None,
+) -> ExecutionMode:
+    # The pool's own parsed value and the call's copy of it; what raises goes to the caller.
+    if plan is None:
+        _note(input, parsed, run_with, None, None)
+        verdict = classifier(parsed)
+    else:
+        # ``define_tool``'s soft wrapper, run inline, on the copy (equal to what was parsed).
+        check, classify, pure = plan
+        violations = check(run_with, ARGS_ROOT)
+        _note(input, parsed, run_with, check if pure else None, violations)
+        if violations:
+            return EXCLUSIVE  # invalid arguments are a "no"
+        if classify is always_parallel:
+            return PARALLEL
+        verdict = classify(parsed)
+    return PARALLEL if verdict is True else EXCLUSIVE
 
 
 def _note(
