@@ -38,6 +38,9 @@ __all__ = ["HUGE_CAPS", "stage_scenarios"]
 #: double, and its text is the double's (``1e30`` travels as ``1e+30``, a float to both).
 HUGE_CAPS: Final = (2**53, 2**53 + 2, 2**54, 10**22, 1e21, 1e30, 1e300)
 
+#: A stage of a call: its kind, when it starts and when it ends.
+_Stage = tuple[str, int, int]
+
 _TOOLS: Final = [{"name": "read", "parallel": "always"}, {"name": "write", "parallel": "never"}]
 
 _POST: Final[st.SearchStrategy[dict[str, Any]]] = st.sampled_from(
@@ -67,11 +70,12 @@ def _inside(draw: st.DrawFn, start: int, end: int) -> int:
 
 
 @st.composite
-def _staged_call(draw: st.DrawFn, call_id: str) -> tuple[dict[str, Any], list[tuple[int, int]]]:
-    """One ``read`` call with timed stages, and the stages' ``(start, end)`` when it starts at
-    0 alone: pre-execute hook, wrapper before ``next()``, body, wrapper after, post-execute."""
+def _staged_call(draw: st.DrawFn, call_id: str) -> tuple[dict[str, Any], list[_Stage]]:
+    """One ``read`` call with timed stages, and the stages' ``(kind, start, end)`` when it
+    starts at 0 alone: ``pre`` (pre-execute hook), ``before`` (the wrapper before ``next()``),
+    ``body``, ``after`` (the wrapper after it), ``post`` (post-execute hook)."""
     call: dict[str, Any] = {"id": call_id, "name": "read"}
-    stages: list[tuple[int, int]] = []
+    stages: list[_Stage] = []
     now = 0
     if draw(st.integers(0, 2)) == 0:
         pre = {**draw(_PRE), "ms": draw(st.integers(2, 12))}
@@ -80,13 +84,13 @@ def _staged_call(draw: st.DrawFn, call_id: str) -> tuple[dict[str, Any], list[tu
             pre["approvalMs"] = draw(st.integers(0, 8))
             length += pre["approvalMs"]
         call["pre"] = pre
-        stages.append((now, now + length))
+        stages.append(("pre", now, now + length))
         now += length
     wrapper = draw(st.sampled_from(["none", "through", "through", "raise", "returns"]))
     before = draw(st.integers(2, 12))
     body_runs = wrapper in ("none", "through")
     if wrapper != "none":
-        stages.append((now, now + before))
+        stages.append(("before", now, now + before))
         now += before
     if wrapper == "through":
         after = draw(st.integers(2, 12))
@@ -105,15 +109,15 @@ def _staged_call(draw: st.DrawFn, call_id: str) -> tuple[dict[str, Any], list[tu
         body["concludeTurn"] = True
     call["body"] = body
     if body_runs:
-        stages.append((now, now + body["ms"]))
+        stages.append(("body", now, now + body["ms"]))
         now += body["ms"]
     if wrapper == "through":
-        stages.append((now, now + call["wrapper"]["afterMs"]))
+        stages.append(("after", now, now + call["wrapper"]["afterMs"]))
         now += call["wrapper"]["afterMs"]
     # A throwing wrapper with a post-execute decision is drawn often: the decision must not run.
     if draw(st.integers(0, 3)) > 0:
         call["post"] = {**draw(_POST), "ms": draw(st.integers(2, 12))}
-        stages.append((now, now + call["post"]["ms"]))
+        stages.append(("post", now, now + call["post"]["ms"]))
     return call, stages
 
 
@@ -135,8 +139,13 @@ def _others(draw: st.DrawFn, first: int) -> list[dict[str, Any]]:
 def _abort_in_stage(draw: st.DrawFn) -> dict[str, Any]:
     call, stages = draw(_staged_call("c0"))
     scenario: dict[str, Any] = {"tools": _TOOLS, "calls": [call, *draw(_others(1))]}
-    if stages and draw(st.integers(0, 5)) > 0:  # mostly aborted, inside one stage
-        start, end = draw(st.sampled_from(stages))
+    # Mostly aborted inside one stage, and mostly one of the hooks' (an abort inside a body or
+    # a pre-execute hook is what the general scenarios draw already).
+    hooks = [stage for stage in stages if stage[0] in ("before", "after", "post")]
+    if stages and draw(st.integers(0, 5)) > 0:
+        _, start, end = draw(
+            st.sampled_from(hooks if hooks and draw(st.integers(0, 3)) else stages)
+        )
         scenario["abortAtMs"] = draw(_inside(start, end))
     elif draw(st.booleans()):
         scenario["abortAtMs"] = 0
@@ -258,9 +267,10 @@ def _huge_cap(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def stage_scenarios() -> st.SearchStrategy[dict[str, Any]]:
-    """Scenarios of the flavours above (an abort inside a stage drawn three times as often as
+    """Scenarios of the flavours above (an abort inside a stage drawn four times as often as
     each other flavour: a call has five kinds of stage, and three kinds of wrapper)."""
     return st.one_of(
+        _abort_in_stage(),
         _abort_in_stage(),
         _abort_in_stage(),
         _abort_in_stage(),
