@@ -45,15 +45,19 @@ def abort_in_wrapper_after_a_failed_body(scenario: Scenario) -> bool:
     wrapper = call.get("wrapper") or {}
     if at is None or "afterMs" not in wrapper or not _fails(call.get("body") or {}):
         return False
-    done = _lone_start(scenario) + wrapper["beforeMs"] + call["body"]["ms"]
-    return done < at < done + wrapper["afterMs"]
+    done: int = _lone_start(scenario) + wrapper["beforeMs"] + call["body"]["ms"]
+    end: int = done + wrapper["afterMs"]
+    return done < at < end
 
 
 def abort_in_wrapper_before_next(scenario: Scenario) -> bool:
     call, at = _first(scenario), _abort(scenario)
     wrapper = call.get("wrapper") or {}
     start = _lone_start(scenario)
-    return at is not None and "afterMs" in wrapper and start < at < start + wrapper["beforeMs"]
+    if at is None or "afterMs" not in wrapper:
+        return False
+    end: int = start + wrapper["beforeMs"]
+    return start < at < end
 
 
 def abort_in_post_after_a_wrapper_success(scenario: Scenario) -> bool:
@@ -61,8 +65,9 @@ def abort_in_post_after_a_wrapper_success(scenario: Scenario) -> bool:
     wrapper, post = call.get("wrapper") or {}, call.get("post")
     if at is None or "returns" not in wrapper or post is None:
         return False
-    settled = _lone_start(scenario) + wrapper["beforeMs"]
-    return settled < at < settled + post["ms"]
+    settled: int = _lone_start(scenario) + wrapper["beforeMs"]
+    end: int = settled + post["ms"]
+    return settled < at < end
 
 
 def abort_in_post_with_contexts(scenario: Scenario) -> bool:
@@ -70,9 +75,10 @@ def abort_in_post_with_contexts(scenario: Scenario) -> bool:
     wrapper, post = call.get("wrapper") or {}, call.get("post") or {}
     if at is None or not post.get("contexts") or "raise" in wrapper or "returns" in wrapper:
         return False
-    settled = _lone_start(scenario) + call["body"]["ms"]
+    settled: int = _lone_start(scenario) + call["body"]["ms"]
     settled += wrapper.get("beforeMs", 0) + wrapper.get("afterMs", 0)
-    return settled < at < settled + post["ms"]
+    end: int = settled + post["ms"]
+    return settled < at < end
 
 
 def throwing_wrapper_then_post(scenario: Scenario) -> bool:
@@ -118,7 +124,7 @@ def partly_concluding_group(scenario: Scenario) -> bool:
 
 def huge_cap(scenario: Scenario) -> bool:
     cap = scenario.get("cap")
-    return type(cap) in (int, float) and cap > 2**53
+    return isinstance(cap, (int, float)) and type(cap) is not bool and cap > 2**53
 
 
 SHAPES: dict[str, Callable[[Scenario], bool]] = {

@@ -143,9 +143,9 @@ def _abort_in_stage(draw: st.DrawFn) -> dict[str, Any]:
     # a pre-execute hook is what the general scenarios draw already).
     hooks = [stage for stage in stages if stage[0] in ("before", "after", "post")]
     if stages and draw(st.integers(0, 5)) > 0:
-        _, start, end = draw(
-            st.sampled_from(hooks if hooks and draw(st.integers(0, 3)) else stages)
-        )
+        prefer_hooks = draw(st.integers(0, 3)) > 0
+        pool = hooks if hooks and prefer_hooks else stages
+        _, start, end = draw(st.sampled_from(pool))
         scenario["abortAtMs"] = draw(_inside(start, end))
     elif draw(st.booleans()):
         scenario["abortAtMs"] = 0
