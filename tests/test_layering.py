@@ -112,6 +112,7 @@ ORDER: list[tuple[str, float]] = [
     ("_conformance.runner", 7.15),
     ("_conformance.fuzz_edges", 7.151),
     ("_conformance.fuzz_faults", 7.1512),
+    ("_conformance.fuzz_stages", 7.1513),
     ("_conformance.fuzz_requests", 7.1515),
     ("_conformance.fuzz", 7.152),
     ("_conformance.cli", 7.16),

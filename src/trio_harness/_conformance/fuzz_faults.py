@@ -171,6 +171,9 @@ def _by_check(faults: list[_Fault], *, per_kind_unknown: bool) -> tuple[tuple[_F
         elif key == "enum":  # its shape, or its members' type: two checks
             value = fault[2]
             key = "enum-members" if type(value) is list and value else "enum-shape"
+        elif key == "additionalProperties" and fault[0] == "object":
+            # Present, and a boolean: two checks (the DSL demands it, the raw schema types it).
+            key += "-absent" if fault[2] == "absent" else "-type"
         groups.setdefault((key, kind), []).append(fault)
     return tuple(tuple(group) for _, group in sorted(groups.items()))
 

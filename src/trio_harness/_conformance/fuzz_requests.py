@@ -39,6 +39,7 @@ from .._testing import (
 from .._testing import invalid_values as broken_values
 from .fuzz_edges import edge_validation_requests, hooked_scenarios, wide_window_scenarios
 from .fuzz_faults import fault_validation_requests, multi_violation_scenarios, output_scenarios
+from .fuzz_stages import stage_scenarios
 
 __all__ = [
     "EDGE_NUMBERS",
@@ -380,15 +381,16 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
     """``{"op": "schedule", "id": "fuzz", "scenario": ...}`` requests; ``knobs`` go to
     :func:`~.strategies.scheduling_scenarios`.
 
-    One scenario in nine draws its argument texts and parameter maps from the edges above, one
-    in nine has a scheduler failure while other bodies run (:func:`_failure_in_flight`), one in
-    nine is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in nine has calls
-    with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`), one in nine has calls
-    whose arguments break several rules at once
-    (:func:`~.fuzz_faults.multi_violation_scenarios`), one in nine tools with an output spec
-    their values satisfy or fail (:func:`~.fuzz_faults.output_scenarios`); the
-    others are the plain scenarios, where windows fill and failures meet in-flight bodies (and
-    shrinking goes towards them).
+    One scenario in eleven draws its argument texts and parameter maps from the edges above,
+    one in eleven has a scheduler failure while other bodies run (:func:`_failure_in_flight`),
+    one in eleven is a wide window (:func:`~.fuzz_edges.wide_window_scenarios`), one in eleven
+    has calls with several hooks at once (:func:`~.fuzz_edges.hooked_scenarios`), one in eleven
+    has calls whose arguments break several rules at once
+    (:func:`~.fuzz_faults.multi_violation_scenarios`), one in eleven tools with an output spec
+    their values satisfy or fail (:func:`~.fuzz_faults.output_scenarios`), two in eleven time an
+    abort, a failure or a conclusion inside one stage of a call, or draw a cap past 2**53
+    (:func:`~.fuzz_stages.stage_scenarios`); the others are the plain scenarios, where windows
+    fill and failures meet in-flight bodies (and shrinking goes towards them).
     """
     plain = scheduling_scenarios(**knobs)
     edges = scheduling_scenarios(**{"arguments": _CALL_TEXTS, "parameters": _PARAMETERS, **knobs})
@@ -406,6 +408,8 @@ def scheduling_requests(**knobs: Any) -> st.SearchStrategy[dict[str, Any]]:
             hooked_scenarios(),
             multi_violation_scenarios(),
             output_scenarios(),
+            stage_scenarios(),
+            stage_scenarios(),
         )
         .flatmap(_with_odd_cap)
         .map(lambda scenario: {"op": "schedule", "id": "fuzz", "scenario": scenario})
