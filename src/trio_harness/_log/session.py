@@ -24,6 +24,7 @@ from .._json import (
     is_json_value,
     js_json,
     json_node_limit,
+    node_limit_message,
     snapshot_json_value,
 )
 from .._values import UNSET, ErrorInfo
@@ -82,8 +83,10 @@ class Session:
                 subclass, a non-``str`` key). The message names the field, e.g.
                 ``data.items[2].key``. Nothing is appended.
             ValueError: A number JSON cannot keep (``nan``, ``±inf``, ``-0.0``, an ``int``
-                beyond the double range) or a cycle, named the same way; or a source seq that
-                is not the seq of an earlier event (the reader would refuse the line).
+                beyond the double range) or a cycle, named the same way; custom data larger
+                than the JSON node limit (``th.lowlevel.set_json_node_limit``; the message
+                names the limit); or a source seq that is not the seq of an earlier event (the
+                reader would refuse the line).
         """
         events = self._events
         event = checked_event(type, data, source_event_seqs, len(events))
@@ -239,6 +242,11 @@ def _refuse(event_type: Any, data: Any) -> NoReturn:
         problem = _typed_problem(data, kind)
     else:
         problem = json_problem(data)
+        if problem is None:
+            # Lossless JSON in every part, but larger than the node limit as a whole (the check
+            # counts a container shared by several places at each; a cycle is refused earlier).
+            limit = json_node_limit()
+            problem = Problem(ValueError, node_limit_message("", limit).lstrip())
     if problem is None:  # pragma: no cover - pinned by test_fast_typed_checks_agree_...
         raise AssertionError("Session.append: the fast check and the field table disagree")
     raise problem.error(f"Session.append: {problem.render('data')}")
