@@ -160,16 +160,32 @@ def checked_event_kept_as_given(
     event: its line is written at once), and whether every number of the data is plain
     (:func:`json_verdict`; ``None``: not known)."""
     kind = _type_of(data)
-    if kind is ToolCallData:
+    if kind is ToolCallData or kind is ToolResultData:
         event = checked_event(type, data, source_event_seqs, seq)
-        return event, -_E21 < data.turn < _E21 and -_E21 < data.step < _E21
-    if kind is ToolResultData or _type_of(type) is not str or type in TYPED_DATA:
+        return event, typed_plain(data)
+    if _type_of(type) is not str or type in TYPED_DATA:
         return checked_event(type, data, source_event_seqs, seq), None
     verdict = json_verdict(data)
     if verdict is NOT_JSON:
         _refuse(type, data)
     sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
     return SessionEvent(seq, type, data, sources), verdict
+
+
+def typed_plain(data: ToolCallData | ToolResultData) -> bool:
+    """Whether every number of typed data :func:`checked_event` accepted is plain (see
+    :func:`json_verdict`): its turn and step, and those in a result's content and meta (the
+    rest of its wire form is strings and booleans under ``str`` keys)."""
+    if not (-_E21 < data.turn < _E21 and -_E21 < data.step < _E21):
+        return False
+    if not isinstance(data, ToolResultData):
+        return True
+    for block in data.message.content:
+        for item in block.content:
+            if json_verdict(item) is not True:
+                return False
+    meta = data.meta
+    return meta is UNSET or json_verdict(meta) is True
 
 
 def json_verdict(value: Any) -> Any:
