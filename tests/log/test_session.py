@@ -585,3 +585,25 @@ def test_custom_data_is_kept_as_appended() -> None:
     data["new"] = {1, 2}
     assert event.data == {"items": [1, {"a": "b"}]}
     assert session.to_jsonl() == '{"seq":0,"type":"note","data":{"items":[1,{"a":"b"}]}}\n'
+
+
+def test_data_over_the_json_node_limit_is_a_value_error_naming_the_limit() -> None:
+    from trio_harness.lowlevel import set_json_node_limit
+
+    shared = [1, 2, 3]
+    session = Session()
+    previous = set_json_node_limit(40)
+    try:
+        # Every part is lossless JSON; the whole is 41 nodes as a tree (the shared list counts
+        # at each place), one over the limit.
+        with pytest.raises(ValueError, match="larger than the JSON node limit") as refused:
+            session.append("note", {"rows": [shared] * 10})
+        assert str(refused.value) == (
+            "Session.append: data is larger than the JSON node limit of 40 nodes (a container "
+            "shared by several places counts at each; see set_json_node_limit)"
+        )
+        assert session.events == []
+        session.append("note", {"rows": [shared] * 9})
+        assert len(session.events) == 1
+    finally:
+        set_json_node_limit(previous)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import trio
 import trio.testing
 
@@ -30,3 +32,17 @@ def demo_trace() -> th.timeline.StepTrace:
 
     trio.run(step, clock=trio.testing.MockClock(autojump_threshold=0))
     return trace
+
+
+def first_form(trace: th.timeline.StepTrace) -> dict[str, Any]:
+    """``trace`` in the first JSON form (``trio_harness/step-trace``: phases as
+    ``[time, phase, index, detail]`` arrays), as logs written before the packed form hold it;
+    ``StepTrace.from_json`` still reads it, and tests edit its phases one by one."""
+    return {
+        "format": "trio_harness/step-trace",
+        "turn": trace.turn,
+        "step": trace.step,
+        "cap": trace.cap,
+        "calls": [{"callId": call_id, "name": name} for call_id, name in trace.calls],
+        "phases": [list(phase) for phase in trace.phases],
+    }

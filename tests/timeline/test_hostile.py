@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import trio_harness as th
-from tests.timeline.steps import demo_trace
+from tests.timeline.steps import demo_trace, first_form
 from trio_harness.lowlevel import js_json
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -30,7 +30,7 @@ def parse(svg: str) -> ET.Element:
 
 
 def test_the_mode_detail_cannot_inject_markup_into_the_svg() -> None:
-    raw = demo_trace().to_json()
+    raw = first_form(demo_trace())
     script = '"><script>alert(1)</script><x y="'
     for phase in raw["phases"]:
         if phase[1] == "classified" and phase[2] == 0:
@@ -46,7 +46,7 @@ def test_the_mode_detail_cannot_inject_markup_into_the_svg() -> None:
     ["a\x00b", "\x1b[31mred\x1b[0m", "lone \ud800 surrogate", "\ufffe", "tab\there", "ok"],
 )
 def test_text_xml_cannot_hold_is_replaced_in_both_pictures(text: str) -> None:
-    raw = demo_trace().to_json()
+    raw = first_form(demo_trace())
     raw["calls"][0] = {"callId": text, "name": text}
     for phase in raw["phases"]:
         if phase[1] == "committed" and phase[2] == 0:

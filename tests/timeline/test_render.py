@@ -12,7 +12,7 @@ import pytest
 
 import trio_harness as th
 from tests.timeline.png import pixel, read_png
-from tests.timeline.steps import DEMO_LANES, demo_trace
+from tests.timeline.steps import DEMO_LANES, demo_trace, first_form
 from trio_harness.__main__ import main
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -118,7 +118,7 @@ def test_the_svg_has_one_lane_per_call_drawn_at_the_traced_times() -> None:
 
 def test_the_svg_of_an_aborted_step_marks_the_synthetic_results() -> None:
     trace = demo_trace()
-    raw = trace.to_json()
+    raw = first_form(trace)
     # Cut the step at t=0.5 the way the pool does: the calls not started get synthetic results.
     raw["phases"] = [p for p in raw["phases"] if p[0] == 0.0 and p[1] != "done"]
     started = {p[2] for p in raw["phases"] if p[1] == "started"}
@@ -270,7 +270,7 @@ def test_the_docs_picture_is_the_demo_step() -> None:
 
 
 def test_sub_second_steps_are_labelled_in_their_unit() -> None:
-    raw = demo_trace().to_json()
+    raw = first_form(demo_trace())
     raw["phases"] = [[t / 1000, *rest] for t, *rest in raw["phases"]]
     lines = th.timeline.render_timeline_text(th.timeline.StepTrace.from_json(raw))
     assert lines[0] == "turn 0 step 0: 6 calls, window 2, 0s to 6ms"

@@ -10,7 +10,7 @@ import trio.testing
 
 import trio_harness as th
 from tests.support.demo_steps import call, demo_calls, runtime
-from tests.timeline.steps import DEMO_LANES, demo_trace
+from tests.timeline.steps import DEMO_LANES, demo_trace, first_form
 from trio_harness.lowlevel import js_json
 
 
@@ -49,6 +49,74 @@ def test_the_trace_survives_json() -> None:
     assert again.lanes() == trace.lanes()
 
 
+def test_the_json_form_is_packed_into_columns() -> None:
+    trace = demo_trace()
+    raw = trace.to_json()
+    assert raw["format"] == "trio_harness/step-trace/2"
+    assert raw["start"] == 0.0
+    names = raw["phases"].split(" ")
+    assert names == [name for _, name, _, _ in trace.phases]
+    assert raw["ns"].split(" ")[:3] == ["0", "0", "0"]
+    assert [int(ns) / 1e9 for ns in raw["ns"].split(" ")] == [at for at, _, _, _ in trace.phases]
+    assert raw["index"].split(" ") == [str(index) for _, _, index, _ in trace.phases]
+    assert raw["details"] == [detail for _, _, _, detail in trace.phases]
+    # The first form, as earlier logs hold it, reads back to the same trace.
+    old = th.timeline.StepTrace.from_json(first_form(trace))
+    assert (old.phases, old.calls, old.cap) == (trace.phases, trace.calls, trace.cap)
+
+
+def test_times_on_a_real_clock_survive_json_to_the_nanosecond() -> None:
+    async def step() -> th.timeline.StepTrace:
+        trace = th.timeline.StepTrace(turn=1, step=2)
+        await th.execute_tool_calls(runtime(), th.Session(), demo_calls()[:2], tracer=trace)
+        return trace
+
+    trace = trio.run(step)
+    start = trace.start
+    assert start > 0
+    assert not start.is_integer()
+    again = th.timeline.StepTrace.from_json(json.loads(js_json(trace.to_json())))
+    assert again.start == start
+    assert [(n, i, d) for _, n, i, d in again.phases] == [(n, i, d) for _, n, i, d in trace.phases]
+    for (at, *_), (was, *_) in zip(again.phases, trace.phases, strict=True):
+        assert abs(at - was) <= 1e-9 + 1e-12 * abs(was)
+    assert (again.turn, again.step) == (1, 2)
+
+
+def packed(**changes: object) -> dict[str, object]:
+    raw = demo_trace().to_json()
+    raw.update(changes)
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (packed(format="trio_harness/step-trace/3"), "not a step trace (field 'format'"),
+        (packed(start="0"), "field 'start' must be a number"),
+        (packed(start=True), "field 'start' must be a number"),
+        (packed(start=1e13), "field 'start' must be a finite number within"),
+        (packed(ns=[0]), "field 'ns' must be a string of integers"),
+        (packed(ns="0  1"), "field 'ns' must be a string of integers"),
+        (packed(ns="+1"), "field 'ns' must be a string of integers"),
+        (packed(ns="\u0661"), "field 'ns' must be a string of integers"),
+        (packed(ns="1" * 26), "field 'ns' must be a string of integers"),
+        (packed(index="0 x"), "field 'index' must be a string of integers"),
+        (packed(phases=["begin"]), "field 'phases' must be a string of phase names"),
+        (packed(details={}), "field 'details' must be an array"),
+        (packed(ns="0"), "must be as long as each other: 1, 46, 46 and 46 entries"),
+        (packed(details=[]), "must be as long as each other: 46, 46, 46 and 0 entries"),
+        (packed(ns="0 -1" + " 0" * 44), "field 'phases[1]' must be a time, a phase, an index"),
+        (packed(phases="begin " * 45 + "begin"), "phases[1]' must be a time, a phase, an index"),
+        (packed(index="0 " * 45 + "0"), "field 'phases[0]' must be a time, a phase, an index"),
+        (packed(start=5e-324), "field 'phases[0]' must be a time, a phase, an index and a detail"),
+    ],
+)
+def test_a_malformed_packed_trace_names_the_field(raw: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
+        th.timeline.StepTrace.from_json(raw)
+
+
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
@@ -61,7 +129,7 @@ def test_the_trace_survives_json() -> None:
     ],
 )
 def test_a_malformed_trace_names_the_field(mutate: object, message: str) -> None:
-    raw = demo_trace().to_json()
+    raw = first_form(demo_trace())
     assert len(raw["phases"]) == 46
     mutate(raw)  # type: ignore[operator]
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):

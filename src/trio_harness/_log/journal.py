@@ -44,9 +44,15 @@ import trio.to_thread
 
 from .._errors import HarnessError
 from .._json import is_json_number, js_json, js_number
-from .events import TOOL_CALL, TOOL_RESULT, SessionEvent
+from .events import TOOL_CALL, TOOL_RESULT, SessionEvent, ToolCallData, ToolResultData
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
-from .session import Session, checked_event, checked_event_kept_as_given
+from .session import (
+    Session,
+    checked_event,
+    checked_event_kept_as_given,
+    json_verdict,
+    typed_plain,
+)
 from .stored import LineIndex, StoredEvents, StoredTimes
 from .syncer import Syncer
 
@@ -305,8 +311,9 @@ def open_checked(
 # The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for ``str``
 # keys, strings without lone surrogates, integers below 10**21 in magnitude, and floats that are
 # not integral and need no exponent in Python (``repr`` is then JavaScript's text, see
-# ``js_number``); ``encode_line`` uses it when a walk of the value proves it holds nothing else,
-# and ``js_json`` otherwise.
+# ``js_number``): the values ``json_verdict`` calls plain. ``encode_line`` uses it when the
+# caller knows, or ``json_verdict`` finds, that the value holds nothing else, and ``js_json``
+# otherwise.
 _ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 )
@@ -331,35 +338,6 @@ _FAST: Final = _c_encode()
 _E21: Final = 10**21
 
 
-def _c_exact(value: Any) -> bool:
-    """Whether the C encoder writes ``value`` exactly as ``js_json`` does (see above); called
-    once it encoded the value, so the value is finite (no cycle)."""
-    stack = [value]
-    pop, extend = stack.pop, stack.extend
-    while stack:
-        item = pop()
-        kind = _type_of(item)
-        if kind is str or kind is bool or item is None:
-            continue
-        if kind is dict:
-            for key in item:
-                if _type_of(key) is not str:
-                    return False
-            extend(item.values())
-        elif kind is list or kind is tuple:
-            extend(item)
-        elif kind is int:
-            if not -_E21 < item < _E21:
-                return False
-        elif kind is float:
-            # NaN and the infinities fail the comparison; -0.0 and integral values are excluded.
-            if not 1e-4 <= abs(item) < 1e16 or item.is_integer():
-                return False
-        else:
-            return False
-    return True
-
-
 _type_of: Final = type
 
 
@@ -372,7 +350,8 @@ def encode_line(wire: dict[str, Any], plain: bool | None = None) -> bytes:
         return js_json(wire).encode("utf-8") + b"\n"
     try:
         text = _FAST(wire)
-        if plain or _c_exact(wire):
+        # The walk runs once the encoder took the value: it is JSON then, with no cycle.
+        if plain or json_verdict(wire) is True:
             return text.encode("utf-8") + b"\n"  # lone surrogates fail here
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         pass
@@ -635,7 +614,8 @@ class DurableSession(Session):
         index = self._index
         if index is None:
             event = checked_event(type, data, source_event_seqs, count)
-            plain = None
+            kind = _type_of(data)
+            plain = typed_plain(data) if kind is ToolCallData or kind is ToolResultData else None
         else:  # the data is not kept: no copy, and the check says whether its numbers are plain
             event, plain = checked_event_kept_as_given(type, data, source_event_seqs, count)
         open_calls = self._open_calls

@@ -24,6 +24,7 @@ from .._json import (
     is_json_value,
     js_json,
     json_node_limit,
+    node_limit_message,
     snapshot_json_value,
 )
 from .._values import UNSET, ErrorInfo
@@ -82,8 +83,10 @@ class Session:
                 subclass, a non-``str`` key). The message names the field, e.g.
                 ``data.items[2].key``. Nothing is appended.
             ValueError: A number JSON cannot keep (``nan``, ``±inf``, ``-0.0``, an ``int``
-                beyond the double range) or a cycle, named the same way; or a source seq that
-                is not the seq of an earlier event (the reader would refuse the line).
+                beyond the double range) or a cycle, named the same way; custom data larger
+                than the JSON node limit (``th.lowlevel.set_json_node_limit``; the message
+                names the limit); or a source seq that is not the seq of an earlier event (the
+                reader would refuse the line).
         """
         events = self._events
         event = checked_event(type, data, source_event_seqs, len(events))
@@ -157,16 +160,32 @@ def checked_event_kept_as_given(
     event: its line is written at once), and whether every number of the data is plain
     (:func:`json_verdict`; ``None``: not known)."""
     kind = _type_of(data)
-    if kind is ToolCallData:
+    if kind is ToolCallData or kind is ToolResultData:
         event = checked_event(type, data, source_event_seqs, seq)
-        return event, -_E21 < data.turn < _E21 and -_E21 < data.step < _E21
-    if kind is ToolResultData or _type_of(type) is not str or type in TYPED_DATA:
+        return event, typed_plain(data)
+    if _type_of(type) is not str or type in TYPED_DATA:
         return checked_event(type, data, source_event_seqs, seq), None
     verdict = json_verdict(data)
     if verdict is NOT_JSON:
         _refuse(type, data)
     sources = None if source_event_seqs is None else _sources(source_event_seqs, seq)
     return SessionEvent(seq, type, data, sources), verdict
+
+
+def typed_plain(data: ToolCallData | ToolResultData) -> bool:
+    """Whether every number of typed data :func:`checked_event` accepted is plain (see
+    :func:`json_verdict`): its turn and step, and those in a result's content and meta (the
+    rest of its wire form is strings and booleans under ``str`` keys)."""
+    if not (-_E21 < data.turn < _E21 and -_E21 < data.step < _E21):
+        return False
+    if not isinstance(data, ToolResultData):
+        return True
+    for block in data.message.content:
+        for item in block.content:
+            if json_verdict(item) is not True:
+                return False
+    meta = data.meta
+    return meta is UNSET or json_verdict(meta) is True
 
 
 def json_verdict(value: Any) -> Any:
@@ -239,6 +258,11 @@ def _refuse(event_type: Any, data: Any) -> NoReturn:
         problem = _typed_problem(data, kind)
     else:
         problem = json_problem(data)
+        if problem is None:
+            # Lossless JSON in every part, but larger than the node limit as a whole (the check
+            # counts a container shared by several places at each; a cycle is refused earlier).
+            limit = json_node_limit()
+            problem = Problem(ValueError, node_limit_message("", limit).lstrip())
     if problem is None:  # pragma: no cover - pinned by test_fast_typed_checks_agree_...
         raise AssertionError("Session.append: the fast check and the field table disagree")
     raise problem.error(f"Session.append: {problem.render('data')}")

@@ -9,11 +9,17 @@ the barriers where exclusive calls ran alone, times on an axis, names and outcom
 
 Traces travel as JSON (:meth:`StepTrace.to_json`), one per line in a trace file, or as the data
 of a ``trace/step`` event in a session log; ``python -m trio_harness timeline FILE`` reads both.
+
+The JSON form is packed (:meth:`StepTrace.to_json`): an agent writes one trace a step into its
+durable log, and an array per phase made that line cost as much as the rest of the step's
+logging. :meth:`StepTrace.from_json` also reads the first form, so earlier logs and trace files
+still draw.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -39,7 +45,12 @@ __all__ = [
 
 #: Session event type under which an application may store a step's trace.
 TRACE_EVENT: Final = "trace/step"
-_FORMAT: Final = "trio_harness/step-trace"
+#: The packed form :meth:`StepTrace.to_json` writes (see the module docstring).
+_FORMAT: Final = "trio_harness/step-trace/2"
+#: The first form, still read: ``"phases"`` is a list of ``[time, phase, index, detail]``.
+_FORMAT_V1: Final = "trio_harness/step-trace"
+# A packed column of integers: decimal, separated by single spaces (none: the empty string).
+_PACKED_INTS: Final = re.compile(r"(?:-?[0-9]{1,25}(?: -?[0-9]{1,25})*)?", re.ASCII)
 _PHASES: Final = frozenset(
     {
         "begin",
@@ -154,31 +165,62 @@ class StepTrace:
         self.phases.append((self._clock(), name, index, detail))
 
     def to_json(self) -> dict[str, Any]:
-        """The trace as a JSON object (see :meth:`from_json`)."""
+        """The trace as a JSON object (read back by :meth:`from_json`), packed.
+
+        The phase table is four columns, three of them one string each, and times are whole
+        nanoseconds after the step's start (``from_json(to_json())`` gives each time back within
+        1 ns; exactly, for a time a whole number of nanoseconds after the start)::
+
+            {"format": "trio_harness/step-trace/2", "turn": 0, "step": 1, "cap": 10,
+             "calls": [{"callId": "c1", "name": "read"}, ...],
+             "start": 52311.250417,            # the begin phase's time, on the trace's clock
+             "ns": "0 31200 40113 40113 ...",  # each phase's time: nanoseconds after start
+             "phases": "begin classified group-open started ...",
+             "index": "-1 0 0 0 ...",          # each phase's call (-1: the step's own)
+             "details": [null, "parallel", true, null, ...]}
+
+        The first form (``trio_harness/step-trace``) had ``"phases"`` as a list of
+        ``[time, phase, index, detail]`` arrays.
+        """
+        phases = self.phases
+        start = phases[0][0] if phases else 0.0
+        if phases:
+            times, names, indexes, details = zip(*phases, strict=True)
+        else:
+            times = names = indexes = details = ()
         return {
             "format": _FORMAT,
             "turn": self.turn,
             "step": self.step,
             "cap": self.cap,
             "calls": [{"callId": call_id, "name": name} for call_id, name in self.calls],
-            "phases": [list(item) for item in self.phases],
+            "start": start,
+            "ns": " ".join([str(round((at - start) * 1e9)) for at in times]),
+            "phases": " ".join(names),
+            "index": " ".join(map(str, indexes)),
+            "details": list(details),
         }
 
     @classmethod
     def from_json(cls, raw: object) -> StepTrace:
-        """Rebuild a trace from :meth:`to_json` output.
+        """Rebuild a trace from :meth:`to_json` output, or from the first form (phases as
+        ``[time, phase, index, detail]`` arrays, format ``trio_harness/step-trace``).
 
         Everything a renderer relies on is checked here, so that whatever this accepts can be
         drawn: times are finite numbers within ``±1e12`` seconds (not subnormal), the first
         phase is the one ``begin`` and no phase is earlier than it, ``begin``/``abort``/``done``
         carry index ``-1`` and every other phase the index of a call, details are ``null``, a
-        string or a boolean.
+        string or a boolean. In the packed form the columns are as long as each other, and
+        ``ns`` and ``index`` hold decimal integers separated by single spaces.
 
         Raises:
             ValueError: ``raw`` is not a step trace; the message names the field.
         """
-        if not isinstance(raw, dict) or raw.get("format") != _FORMAT:
-            raise ValueError(f"not a step trace (field 'format' is not {_FORMAT!r})")
+        if not isinstance(raw, dict) or raw.get("format") not in (_FORMAT, _FORMAT_V1):
+            raise ValueError(
+                f"not a step trace (field 'format' is not {_FORMAT!r} or {_FORMAT_V1!r})"
+            )
+        form = raw["format"]
         trace = cls()
         for key in ("turn", "step", "cap"):
             value = raw.get(key)
@@ -198,7 +240,7 @@ class StepTrace:
             ):
                 raise ValueError(f"step trace field 'calls[{number}]' needs callId and name")
             trace.calls.append((call["callId"], call["name"]))
-        phases = raw.get("phases")
+        phases = raw.get("phases") if form == _FORMAT_V1 else _unpacked(raw)
         if not isinstance(phases, list):
             raise ValueError("step trace field 'phases' must be an array")
         count = len(trace.calls)
@@ -216,9 +258,13 @@ class StepTrace:
                 elif at < began:
                     problem = "is earlier than 'begin'"
             if problem is not None:
+                what = (
+                    "[time, phase, index, detail]"
+                    if form == _FORMAT_V1
+                    else "a time, a phase, an index and a detail"
+                )
                 raise ValueError(
-                    f"step trace field 'phases[{number}]' must be [time, phase, index, detail]: "
-                    f"it {problem}"
+                    f"step trace field 'phases[{number}]' must be {what}: it {problem}"
                 )
             trace.phases.append((float(item[0]), item[1], item[2], item[3]))
         return trace
@@ -301,6 +347,44 @@ class StepTrace:
                 out.append((opened[0], at, opened[1]))
                 opened = None
         return out
+
+
+def _packed_ints(raw: dict[str, Any], key: str) -> list[int]:
+    text = raw.get(key)
+    if type(text) is not str or not _PACKED_INTS.fullmatch(text):
+        raise ValueError(
+            f"step trace field {key!r} must be a string of integers separated by single spaces"
+        )
+    return [int(token) for token in text.split(" ")] if text else []
+
+
+def _unpacked(raw: dict[str, Any]) -> list[list[Any]]:
+    """The phases of a packed trace as ``[time, phase, index, detail]`` lists (unchecked)."""
+    start = raw.get("start")
+    if type(start) is not float and type(start) is not int:
+        raise ValueError("step trace field 'start' must be a number")
+    if not -MAX_TRACE_TIME <= start <= MAX_TRACE_TIME:  # NaN fails both comparisons
+        raise ValueError(
+            f"step trace field 'start' must be a finite number within ±{MAX_TRACE_TIME:g} seconds"
+        )
+    offsets = _packed_ints(raw, "ns")
+    names = raw.get("phases")
+    if type(names) is not str:
+        raise ValueError("step trace field 'phases' must be a string of phase names")
+    phases = names.split(" ") if names else []
+    indexes = _packed_ints(raw, "index")
+    details = raw.get("details")
+    if not isinstance(details, list):
+        raise ValueError("step trace field 'details' must be an array")
+    if not len(offsets) == len(phases) == len(indexes) == len(details):
+        raise ValueError(
+            f"step trace fields 'ns', 'phases', 'index' and 'details' must be as long as each "
+            f"other: {len(offsets)}, {len(phases)}, {len(indexes)} and {len(details)} entries"
+        )
+    return [
+        [start + offset / 1e9, name, index, detail]
+        for offset, name, index, detail in zip(offsets, phases, indexes, details, strict=True)
+    ]
 
 
 @attrs.define
