@@ -12,11 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trio_harness import parse_arguments
+from trio_harness._json.lossless import NOT_JSON, set_json_node_limit, snapshot_json_value
 from trio_harness._json.parse import (
     _exact_int,
     _iterative_parse,
     _scan,
     loads_any_depth,
+    parse_arguments_exact,
 )
 
 
@@ -253,6 +255,88 @@ def test_the_written_out_hook_free_parse_gives_what_decode_gives(raw: str) -> No
     assert json.dumps(got) == json.dumps(expected)
     if type(expected) is str and expected is raw:
         assert got is raw
+
+
+# ---------------------------------------------------------------------------------------------
+# parse_arguments_exact: the pool's parse, which also proves the value lossless JSON
+# ---------------------------------------------------------------------------------------------
+
+_number_edges = st.sampled_from(
+    [
+        "-0",
+        "-0.0",
+        "0.0",
+        "-0e5",
+        "-1e-400",
+        "1e-400",
+        "1e400",
+        "-1e400",
+        "1E308",
+        "1.5e308",
+        "2e308",
+        "9" * 308,
+        "9" * 309,
+        "-" + "9" * 308,
+        "1" + "0" * 320 + ".5",
+        "-0.5",
+        "0.5",
+    ]
+)
+
+
+@given(
+    st.text(alphabet=' \t\n\r{}[]":,x1.eE+-0nultrefasNIy') | _json_text,
+    _number_edges,
+    st.integers(min_value=0, max_value=60),
+)
+def test_the_exact_parse_gives_parse_arguments_value_and_proves_only_lossless_ones(
+    text: str, number: str, cut: int
+) -> None:
+    for raw in (text, text[:cut] + number + text[cut:], f'{{"n": {number}, "t": {text}}}'):
+        got, exact = parse_arguments_exact(raw)
+        expected = parse_arguments(raw)
+        assert repr(got) == repr(expected)  # tells -0.0 from 0, keeps key order
+        if exact:
+            # Proved lossless: the snapshot would copy it unchanged.
+            copy = snapshot_json_value(got)
+            assert copy is not NOT_JSON
+            assert repr(copy) == repr(got)
+
+
+@pytest.mark.parametrize(
+    ("raw", "exact"),
+    [
+        ('{"a": 1, "b": [1.5, "x", null, true]}', True),
+        ("[1, 2]", True),
+        ('{"a": -0}', False),  # negative zero
+        ('{"a": -0.0}', False),
+        ('{"a": -1e-400}', False),  # underflows to -0.0
+        ('{"a": 1e-400}', True),  # underflows to 0.0: lossless
+        ('{"a": 1e400}', False),  # Infinity
+        ('{"a": ' + "9" * 309 + "}", False),  # past the largest finite double
+        ('{"a": ' + "9" * 300 + "}", True),
+        ('{"0": 1}', False),  # an index key: the key-order parse
+        (' {"a": 1}', False),  # leading whitespace: parse_arguments's way
+        ('"text"', False),  # not a container
+        ("{", False),  # not JSON
+        ('{"a": 1} x', False),
+        ('{"a": 1} \n', True),
+    ],
+)
+def test_the_exact_parse_proves_what_it_says(raw: str, exact: bool) -> None:
+    value, proved = parse_arguments_exact(raw)
+    assert proved is exact
+    assert repr(value) == repr(parse_arguments(raw))
+
+
+def test_the_exact_parse_proves_nothing_at_the_node_limit() -> None:
+    raw = "[" + ",".join(["1"] * 50) + "]"
+    previous = set_json_node_limit(len(raw))
+    try:
+        assert parse_arguments_exact(raw) == ([1] * 50, False)
+    finally:
+        set_json_node_limit(previous)
+    assert parse_arguments_exact(raw) == ([1] * 50, True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ On the way from the model's text to the committed result, a call of a step is co
 
 * **parsed**: ``parse_arguments`` of its text;
 * **copied**: ``snapshot_json_value`` of its argument value (the runtime's copies; the
-  output's own copies are not the arguments');
+  output's own copies are not the arguments'). A value the parse proved lossless JSON that no
+  classifier reads is not copied at all: the call runs with it;
 * **checked**: the tool's argument check (the same compiled function is the soft classifier's
   and the body's).
 
@@ -59,13 +60,24 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     seen = Counts()
     parse = _json.parse_arguments
 
+    parse_exact = _json.parse_arguments_exact
+
     def counting_parse(text: str) -> Any:
         seen.parsed += 1
         value = parse(text)
         seen.values.append(value)
         return value
 
-    for module in (execution, steps):  # the pool's two ways to make an input from the text
+    def counting_parse_exact(text: str) -> tuple[object, bool]:
+        seen.parsed += 1
+        value, exact = parse_exact(text)
+        seen.values.append(value)
+        return value, exact
+
+    # The pool's ways to make an input's value from the text: parsed_input, a caller's step
+    # input, and a later execution of a pool input that re-reads its text.
+    monkeypatch.setattr(execution, "parse_arguments_exact", counting_parse_exact)
+    for module in (steps, pipeline):
         monkeypatch.setattr(module, "parse_arguments", counting_parse)
     for module in (registry, pipeline):
         snapshot = module.snapshot_json_value
@@ -130,9 +142,9 @@ async def test_a_step_parses_copies_and_checks_each_call_at_most_once(
     calls = [ToolCallBlock(f"c{i}", "t", ARGS) for i in range(4)]
     outcome = await th.execute_tool_calls(runtime, Session(), calls)
     assert [step.result.is_error for step in outcome.results] == [False] * 4
-    # One copy: taken when the call is classified, before an author's classifier is handed
-    # the parsed value, or when it is prepared (no classifier).
-    assert counts.per_call(4) == (1, 1, 1)
+    # An author's classifier is handed the parsed value: the one copy is taken before it runs.
+    # No classifier, or the constant one, reads nothing: the call runs with the parsed value.
+    assert counts.per_call(4) == (1, 1 if classifier == "author" else 0, 1)
 
 
 async def test_invalid_arguments_are_checked_once_and_copied_once(counts: Counts) -> None:
@@ -278,12 +290,61 @@ def test_the_parsed_mark_is_not_part_of_the_value() -> None:
     )
 
 
-@pytest.mark.parametrize("text", ['{"x": -0, "items": []}', '{"x": 1e400, "items": []}'])
-async def test_parsed_arguments_that_are_not_lossless_fail_the_call(text: str) -> None:
-    # JSON.parse gives -0 and Infinity; the call's copy refuses them, as a caller's value.
+@pytest.mark.parametrize("classifier", ["none", "constant", "author"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"x": -0, "items": []}',
+        '{"x": 1e400, "items": []}',
+        '{"x": 1, "items": [], "y": -1e-400}',
+        '{"x": 1, "items": [], "y": ' + "9" * 309 + "}",
+    ],
+)
+async def test_parsed_arguments_that_are_not_lossless_fail_the_call(
+    text: str, classifier: str
+) -> None:
+    # JSON.parse gives -0 and Infinity; the call refuses them, as a caller's value, whether or
+    # not a classifier reads them (the uncopied way is only for values the parse proved).
     runtime = ToolRuntime()
-    runtime.register(_tool(_author))
+    runtime.register(_tool(CLASSIFIERS[classifier]))
     outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "t", text)])
     assert outcome.results[0].result.content[0]["text"] == (
         "Error: tool execution arguments must be losslessly JSON-serializable"
     )
+
+
+@pytest.mark.parametrize("classifier", ["none", "constant"])
+async def test_a_call_runs_with_the_parsed_value_and_a_later_execution_reads_the_text_again(
+    classifier: str,
+) -> None:
+    seen: list[Any] = []  # (the value, what it held when the body began)
+
+    async def mutates(args: Any, ctx: Any) -> str:
+        seen.append((args, dict(args)))
+        args["x"] = 99
+        return "ok"
+
+    runtime = ToolRuntime()
+    runtime.register(
+        define_tool(
+            name="m",
+            description="mutates",
+            parameters={"x": {"type": "integer"}},
+            output=ToolOutput(
+                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+            ),
+            execute=mutates,
+            is_concurrency_safe=CLASSIFIERS[classifier],
+        )
+    )
+    input = execution.parsed_input("c", "m", '{"x": 1}', None)
+    runtime.execution_mode(input)
+    first = await runtime.execute(input)
+    assert seen[0] == (input.arguments, {"x": 1})
+    assert seen[0][0] is input.arguments  # no copy: the pool's own value
+    # The same input again (a caller's retry): the body gets the model's arguments, not what
+    # the first body left.
+    second = await runtime.execute(input)
+    assert seen[1][1] == {"x": 1}
+    assert seen[1][0] is not input.arguments
+    assert first.content == second.content == ({"type": "text", "text": "ok"},)

@@ -30,7 +30,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["loads_any_depth", "parse_arguments"]
+from .lossless import json_node_limit
+
+__all__ = ["loads_any_depth", "parse_arguments", "parse_arguments_exact"]
 
 # ``json``'s own string scanner (C-accelerated, non-recursive): the iterative parser decodes strings
 # exactly as ``json.loads`` does. It is public at runtime but missing from typeshed.
@@ -221,6 +223,69 @@ def parse_arguments(raw: str) -> object:
         except RecursionError:
             pass
     return _parse_deep(raw)
+
+
+class _Lossy(Exception):
+    """A number literal whose value is not lossless JSON (``inf``, ``-0.0``, past a double)."""
+
+
+# An integer literal of at most this many characters is below ``MAX_FINITE_JSON_INT`` (a double's
+# largest finite value has 309 digits), so a shorter text needs no integer hook.
+_SHORT_INT: Final = 308
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    # Finite and not -0.0 (the text of a negative zero starts with "-"): NaN cannot be parsed.
+    if (value == 0.0 and text[0] == "-") or value - value != 0.0:
+        raise _Lossy
+    return value
+
+
+def _checked_int(text: str) -> int:
+    if len(text) > _SHORT_INT:
+        raise _Lossy
+    return int(text)
+
+
+_exact_scan: Final = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_checked_float
+).scan_once  # type: ignore[attr-defined]
+_exact_long_scan: Final = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_checked_float, parse_int=_checked_int
+).scan_once  # type: ignore[attr-defined]
+
+
+def parse_arguments_exact(raw: str) -> tuple[object, bool]:
+    """:func:`parse_arguments`, and whether the value is known to be lossless JSON as parsed.
+
+    ``True`` means: ``raw`` is a JSON object or array whose every number is a finite double that
+    is not ``-0`` (so the value is a tree of fresh exact containers that ``snapshot_json_value``
+    would copy unchanged), and the value has fewer nodes than ``raw`` has characters. The
+    numbers are judged by the (C) scanner's own number hooks, so this costs a call per float
+    literal, not a pass over the text. ``False`` says nothing: the value may still be lossless.
+
+    Raises:
+        TypeError: ``raw`` is not a ``str``.
+    """
+    if (
+        type(raw) is str
+        and raw
+        and raw[0] in "{["
+        and "-0" not in raw
+        and len(raw) < json_node_limit()
+        # Key order needs the object hook: those texts take ``parse_arguments``'s way.
+        and (_MAYBE_DIGIT_KEY.search(raw) is None or _MAYBE_INDEX_KEY.search(raw) is None)
+    ):
+        scan = _exact_long_scan if len(raw) > _SHORT_INT else _exact_scan
+        try:
+            value, end = scan(raw, 0)
+        except (StopIteration, json.JSONDecodeError, _InvalidConstant, _Lossy, RecursionError):
+            pass
+        else:
+            if end == len(raw) or _WHITESPACE.match(raw, end).end() == len(raw):  # type: ignore[union-attr]
+                return value, True
+    return parse_arguments(raw), False
 
 
 # ---------------------------------------------------------------------------------------------

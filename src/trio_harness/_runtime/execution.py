@@ -13,18 +13,17 @@ replaced, by an execute wrapper, and only until the execution is finished.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal, NamedTuple, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import attrs
 import trio
 
-from .._json import parse_arguments
+from .._json import parse_arguments_exact
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
-    "PARSED",
-    "Classified",
     "DispatchOutcome",
+    "ParsedArguments",
     "Preparation",
     "Runtime",
     "Scheduler",
@@ -271,24 +270,43 @@ class ToolExecutionInput:
     _memo: object = attrs.field(default=None, init=False, eq=False, repr=False)
 
 
-class Classified(NamedTuple):
-    """``ToolExecutionInput._memo`` once the runtime classified a :func:`parsed_input`.
+class _Unnoted:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNNOTED"
+
+
+#: ``ParsedArguments.run_with`` while no classification noted a value.
+UNNOTED: Final = _Unnoted()
+
+
+class ParsedArguments:
+    """``ToolExecutionInput._memo`` of a :func:`parsed_input`: the pool parsed the value itself.
+
+    One note per input, updated in place as the call goes (see ``Registry.execution_mode`` and
+    ``ToolScheduler.prepare``).
 
     Attributes:
-        parsed: The arguments the classification read (``input.arguments``).
-        run_with: The value the call runs with: ``parsed`` itself when no classifier saw it,
-            else a copy taken before the classifier ran.
+        text: The argument text the value was parsed from.
+        exact: The parse proved the value lossless JSON (``parse_arguments_exact``) and nobody
+            was handed it: the call may run with it, uncopied.
+        run_with: The value the next execution runs with, noted by the classification (a copy
+            taken before the classifier ran, or the parsed value itself when the classifier
+            reads nothing); :data:`UNNOTED` otherwise.
         checked: ``(check, violations)``: the check's verdict on ``run_with``, or ``None``.
+        spent: An execution ran with the parsed value itself: any later execution of the same
+            input reads ``text`` again (the first one's body may have changed the value).
     """
 
-    parsed: object
-    run_with: object
-    checked: tuple[Callable[[object, str], list[str]], list[str]] | None
+    __slots__ = ("checked", "exact", "run_with", "spent", "text")
 
-
-#: ``ToolExecutionInput._memo`` of an input whose arguments the pool parsed from the model's
-#: text itself: nobody else holds them, so a classifier may be handed them as they are.
-PARSED: Final = object()
+    def __init__(self, text: str, exact: bool) -> None:
+        self.text = text
+        self.exact = exact
+        self.run_with: object = UNNOTED
+        self.checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
+        self.spent = False
 
 
 def parsed_input(
@@ -301,24 +319,27 @@ def parsed_input(
     agent: object | None = None,
     root_call_id: str | None = None,
 ) -> ToolExecutionInput:
-    """The input of a call whose argument text the pool parses here, once (``parse_arguments``).
+    """The input of a call whose argument text the pool parses here, once.
 
-    The value is the pool's own: the runtime copies it once on its way to the body (when the call
-    is classified, before any classifier is handed the parsed value; else when it is prepared)
-    and checks it once (the body takes the classification's verdict while no phase was handed
+    The value is the pool's own. When the parse proved it lossless JSON
+    (``parse_arguments_exact``) and no classifier reads it, the call runs with that value
+    itself; otherwise the runtime copies it once on its way to the body (when the call is
+    classified, before any classifier is handed the parsed value; else when it is prepared).
+    It is checked once (the body takes the classification's verdict while no phase was handed
     the value). See ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
+    value, exact = parse_arguments_exact(text)
     input = ToolExecutionInput(
         call_id,
         name,
-        parse_arguments(text),
+        value,
         abort,
         parent=parent,
         agent=agent,
         root_call_id=root_call_id,
     )
     # A frozen value's private note, set as attrs itself sets fields of frozen classes.
-    object.__setattr__(input, "_memo", PARSED)
+    object.__setattr__(input, "_memo", ParsedArguments(text, exact))
     return input
 
 

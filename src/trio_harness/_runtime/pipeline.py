@@ -26,7 +26,7 @@ from .._errors import (
     error_message,
     unreachable,
 )
-from .._json import NOT_JSON, snapshot_json_value
+from .._json import NOT_JSON, parse_arguments, snapshot_json_value
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -40,8 +40,9 @@ from .._values import (
 from .abort import abort_type_error, cancel_on_abort
 from .body import dispatch_body, stale_cancellation
 from .execution import (
-    Classified,
+    UNNOTED,
     DispatchOutcome,
+    ParsedArguments,
     Preparation,
     Runtime,
     ToolExecution,
@@ -157,15 +158,27 @@ class ToolScheduler:
         except Exception as error:
             failure = failure or error
         else:
-            memo = getattr(input, "_memo", None)  # any object with the fields is an input
-            if type(memo) is Classified and memo.parsed is raw:
-                # Classified: the value the classification kept from the classifier, and the
-                # check's verdict on it.
-                arguments = memo.run_with
-                checked = memo.checked
-                # Used once: another execution of the same input gets a copy of its own.
-                object.__setattr__(input, "_memo", None)
-            else:
+            note: object = getattr(input, "_memo", None)  # any object with the fields is an input
+            if type(note) is ParsedArguments:
+                if note.run_with is not UNNOTED:
+                    # Classified: the value the classification kept from the classifier (or
+                    # the parsed value itself, when the classifier read nothing), and the
+                    # check's verdict on it. Used once: another execution gets its own value.
+                    arguments = note.run_with
+                    checked = note.checked
+                    note.run_with = UNNOTED
+                    note.checked = None
+                    note.spent = arguments is raw
+                elif note.exact and not note.spent:
+                    # The pool's own value, proved lossless JSON by its parse, that nobody was
+                    # handed: the call runs with it, uncopied.
+                    arguments = raw
+                    note.spent = True
+                elif note.spent:
+                    # An earlier execution ran with the parsed value itself (its body may have
+                    # changed it): this one reads the model's text again.
+                    raw = parse_arguments(note.text)
+            if arguments is UNSET:
                 # The one copy of the arguments: every phase, and the body, see this snapshot.
                 arguments = snapshot_json_value(raw)
                 if arguments is NOT_JSON:

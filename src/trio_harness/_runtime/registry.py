@@ -23,7 +23,7 @@ from .define import (
     classifier_plan,
     execute_plan,
 )
-from .execution import PARSED, Classified, ToolExecutionInput
+from .execution import ParsedArguments, ToolExecutionInput
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -162,7 +162,9 @@ class Registry:
           so the classifier gets them as they are. The call's one copy is taken here, *before*
           the classifier runs, and checked; the copy and the verdict are noted on the input for
           ``prepare`` (the body then takes the verdict instead of checking again; see
-          ``body._begin``).
+          ``body._begin``). The constant classifier reads nothing, so when the parse proved the
+          value lossless JSON (``parse_arguments_exact``) no copy is taken: the call runs with
+          the parsed value itself.
         * Any other arguments (the caller holds them), or parsed ones that are not lossless
           JSON: the classifier gets a detached copy when they are lossless JSON (the caller's
           object is never touched), and the call snapshots them again when it is prepared.
@@ -180,10 +182,15 @@ class Registry:
             return EXCLUSIVE
         plan = entry.classify
         try:
-            if getattr(input, "_memo", None) is PARSED:  # any object with the fields is an input
+            note = getattr(input, "_memo", None)  # any object with the fields is an input
+            if type(note) is ParsedArguments and not note.spent:
+                if note.exact and plan is not None and plan[1] is always_parallel:
+                    # Nobody reads the value before the body: the call runs with it, uncopied.
+                    return _classify_parsed(note, arguments, arguments, classifier, plan)
                 run_with = snapshot_json_value(arguments)
                 if run_with is not NOT_JSON:
-                    return _classify_parsed(input, arguments, run_with, classifier, plan)
+                    note.exact = False  # the classifier is handed the parsed value
+                    return _classify_parsed(note, arguments, run_with, classifier, plan)
             if plan is not None and plan[1] is always_parallel:
                 # The constant classifier reads nothing: no copy to protect the call from.
                 return EXCLUSIVE if plan[0](arguments, ARGS_ROOT) else PARALLEL
@@ -201,40 +208,29 @@ class Registry:
 
 
 def _classify_parsed(
-    input: ToolExecutionInput,
+    note: ParsedArguments,
     parsed: object,
     run_with: object,
     classifier: Callable[[Any], object],
     plan: ClassifierPlan | None,
 ) -> ExecutionMode:
-    # The pool's own parsed value and the call's copy of it; what raises goes to the caller.
+    # The pool's own parsed value and what the call runs with: a copy of it, or the value itself
+    # when the classifier reads nothing. What raises goes to the caller. ``prepare`` takes the
+    # value and the check's verdict on it from the note (``checked`` ``None``: not checked, or
+    # by a check whose verdict may not be reused).
+    note.run_with = run_with
     if plan is None:
-        _note(input, parsed, run_with, None, None)
+        note.checked = None
         verdict = classifier(parsed)
     else:
-        # ``define_tool``'s soft wrapper, run inline, on the copy (equal to what was parsed).
+        # ``define_tool``'s soft wrapper, run inline, on what the call runs with (equal to what
+        # was parsed).
         check, classify, pure = plan
         violations = check(run_with, ARGS_ROOT)
-        _note(input, parsed, run_with, check if pure else None, violations)
+        note.checked = (check, violations) if pure else None
         if violations:
             return EXCLUSIVE  # invalid arguments are a "no"
         if classify is always_parallel:
             return PARALLEL
         verdict = classify(parsed)
     return PARALLEL if verdict is True else EXCLUSIVE
-
-
-def _note(
-    input: ToolExecutionInput,
-    parsed: object,
-    run_with: object,
-    check: Callable[[object, str], list[str]] | None,
-    violations: list[str] | None,
-) -> None:
-    """Note on ``input``, for ``prepare``, the value its call runs with and the check's verdict
-    on it (``check`` ``None``: not checked, or by a check whose verdict may not be reused)."""
-    object.__setattr__(
-        input,
-        "_memo",
-        Classified(parsed, run_with, None if check is None else (check, violations or [])),
-    )
