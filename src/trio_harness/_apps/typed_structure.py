@@ -13,7 +13,7 @@ import types
 import typing
 import uuid
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import cattrs
@@ -101,6 +101,26 @@ def kept_exact(tp: Any) -> type | None:
     return _KEPT_EXACT.get(tp)
 
 
+_ABSENT: Final = object()
+
+
+def _flat_items(fields: dict[str, Any]) -> tuple[tuple[str, type | None], ...] | None:
+    """``(key, exact type or None)`` per item when every item's value is kept as it is (``str``,
+    ``bool``, ``Any``) or kept when of an exact type (``int``, ``float``); else ``None``."""
+    items: list[tuple[str, type | None]] = []
+    for key, tp in fields.items():
+        try:
+            if tp in _AS_IS:
+                items.append((key, None))
+            elif tp in _KEPT_EXACT:
+                items.append((key, _KEPT_EXACT[tp]))
+            else:
+                return None
+        except TypeError:  # an unhashable annotation: not a scalar
+            return None
+    return tuple(items)
+
+
 def structure_hook(converter: cattrs.Converter, tp: Any) -> Any:
     """The hook that structures a validated value of ``tp``, or ``None`` when the value is kept
     as it is (``str``, ``bool``, ``Any``)."""
@@ -173,6 +193,10 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         # key -> (its hook or None: the value as it is; the item's type; the exact type of a
         # value that is already structured), filled on first use.
         plans: dict[str, tuple[Any, Any, Any]] = {}
+        # A record of scalars only (every item kept as it is, or an int/float kept when of that
+        # exact type): (key, exact type or None) per item, so that a record holding every item,
+        # each as it is kept, is structured as a copy of itself. None for any other record.
+        flat = _flat_items(fields)
 
         def plan(key: str) -> tuple[Any, Any, Any]:
             tp = fields[key]
@@ -180,6 +204,13 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             return planned
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
+            if flat is not None and len(value) == len(flat):
+                for key, exact in flat:
+                    item = value.get(key, _ABSENT)
+                    if item is _ABSENT or (exact is not None and type(item) is not exact):
+                        break
+                else:
+                    return value.copy()  # what the loop below builds
             out: dict[str, Any] = {}
             failures: list[tuple[Exception, str]] = []
             for key, item in value.items():
