@@ -25,7 +25,8 @@ import attrs
 import pytest
 
 import trio_harness as th
-from trio_harness import Allow, Session, ToolCallBlock, ToolOutput, ToolRuntime, _json, define_tool
+from tests.support.runtime_tools import echo_tool, runtime_with
+from trio_harness import Allow, Session, ToolCallBlock, ToolRuntime, _json
 from trio_harness._pool import steps
 from trio_harness._runtime import always_parallel, execution, pipeline, registry
 
@@ -113,15 +114,12 @@ async def _body(args: Any, ctx: Any) -> str:
 
 
 def _tool(classifier: Any) -> th.ToolDefinition:
-    return define_tool(
-        name="t",
-        description="counts",
-        parameters=PARAMETERS,
-        output=ToolOutput(
-            schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
-        ),
-        execute=_body,
-        is_concurrency_safe=classifier,
+    return echo_tool("t", parameters=PARAMETERS, execute=_body, is_concurrency_safe=classifier)
+
+
+def _mutating(classifier: Any, body: Any) -> th.ToolDefinition:
+    return echo_tool(
+        "m", parameters={"x": {"type": "integer"}}, execute=body, is_concurrency_safe=classifier
     )
 
 
@@ -225,17 +223,7 @@ async def test_a_tool_replaced_after_classification_is_checked_by_the_new_one() 
         if not replaced:
             replaced.append(exec.call_id)
             dispose()
-            runtime.register(
-                define_tool(
-                    name="t",
-                    description="stricter",
-                    parameters={"x": {"type": "string"}},
-                    output=ToolOutput(
-                        schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
-                    ),
-                    execute=stricter,
-                )
-            )
+            runtime.register(echo_tool("t", parameters={"x": {"type": "string"}}, execute=stricter))
 
     runtime.add_result_observer(replace)
     calls = [ToolCallBlock("c0", "t", ARGS), ToolCallBlock("c1", "t", '{"x": 1}')]
@@ -259,18 +247,7 @@ async def test_a_tracer_holding_the_inputs_keeps_them_as_parsed(counts: Counts) 
         args["x"] = 99
         return "ok"
 
-    runtime = ToolRuntime()
-    runtime.register(
-        define_tool(
-            name="m",
-            description="mutates",
-            parameters={"x": {"type": "integer"}},
-            output=ToolOutput(
-                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
-            ),
-            execute=mutates,
-        )
-    )
+    runtime = runtime_with(_mutating(None, mutates))
     tracer = Keeps()
     await th.execute_tool_calls(
         runtime, Session(), [ToolCallBlock("c", "m", '{"x":1}')], tracer=tracer
@@ -324,19 +301,7 @@ async def test_a_call_runs_with_the_parsed_value_and_a_later_execution_reads_the
         args["x"] = 99
         return "ok"
 
-    runtime = ToolRuntime()
-    runtime.register(
-        define_tool(
-            name="m",
-            description="mutates",
-            parameters={"x": {"type": "integer"}},
-            output=ToolOutput(
-                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
-            ),
-            execute=mutates,
-            is_concurrency_safe=CLASSIFIERS[classifier],
-        )
-    )
+    runtime = runtime_with(_mutating(CLASSIFIERS[classifier], mutates))
     input = execution.parsed_input("c", "m", '{"x": 1}', None)
     runtime.execution_mode(input)
     first = await runtime.execute(input)
