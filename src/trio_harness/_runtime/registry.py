@@ -181,56 +181,52 @@ class Registry:
         if classifier is None:
             return EXCLUSIVE
         plan = entry.classify
+        constant = plan is not None and plan[1] is always_parallel
         try:
             note = getattr(input, "_memo", None)  # any object with the fields is an input
             if type(note) is ParsedArguments and not note.spent:
-                if note.exact and plan is not None and plan[1] is always_parallel:
-                    # Nobody reads the value before the body: the call runs with it, uncopied.
-                    return _classify_parsed(note, arguments, arguments, classifier, plan)
-                run_with = snapshot_json_value(arguments)
+                # The constant classifier reads nothing: a value the parse proved lossless runs
+                # uncopied. Any other classifier is handed the parsed value: the call's copy
+                # is taken before it runs.
+                run_with = arguments if constant and note.exact else snapshot_json_value(arguments)
                 if run_with is not NOT_JSON:
-                    note.exact = False  # the classifier is handed the parsed value
-                    return _classify_parsed(note, arguments, run_with, classifier, plan)
-            if plan is not None and plan[1] is always_parallel:
-                # The constant classifier reads nothing: no copy to protect the call from.
-                return EXCLUSIVE if plan[0](arguments, ARGS_ROOT) else PARALLEL
-            copy = snapshot_json_value(arguments)
-            given = arguments if copy is NOT_JSON else copy
-            if plan is None:
-                verdict = classifier(given)
+                    note.exact = run_with is arguments
+                    note.run_with = run_with
+                    return _classify(arguments, run_with, classifier, plan, note)
+            if constant:
+                given = arguments  # no copy to protect the call from
             else:
-                # ``define_tool``'s soft wrapper, run inline: invalid arguments are a "no".
-                check, classify, _pure = plan
-                verdict = False if check(given, ARGS_ROOT) else classify(given)
+                copy = snapshot_json_value(arguments)
+                given = arguments if copy is NOT_JSON else copy
+            return _classify(given, given, classifier, plan, None)
         except Exception:
             return EXCLUSIVE
-        return PARALLEL if verdict is True else EXCLUSIVE
 
 
-def _classify_parsed(
-    note: ParsedArguments,
-    parsed: object,
-    run_with: object,
+def _classify(
+    given: object,
+    checked_on: object,
     classifier: Callable[[Any], object],
     plan: ClassifierPlan | None,
+    note: ParsedArguments | None,
 ) -> ExecutionMode:
-    # The pool's own parsed value and what the call runs with: a copy of it, or the value itself
-    # when the classifier reads nothing. What raises goes to the caller. ``prepare`` takes the
-    # value and the check's verdict on it from the note (``checked`` ``None``: not checked, or
-    # by a check whose verdict may not be reused).
-    note.run_with = run_with
+    """The verdict of ``classifier`` handed ``given``; ``define_tool``'s soft wrapper (``plan``)
+    runs inline on ``checked_on`` (what the call runs with, equal to ``given``): invalid
+    arguments are a "no". ``note``: where ``prepare`` takes the check's verdict from (``None``
+    there: not checked, or by a check whose verdict may not be reused). What raises goes to the
+    caller."""
     if plan is None:
-        note.checked = None
-        verdict = classifier(parsed)
+        if note is not None:
+            note.checked = None
+        verdict = classifier(given)
     else:
-        # ``define_tool``'s soft wrapper, run inline, on what the call runs with (equal to what
-        # was parsed).
         check, classify, pure = plan
-        violations = check(run_with, ARGS_ROOT)
-        note.checked = (check, violations) if pure else None
+        violations = check(checked_on, ARGS_ROOT)
+        if note is not None:
+            note.checked = (check, violations) if pure else None
         if violations:
-            return EXCLUSIVE  # invalid arguments are a "no"
+            return EXCLUSIVE
         if classify is always_parallel:
             return PARALLEL
-        verdict = classify(parsed)
+        verdict = classify(given)
     return PARALLEL if verdict is True else EXCLUSIVE
