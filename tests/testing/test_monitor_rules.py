@@ -140,6 +140,27 @@ async def test_a_streamed_step_is_checked_like_a_list(autojump_clock: trio.abc.C
     assert len(outcome.results) == 3
 
 
+def test_a_stream_failure_taken_while_a_result_waits_raises_no_false_alarm() -> None:
+    # The stream raises right after its last call, as c0's body ends and c0's slow post-execute
+    # hook would run: the pool takes the failure after admitting c2, and then commits nothing
+    # (nothing commits after a failure) while c1 drains. Its wait is no window-idle. Found by
+    # docs/property-testing.md's property test (a random local run).
+    from trio_harness.testing import PoolScenario, ScenarioCall, ScenarioStep
+
+    step = ScenarioStep(
+        calls=(
+            ScenarioCall(id="c0", duration=0.5, slow_post=True),
+            ScenarioCall(id="c1", duration=1, slow_post=True),
+            ScenarioCall(id="c2", duration=0, arrives_at=0.5, wrapper_fails=True),
+        ),
+        cap=2,
+        streamed=True,
+        stream_fails=True,
+        accept_fails=True,
+    )
+    assert testing.run_pool_scenario(PoolScenario(steps=(step,), hooks=True, approvals=True)) == []
+
+
 # -- planted bugs -------------------------------------------------------------------------------
 
 

@@ -101,12 +101,14 @@ class _WatchedApproval:
 
 class _WatchedSource:
     """A streamed step's calls as the pool sees them: an exception of the source is recorded
-    (it is the step's failure, as a scheduler's is)."""
+    (it is the step's failure, as a scheduler's is), with the number of calls the source gave
+    before it as the event's index (the pool takes the failure after admitting those)."""
 
     def __init__(self, monitor: PoolMonitor, source: AsyncIterable[ToolCallBlock]) -> None:
         self._monitor = monitor
         self._source = source
         self._iterator: AsyncIterator[ToolCallBlock] | None = None
+        self._given = 0
 
     def __aiter__(self) -> _WatchedSource:
         return self
@@ -115,12 +117,14 @@ class _WatchedSource:
         if self._iterator is None:
             self._iterator = aiter(self._source)
         try:
-            return await anext(self._iterator)
+            call = await anext(self._iterator)
         except StopAsyncIteration:
             raise
         except Exception as error:
-            self._monitor._record("source", -1, error)
+            self._monitor._record("source", self._given, error)
             raise
+        self._given += 1
+        return call
 
 
 class PoolMonitor:

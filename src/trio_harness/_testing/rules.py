@@ -259,6 +259,11 @@ class StepCheck:
         seen_begin = False
         known = m.initial  # calls the step had; a streaming step admits more as they arrive
         idle: tuple[float, str, int] | None = None  # a wait that breaks window-idle if time passes
+        arrivals = 0  # the calls the pool admitted from a streamed step's source
+        # The source's failure and how many calls it gave before it: the pool takes the failure
+        # once it admitted those (the pump hands both on in order); from then on it may wait
+        # without committing (nothing commits after a failure).
+        source_given: int | None = None
         self.phases: dict[int, set[str]] = {}  # the phases told per call
         finalized: list[int] = []  # calls whose post-execute (or finish) began, in that order
         approving: int | None = None  # the call whose approval request is open
@@ -292,6 +297,7 @@ class StepCheck:
                 continue
             if kind == "arrived":
                 known = max(known, index + 1)
+                arrivals += 1
                 continue
             if idle is not None and kind == "prepare>":
                 idle = None  # the next call is being started (perhaps in another task)
@@ -308,6 +314,7 @@ class StepCheck:
                     or preparing is not None
                     or self.cut
                     or self.failure is not None
+                    or (source_given is not None and arrivals >= source_given)
                     or event.aborted
                     or not (group_open and group_parallel)
                 ):
@@ -505,9 +512,11 @@ class StepCheck:
                 fail(at, event.detail)
             elif kind == "source" and isinstance(event.detail, BaseException):
                 # The stream's own exception: the driver takes it after what the pump handed
-                # on before it, so it bounds nothing in the walk; it is the step's failure when
-                # no scheduler phase failed first.
+                # on before it (``index`` calls), so it bounds nothing in the walk but the
+                # driver's waits once those arrived; it is the step's failure when no
+                # scheduler phase failed first.
                 self.source_failure = event.detail
+                source_given = index
             elif kind == "approval>":
                 if index < 0 or index != preparing:
                     self.say(
