@@ -3,9 +3,9 @@
 On the way from the model's text to the committed result, a call of a step is counted:
 
 * **parsed**: ``parse_arguments`` of its text;
-* **copied**: ``snapshot_json_value`` of its argument value (the runtime's copies; the
-  output's own copies are not the arguments'). A value the parse proved lossless JSON that no
-  classifier reads is not copied at all: the call runs with it;
+* **copied**: ``snapshot_json_value`` or ``copy_json_tree`` (the C copy of a value the parse
+  proved lossless JSON) of its argument value (the runtime's copies; the output's own copies
+  are not the arguments');
 * **checked**: the tool's argument check (the same compiled function is the soft classifier's
   and the body's).
 
@@ -75,11 +75,18 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         seen.values.append(value)
         return value, exact
 
-    # The pool's ways to make an input's value from the text: parsed_input, a caller's step
-    # input, and a later execution of a pool input that re-reads its text.
+    # The pool's two ways to make an input's value from the text: parsed_input, and a step's
+    # input for a caller (a tracer).
     monkeypatch.setattr(execution, "parse_arguments_exact", counting_parse_exact)
-    for module in (steps, pipeline):
-        monkeypatch.setattr(module, "parse_arguments", counting_parse)
+    monkeypatch.setattr(steps, "parse_arguments", counting_parse)
+    tree_copy = execution.copy_json_tree
+
+    def counting_tree_copy(value: object) -> Any:
+        if any(value is parsed for parsed in seen.values):
+            seen.copied += 1
+        return tree_copy(value)
+
+    monkeypatch.setattr(execution, "copy_json_tree", counting_tree_copy)
     for module in (registry, pipeline):
         snapshot = module.snapshot_json_value
 
@@ -140,9 +147,9 @@ async def test_a_step_parses_copies_and_checks_each_call_at_most_once(
     calls = [ToolCallBlock(f"c{i}", "t", ARGS) for i in range(4)]
     outcome = await th.execute_tool_calls(runtime, Session(), calls)
     assert [step.result.is_error for step in outcome.results] == [False] * 4
-    # An author's classifier is handed the parsed value: the one copy is taken before it runs.
-    # No classifier, or the constant one, reads nothing: the call runs with the parsed value.
-    assert counts.per_call(4) == (1, 1 if classifier == "author" else 0, 1)
+    # The one copy is taken when the text is parsed (the parse proved the value lossless JSON),
+    # before an author's classifier is handed the parsed value.
+    assert counts.per_call(4) == (1, 1, 1)
 
 
 async def test_invalid_arguments_are_checked_once_and_copied_once(counts: Counts) -> None:
@@ -290,26 +297,104 @@ async def test_parsed_arguments_that_are_not_lossless_fail_the_call(
     )
 
 
-@pytest.mark.parametrize("classifier", ["none", "constant"])
-async def test_a_call_runs_with_the_parsed_value_and_a_later_execution_reads_the_text_again(
-    classifier: str,
-) -> None:
-    seen: list[Any] = []  # (the value, what it held when the body began)
+class _Wrapper:
+    """A scheduler wrapper that holds each input's arguments and may change them first."""
 
-    async def mutates(args: Any, ctx: Any) -> str:
-        seen.append((args, dict(args)))
-        args["x"] = 99
+    def __init__(self, inner: Any, change: Any = None) -> None:
+        self.inner, self.change, self.held = inner, change, []
+
+    async def prepare(self, input: Any) -> Any:
+        self.held.append(input.arguments)
+        if self.change is not None:
+            self.change(input.arguments)
+        return await self.inner.prepare(input)
+
+    async def dispatch(self, exec: Any) -> Any:
+        return await self.inner.dispatch(exec)
+
+    async def finalize(self, exec: Any, result: Any) -> Any:
+        return await self.inner.finalize(exec, result)
+
+    def finish(self, exec: Any, result: Any) -> Any:
+        return self.inner.finish(exec, result)
+
+
+async def _changes(args: Any, ctx: Any) -> str:
+    args["x"] = 99  # the body owns its arguments
+    return "ok"
+
+
+@pytest.mark.parametrize("classifier", ["none", "constant", "author"])
+async def test_the_body_runs_with_its_own_copy_whoever_holds_the_input(classifier: str) -> None:
+    # Found by a review of the uncopied way (since replaced): a scheduler wrapper holding
+    # input.arguments never sees the body's changes, and what it changes before prepare never
+    # reaches the body unchecked.
+    runtime = runtime_with(_mutating(CLASSIFIERS[classifier], _changes))
+    holder = _Wrapper(runtime.scheduler)
+    runtime.scheduler = holder
+    outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "m", '{"x": 1}')])
+    assert outcome.results[0].result.content[0]["text"] == "ok"
+    assert holder.held == [{"x": 1}]
+
+    def breaks(arguments: Any) -> None:
+        arguments["x"] = "one"  # invalid: the schema says integer
+
+    ran: list[Any] = []
+
+    async def records(args: Any, ctx: Any) -> str:
+        ran.append(dict(args))
         return "ok"
 
-    runtime = runtime_with(_mutating(CLASSIFIERS[classifier], mutates))
+    runtime = runtime_with(_mutating(CLASSIFIERS[classifier], records))
+    runtime.scheduler = _Wrapper(runtime.scheduler, breaks)
+    outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "m", '{"x": 1}')])
+    text = outcome.results[0].result.content[0]["text"]
+    # The call's copy was taken before the wrapper was handed the input (the parse proved it):
+    # the body runs with the model's arguments, checked.
+    assert (ran, text) == ([{"x": 1}], "ok")
+
+
+async def test_a_node_limit_lowered_after_the_parse_still_holds_at_prepare() -> None:
+    from trio_harness.lowlevel import set_json_node_limit
+
+    ran: list[Any] = []
+    previous: list[int] = []
+
+    async def lowers(args: Any, ctx: Any) -> str:
+        ran.append(dict(args))
+        if not previous:
+            previous.append(set_json_node_limit(1))
+        return "ok"
+
+    runtime = runtime_with(_mutating(None, lowers))
+    try:
+        outcome = await th.execute_tool_calls(
+            runtime,
+            Session(),
+            [ToolCallBlock("a", "m", '{"x": 1}'), ToolCallBlock("b", "m", '{"x": 2}')],
+        )
+    finally:
+        if previous:
+            set_json_node_limit(previous[0])
+    assert ran == [{"x": 1}]
+    assert outcome.results[1].result.content[0]["text"] == (
+        "Error: tool execution arguments must be losslessly JSON-serializable"
+    )
+
+
+async def test_a_later_execution_of_the_same_input_gets_a_copy_of_its_own() -> None:
+    seen: list[Any] = []
+
+    async def keeps(args: Any, ctx: Any) -> str:
+        seen.append(args)
+        return await _changes(args, ctx)
+
+    runtime = runtime_with(_mutating(always_parallel, keeps))
     input = execution.parsed_input("c", "m", '{"x": 1}', None)
     runtime.execution_mode(input)
-    first = await runtime.execute(input)
-    assert seen[0] == (input.arguments, {"x": 1})
-    assert seen[0][0] is input.arguments  # no copy: the pool's own value
-    # The same input again (a caller's retry): the body gets the model's arguments, not what
-    # the first body left.
-    second = await runtime.execute(input)
-    assert seen[1][1] == {"x": 1}
-    assert seen[1][0] is not input.arguments
-    assert first.content == second.content == ({"type": "text", "text": "ok"},)
+    await runtime.execute(input)
+    await runtime.execute(input)
+    assert input.arguments == {"x": 1}  # the bodies changed their copies only
+    assert seen[0] is not seen[1]
+    assert seen[0] is not input.arguments
+    assert seen[1] is not input.arguments

@@ -24,13 +24,14 @@ from .lossless import (
     set_json_node_limit,
     snapshot_json_value,
 )
-from .parse import loads_any_depth, parse_arguments, parse_arguments_exact
+from .parse import copy_json_tree, loads_any_depth, parse_arguments, parse_arguments_exact
 from .stringify import js_json, js_json_or_string, js_number
 
 __all__ = [
     "DEFAULT_JSON_NODE_LIMIT",
     "MAX_FINITE_JSON_INT",
     "NOT_JSON",
+    "copy_json_tree",
     "is_json_integer",
     "is_json_number",
     "is_json_value",

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, Protocol
 import attrs
 import trio
 
-from .._json import parse_arguments_exact
+from .._json import copy_json_tree, parse_arguments_exact
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
@@ -277,7 +277,7 @@ class _Unnoted:
         return "UNNOTED"
 
 
-#: ``ParsedArguments.run_with`` while no classification noted a value.
+#: ``ParsedArguments.run_with`` when there is no copy to run with (yet, or any more).
 UNNOTED: Final = _Unnoted()
 
 
@@ -289,24 +289,20 @@ class ParsedArguments:
 
     Attributes:
         text: The argument text the value was parsed from.
-        exact: The parse proved the value lossless JSON (``parse_arguments_exact``) and nobody
-            was handed it: the call may run with it, uncopied.
-        run_with: The value the next execution runs with, noted by the classification (a copy
-            taken before the classifier ran, or the parsed value itself when the classifier
-            reads nothing); :data:`UNNOTED` otherwise.
-        checked: ``(check, violations)``: the check's verdict on ``run_with``, or ``None``.
-        spent: An execution ran with the parsed value itself: any later execution of the same
-            input reads ``text`` again (the first one's body may have changed the value).
+        run_with: The call's own copy of the value, which no one else is handed: taken when
+            the parse proved the value lossless JSON (by ``copy_json_tree``), else by the
+            classification (``snapshot_json_value``, before the classifier runs);
+            :data:`UNNOTED` before that and once an execution took it.
+        checked: ``(check, violations)``: the classification's check's verdict on
+            ``run_with``, or ``None``.
     """
 
-    __slots__ = ("checked", "exact", "run_with", "spent", "text")
+    __slots__ = ("checked", "run_with", "text")
 
-    def __init__(self, text: str, exact: bool) -> None:
+    def __init__(self, text: str, run_with: object) -> None:
         self.text = text
-        self.exact = exact
-        self.run_with: object = UNNOTED
+        self.run_with = run_with
         self.checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
-        self.spent = False
 
 
 def parsed_input(
@@ -321,12 +317,12 @@ def parsed_input(
 ) -> ToolExecutionInput:
     """The input of a call whose argument text the pool parses here, once.
 
-    The value is the pool's own. When the parse proved it lossless JSON
-    (``parse_arguments_exact``) and no classifier reads it, the call runs with that value
-    itself; otherwise the runtime copies it once on its way to the body (when the call is
-    classified, before any classifier is handed the parsed value; else when it is prepared).
-    It is checked once (the body takes the classification's verdict while no phase was handed
-    the value). See ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
+    The value is the pool's own; the call's one copy of it is taken here, before anyone is
+    handed the input, when the parse proved the value lossless JSON (``parse_arguments_exact``:
+    then a C round trip, ``copy_json_tree``, copies it), else when the call is classified
+    (before any classifier is handed the parsed value) or prepared. It is checked once (the
+    body takes the classification's verdict while no phase was handed the copy). See
+    ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
     value, exact = parse_arguments_exact(text)
     input = ToolExecutionInput(
@@ -339,7 +335,8 @@ def parsed_input(
         root_call_id=root_call_id,
     )
     # A frozen value's private note, set as attrs itself sets fields of frozen classes.
-    object.__setattr__(input, "_memo", ParsedArguments(text, exact))
+    note = ParsedArguments(text, copy_json_tree(value) if exact else UNNOTED)
+    object.__setattr__(input, "_memo", note)
     return input
 
 

@@ -26,7 +26,7 @@ from .._errors import (
     error_message,
     unreachable,
 )
-from .._json import NOT_JSON, parse_arguments, snapshot_json_value
+from .._json import NOT_JSON, json_node_limit, snapshot_json_value
 from .._values import (
     UNSET,
     ToolExecutionResult,
@@ -159,25 +159,19 @@ class ToolScheduler:
             failure = failure or error
         else:
             note: object = getattr(input, "_memo", None)  # any object with the fields is an input
-            if type(note) is ParsedArguments:
-                if note.run_with is not UNNOTED:
-                    # Classified: the value the classification kept from the classifier (or
-                    # the parsed value itself, when the classifier read nothing), and the
-                    # check's verdict on it. Used once: another execution gets its own value.
-                    arguments = note.run_with
-                    checked = note.checked
-                    note.run_with = UNNOTED
-                    note.checked = None
-                    note.spent = arguments is raw
-                elif note.exact and not note.spent:
-                    # The pool's own value, proved lossless JSON by its parse, that nobody was
-                    # handed: the call runs with it, uncopied.
-                    arguments = raw
-                    note.spent = True
-                elif note.spent:
-                    # An earlier execution ran with the parsed value itself (its body may have
-                    # changed it): this one reads the model's text again.
-                    raw = parse_arguments(note.text)
+            if type(note) is ParsedArguments and note.run_with is not UNNOTED:
+                # The call's own copy (taken at the parse, or by the classification before the
+                # classifier ran) and the classification's verdict on it. Used once: another
+                # execution of the same input gets a copy of its own.
+                copy = note.run_with
+                checked = note.checked
+                note.run_with = UNNOTED
+                note.checked = None
+                if len(note.text) < json_node_limit():  # the copy has fewer nodes than that
+                    arguments = copy
+                else:
+                    # The node limit was lowered since the copy was taken: it is judged again.
+                    raw, checked = copy, None
             if arguments is UNSET:
                 # The one copy of the arguments: every phase, and the body, see this snapshot.
                 arguments = snapshot_json_value(raw)

@@ -23,7 +23,7 @@ from .define import (
     classifier_plan,
     execute_plan,
 )
-from .execution import ParsedArguments, ToolExecutionInput
+from .execution import UNNOTED, ParsedArguments, ToolExecutionInput
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -181,20 +181,20 @@ class Registry:
         if classifier is None:
             return EXCLUSIVE
         plan = entry.classify
-        constant = plan is not None and plan[1] is always_parallel
         try:
             note = getattr(input, "_memo", None)  # any object with the fields is an input
-            if type(note) is ParsedArguments and not note.spent:
-                # The constant classifier reads nothing: a value the parse proved lossless runs
-                # uncopied. Any other classifier is handed the parsed value: the call's copy
-                # is taken before it runs.
-                run_with = arguments if constant and note.exact else snapshot_json_value(arguments)
-                if run_with is not NOT_JSON:
-                    note.exact = run_with is arguments
-                    note.run_with = run_with
-                    return _classify(arguments, run_with, classifier, plan, note)
-            if constant:
-                given = arguments  # no copy to protect the call from
+            if type(note) is ParsedArguments:
+                # The pool's own parsed value: the classifier is handed it as it is, and the
+                # check runs on the call's copy (taken at the parse, or here, before the
+                # classifier runs), noted for ``prepare`` with the check's verdict.
+                if note.run_with is UNNOTED:
+                    copy = snapshot_json_value(arguments)
+                    if copy is not NOT_JSON:
+                        note.run_with = copy
+                if note.run_with is not UNNOTED:
+                    return _classify(arguments, note.run_with, classifier, plan, note)
+            if plan is not None and plan[1] is always_parallel:
+                given = arguments  # the constant classifier reads nothing: no copy to protect
             else:
                 copy = snapshot_json_value(arguments)
                 given = arguments if copy is NOT_JSON else copy
