@@ -287,8 +287,8 @@ def test_the_parsed_mark_is_not_part_of_the_value() -> None:
 async def test_parsed_arguments_that_are_not_lossless_fail_the_call(
     text: str, classifier: str
 ) -> None:
-    # JSON.parse gives -0 and Infinity; the call refuses them, as a caller's value, whether or
-    # not a classifier reads them (the uncopied way is only for values the parse proved).
+    # JSON.parse gives -0 and Infinity; the call refuses them, as a caller's value, whatever
+    # reads them (the parse proves nothing for them: the checking snapshot judges them).
     runtime = ToolRuntime()
     runtime.register(_tool(CLASSIFIERS[classifier]))
     outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "t", text)])
@@ -326,7 +326,7 @@ async def _changes(args: Any, ctx: Any) -> str:
 
 @pytest.mark.parametrize("classifier", ["none", "constant", "author"])
 async def test_the_body_runs_with_its_own_copy_whoever_holds_the_input(classifier: str) -> None:
-    # Found by a review of the uncopied way (since replaced): a scheduler wrapper holding
+    # Found by a review of an uncopied way (since replaced): a scheduler wrapper holding
     # input.arguments never sees the body's changes, and what it changes before prepare never
     # reaches the body unchecked.
     runtime = runtime_with(_mutating(CLASSIFIERS[classifier], _changes))

@@ -159,12 +159,10 @@ class Registry:
         what it is given must not change the call.
 
         * Arguments the pool parsed (:func:`~.execution.parsed_input`): nobody else holds them,
-          so the classifier gets them as they are. The call's one copy is taken here, *before*
-          the classifier runs, and checked; the copy and the verdict are noted on the input for
-          ``prepare`` (the body then takes the verdict instead of checking again; see
-          ``body._begin``). The constant classifier reads nothing, so when the parse proved the
-          value lossless JSON (``parse_arguments_exact``) no copy is taken: the call runs with
-          the parsed value itself.
+          so the classifier gets them as they are. The call's one copy was taken when the text
+          was parsed (the parse proved the value lossless JSON), or is taken here, *before* the
+          classifier runs; it is checked, and the verdict is noted on the input for ``prepare``
+          (the body then takes the verdict instead of checking again; see ``body._begin``).
         * Any other arguments (the caller holds them), or parsed ones that are not lossless
           JSON: the classifier gets a detached copy when they are lossless JSON (the caller's
           object is never touched), and the call snapshots them again when it is prepared.
