@@ -14,6 +14,10 @@ event is never at an instant where another timer expires (no tie, ``spec/FORMAT.
   wrapper that passes through, throws or returns its own success, a body that returns, throws
   or concludes, a post-execute decision with contexts; later calls beside it;
 * **a throwing wrapper followed by a post-execute decision**, aborted or not (the same);
+* in both, features drawn independently of each other rather than per flavour: a guard beside
+  any pre-execute decision (so an approved ``ask`` that still meets the guard), and a body that
+  returns objects with own keys JavaScript treats specially (``__proto__``, ``constructor``,
+  ``toString``; :data:`RETURNED`), whatever the wrapper and the post-execute hook;
 * **an abort between serial calls** (:func:`_serial_abort`): a window of one (or exclusive
   tools), the abort inside the k-th body or at ``0`` (already aborted);
 * **a parallel group where only some results conclude** (:func:`_concluding_group`);
