@@ -13,8 +13,8 @@ With ``--fuzz`` the question is another: does ``python -m trio_harness conforman
 the mutant? Per mutant the fuzzer runs on the area the mutant's code answers (``validation``,
 ``compile`` and ``parse`` mutants: ``validation``; ``runtime`` and ``pool``: ``scheduling``), one
 seed after the other of ``--seeds`` with ``--examples`` each, and stops at the first seed that
-finds a disagreement (or a crash, hang or garbage); when none does, the other area is tried with
-the first seed. Each line records the seed, the area and after how many cases the first
+finds a disagreement (or a crash, hang or garbage); when none does, the other area is tried on
+every seed of ``--seeds`` in turn (the criterion is "found on some seed", in either area). Each line records the seed, the area and after how many cases the first
 disagreement came (``first_found_after``). ``--fuzz-timeout`` caps one fuzz run (seconds).
 Unmutated upstream is fuzzed first on the same seeds: it must agree (a false alarm stops the run).
 
@@ -149,7 +149,7 @@ def _fuzz_run(
 def _fuzz_mutant(mutant: dict[str, Any], args: argparse.Namespace, copy: Path) -> dict[str, Any]:
     area = FUZZ_AREAS[mutant["area"]]
     other = "scheduling" if area == "validation" else "validation"
-    tries = [(area, seed) for seed in args.seed_list] + [(other, args.seed_list[0])]
+    tries = [(area, seed) for seed in args.seed_list] + [(other, seed) for seed in args.seed_list]
     runs = []
     for run_area, seed in tries:
         runs.append(_fuzz_run(args.port, copy, run_area, seed, args))

@@ -127,6 +127,26 @@ def huge_cap(scenario: Scenario) -> bool:
     return isinstance(cap, (int, float)) and type(cap) is not bool and cap > 2**53
 
 
+def approved_ask_with_a_guard(scenario: Scenario) -> bool:
+    return any(
+        "guard" in call
+        and (call.get("pre") or {}).get("decision") == "ask"
+        and (call.get("pre") or {}).get("approval", "allowed-once") == "allowed-once"
+        and scenario.get("approval", True) is not False
+        for call in scenario["calls"]
+    )
+
+
+def _own_proto(value: Any) -> bool:
+    if type(value) is dict:
+        return "__proto__" in value or any(_own_proto(item) for item in value.values())
+    return type(value) is list and any(_own_proto(item) for item in value)
+
+
+def body_returns_an_own_proto_key(scenario: Scenario) -> bool:
+    return any(_own_proto((call.get("body") or {}).get("returns")) for call in scenario["calls"])
+
+
 SHAPES: dict[str, Callable[[Scenario], bool]] = {
     shape.__name__: shape
     for shape in (
@@ -140,6 +160,8 @@ SHAPES: dict[str, Callable[[Scenario], bool]] = {
         failure_while_a_pre_hook_awaits,
         partly_concluding_group,
         huge_cap,
+        approved_ask_with_a_guard,
+        body_returns_an_own_proto_key,
     )
 }
 
@@ -211,3 +233,27 @@ def test_stage_scenarios_are_valid_and_mostly_untied() -> None:
     # An abort strictly inside a stage is never at another timer's instant; ties come only
     # from later calls beside it.
     assert answers["ok"] >= 0.8 * sum(answers.values()), answers
+
+
+def _result_text(expected: dict[str, Any]) -> tuple[str, bool]:
+    result = expected["events"][-1]["data"]["message"]["content"][0]
+    return result["content"][0]["text"], result["isError"]
+
+
+def test_an_approved_ask_still_meets_the_guard() -> None:
+    # Upstream consults the guards after the pre-execute waterfall whatever allowed the call,
+    # an approved `ask` too (blind mutant 056 skipped them unless the gate itself said allow).
+    call = {"id": "c0", "name": "a", "pre": {"decision": "ask", "approval": "allowed-once"}}
+    expected = _answer({"tools": [{"name": "a"}], "calls": [{**call, "guard": "g"}]})
+    assert _result_text(expected) == ("Error: g", True)
+    assert expected["calls"][0]["bodyStarted"] is None
+
+
+def test_an_own_proto_key_survives_into_the_result_text() -> None:
+    # JSON.parse makes `__proto__` an own member; upstream copies it as one (blind mutant 052
+    # assigned it, setting the prototype instead, and lost the key).
+    body = {"returns": {"__proto__": 1, "k": 2}}
+    expected = _answer(
+        {"tools": [{"name": "a"}], "calls": [{"id": "c0", "name": "a", "body": body}]}
+    )
+    assert _result_text(expected) == ('{"__proto__":1,"k":2}', False)

@@ -14,6 +14,10 @@ event is never at an instant where another timer expires (no tie, ``spec/FORMAT.
   wrapper that passes through, throws or returns its own success, a body that returns, throws
   or concludes, a post-execute decision with contexts; later calls beside it;
 * **a throwing wrapper followed by a post-execute decision**, aborted or not (the same);
+* in both, features drawn independently of each other rather than per flavour: a guard beside
+  any pre-execute decision (so an approved ``ask`` that still meets the guard), and a body that
+  returns objects with own keys JavaScript treats specially (``__proto__``, ``constructor``,
+  ``toString``; :data:`RETURNED`), whatever the wrapper and the post-execute hook;
 * **an abort between serial calls** (:func:`_serial_abort`): a window of one (or exclusive
   tools), the abort inside the k-th body or at ``0`` (already aborted);
 * **a parallel group where only some results conclude** (:func:`_concluding_group`);
@@ -32,7 +36,7 @@ from typing import Any, Final
 
 from hypothesis import strategies as st
 
-__all__ = ["HUGE_CAPS", "stage_scenarios"]
+__all__ = ["HUGE_CAPS", "RETURNED", "stage_scenarios"]
 
 #: Integral caps past 2**53 that JavaScript reads and prints as the reference does: each is a
 #: double, and its text is the double's (``1e30`` travels as ``1e+30``, a float to both).
@@ -57,9 +61,21 @@ _PRE: Final[st.SearchStrategy[dict[str, Any]]] = st.sampled_from(
     [
         {"decision": "allow"},
         {"decision": "ask"},
+        {"decision": "ask", "approval": "allowed-once"},
         {"decision": "ask", "approval": "rejected"},
         {"decision": "deny", "reason": "denied"},
     ]
+)
+
+#: Values a body returns: plain ones, and objects with own keys JavaScript treats specially
+#: (``__proto__`` as ``JSON.parse`` creates it, ``constructor``, ``toString``), which a port must
+#: copy as own members, not by assignment through the prototype.
+RETURNED: Final[tuple[Any, ...]] = (
+    "ok",
+    {"k": 2},
+    {"__proto__": 1, "k": 2},
+    {"k": [{"__proto__": None}], "constructor": "c"},
+    {"toString": 1, "__proto__": {"a": 1}},
 )
 
 
@@ -86,6 +102,9 @@ def _staged_call(draw: st.DrawFn, call_id: str) -> tuple[dict[str, Any], list[_S
         call["pre"] = pre
         stages.append(("pre", now, now + length))
         now += length
+    # A guard, orthogonal to the pre-execute decision (an approved ``ask`` still meets it).
+    if draw(st.integers(0, 2)) == 0:
+        call["guard"] = "g"
     wrapper = draw(st.sampled_from(["none", "through", "through", "raise", "returns"]))
     before = draw(st.integers(2, 12))
     body_runs = wrapper in ("none", "through")
@@ -107,6 +126,8 @@ def _staged_call(draw: st.DrawFn, call_id: str) -> tuple[dict[str, Any], list[_S
         body["harnessError"] = {"code": "E_TOOL", "message": "bad"}
     elif outcome == "concludes":
         body["concludeTurn"] = True
+    elif draw(st.booleans()):
+        body["returns"] = draw(st.sampled_from(RETURNED))
     call["body"] = body
     if body_runs:
         stages.append(("body", now, now + body["ms"]))
