@@ -25,7 +25,7 @@ import attrs
 import pytest
 
 import trio_harness as th
-from tests.support.runtime_tools import echo_tool, runtime_with
+from tests.support.runtime_tools import Passthrough, echo_tool, runtime_with
 from trio_harness import Allow, Session, ToolCallBlock, ToolRuntime, _json
 from trio_harness._pool import steps
 from trio_harness._runtime import always_parallel, execution, pipeline, registry
@@ -297,26 +297,18 @@ async def test_parsed_arguments_that_are_not_lossless_fail_the_call(
     )
 
 
-class _Wrapper:
+class _Wrapper(Passthrough):
     """A scheduler wrapper that holds each input's arguments and may change them first."""
 
     def __init__(self, inner: Any, change: Any = None) -> None:
-        self.inner, self.change, self.held = inner, change, []
+        super().__init__(inner)
+        self.change, self.held = change, []
 
     async def prepare(self, input: Any) -> Any:
         self.held.append(input.arguments)
         if self.change is not None:
             self.change(input.arguments)
         return await self.inner.prepare(input)
-
-    async def dispatch(self, exec: Any) -> Any:
-        return await self.inner.dispatch(exec)
-
-    async def finalize(self, exec: Any, result: Any) -> Any:
-        return await self.inner.finalize(exec, result)
-
-    def finish(self, exec: Any, result: Any) -> Any:
-        return self.inner.finish(exec, result)
 
 
 async def _changes(args: Any, ctx: Any) -> str:

@@ -15,6 +15,7 @@ import pytest
 import trio
 
 import trio_harness as th
+from tests.support.runtime_tools import Passthrough
 from trio_harness import (
     Accept,
     Allow,
@@ -27,25 +28,6 @@ from trio_harness import (
     execute_tool_calls,
 )
 from trio_harness._runtime.define import classifier_plan, execute_plan
-
-
-class Passthrough:
-    """A scheduler wrapper that changes nothing: the pool then takes its general path."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    async def prepare(self, input: Any) -> Any:
-        return await self.inner.prepare(input)
-
-    async def dispatch(self, exec: Any) -> Any:
-        return await self.inner.dispatch(exec)
-
-    async def finalize(self, exec: Any, result: Any) -> Any:
-        return await self.inner.finalize(exec, result)
-
-    def finish(self, exec: Any, result: Any) -> Any:
-        return self.inner.finish(exec, result)
 
 
 def _text(value: Any) -> list[dict[str, Any]]:

@@ -90,3 +90,22 @@ def raw_tool(name: str = "t", reply: str | None = None, **options: Any) -> ToolD
         execute=options.pop("execute", body),
         **options,
     )
+
+
+class Passthrough:
+    """A scheduler wrapper that changes nothing (subclass it to watch or change one phase)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def prepare(self, input: Any) -> Any:
+        return await self.inner.prepare(input)
+
+    async def dispatch(self, exec: Any) -> Any:
+        return await self.inner.dispatch(exec)
+
+    async def finalize(self, exec: Any, result: Any) -> Any:
+        return await self.inner.finalize(exec, result)
+
+    def finish(self, exec: Any, result: Any) -> Any:
+        return self.inner.finish(exec, result)
