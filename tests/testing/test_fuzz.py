@@ -92,10 +92,11 @@ def test_fuzz_shrinks_a_port_that_marks_unstarted_calls_aborted(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     argv = ["--port", port("abort_marks_unstarted_aborted"), "--area", "scheduling"]
-    # Seed 2: since the hooked scenarios draw an abort too, seed 1 finds the bug in one of them
-    # and its shrinking stops at three guarded calls (a local minimum); seeds 2 and 3 shrink to
-    # the one-call case.
-    status, out, _ = fuzz(capsys, *argv, "--examples", "50", "--seed", "2")
+    # Seed 3: since the hooked scenarios draw an abort too, seed 1 finds the bug in one of them
+    # and its shrinking stops at three guarded calls (a local minimum); since the stage
+    # scenarios draw guards and returned values independently, seed 2 stops at two calls;
+    # seeds 3 to 5 shrink to the one-call case.
+    status, out, _ = fuzz(capsys, *argv, "--examples", "50", "--seed", "3")
     assert status == 1
     vector = minimal_vector(out)
     assert len(vector["scenario"]["calls"]) == 1  # type: ignore[index]
