@@ -14,12 +14,15 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from trio_harness.testing import json_values, subset_schemas
 
 __all__ = [
     "any_values",
+    "drawn",
     "json_scalars",
     "json_values",
     "subset_schemas",
@@ -97,3 +100,24 @@ def any_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
         ),
         max_leaves=max_leaves,
     )
+
+
+def drawn(strategy: st.SearchStrategy[Any], examples: int, seed: int) -> list[Any]:
+    """The values hypothesis generates from ``strategy`` in ``examples`` examples of ``seed``
+    (generation only: no shrinking, no database), what a fuzz run of that seed is made of."""
+    found: list[Any] = []
+
+    @hypothesis_seed(seed)
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def draw(value: Any) -> None:
+        found.append(value)
+
+    draw()
+    return found

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, find, given, settings
-from hypothesis import seed as hypothesis_seed
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from tests.support.strategies import drawn
 from tests.support.vector_cases import expected_answer
 from trio_harness.__main__ import main
 from trio_harness._conformance.fuzz import fuzz_port
@@ -236,23 +236,11 @@ def _texts_read(request: dict[str, Any]) -> list[Any]:
 
 
 def _inexact_requests(strategy: st.SearchStrategy[Any], examples: int, seed: int) -> list[Any]:
-    found: list[Any] = []
-
-    @hypothesis_seed(seed)
-    @settings(
-        max_examples=examples,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(strategy)
-    def draw(request: dict[str, Any]) -> None:
-        if any(_inexact_integers(value) for value in _texts_read(request)):
-            found.append(request)
-
-    draw()
-    return found
+    return [
+        request
+        for request in drawn(strategy, examples, seed)
+        if any(_inexact_integers(value) for value in _texts_read(request))
+    ]
 
 
 @pytest.mark.parametrize(("area", "seed"), [("validation", 13), ("scheduling", 13)])

@@ -8,9 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
 
+from tests.support.strategies import drawn
 from trio_harness._conformance.fuzz_requests import scheduling_requests
 from trio_harness._conformance.fuzz_stages import HUGE_CAPS, stage_scenarios
 from trio_harness._conformance.oracle import answer_request
@@ -167,24 +166,12 @@ SHAPES: dict[str, Callable[[Scenario], bool]] = {
 
 
 def _shape_counts(examples: int, seed: int) -> Counter[str]:
-    counts: Counter[str] = Counter()
-
-    @hypothesis_seed(seed)
-    @settings(
-        max_examples=examples,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
+    return Counter(
+        name
+        for request in drawn(scheduling_requests(), examples, seed)
+        for name, shape in SHAPES.items()
+        if shape(request["scenario"])
     )
-    @given(scheduling_requests())
-    def draw(request: dict[str, Any]) -> None:
-        for name, shape in SHAPES.items():
-            if shape(request["scenario"]):
-                counts[name] += 1
-
-    draw()
-    return counts
 
 
 def test_a_thousand_fuzz_cases_reach_every_stage_shape() -> None:
@@ -214,21 +201,9 @@ def test_a_huge_cap_is_a_window_javascript_reads_alike(cap: float) -> None:
 
 def test_stage_scenarios_are_valid_and_mostly_untied() -> None:
     answers: Counter[str] = Counter()
-
-    @hypothesis_seed(2)
-    @settings(
-        max_examples=200,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(stage_scenarios())
-    def draw(scenario: Scenario) -> None:
+    for scenario in drawn(stage_scenarios(), 200, 2):
         expected = _answer(scenario)
         answers["error" if "error" in expected else "ties" if expected.get("ties") else "ok"] += 1
-
-    draw()
     assert answers["error"] == 0
     # An abort strictly inside a stage is never at another timer's instant; ties come only
     # from later calls beside it.
