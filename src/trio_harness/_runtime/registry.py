@@ -187,10 +187,11 @@ class Registry:
                 # classifier runs), noted for ``prepare`` with the check's verdict.
                 if note.run_with is UNNOTED:
                     copy = snapshot_json_value(arguments)
-                    if copy is not NOT_JSON:
-                        note.run_with = copy
-                if note.run_with is not UNNOTED:
-                    return _classify(arguments, note.run_with, classifier, plan, note)
+                    if copy is NOT_JSON:
+                        # Not lossless JSON: judged as it is (the call fails when prepared).
+                        return _classify(arguments, arguments, classifier, plan, None)
+                    note.run_with = copy
+                return _classify(arguments, note.run_with, classifier, plan, note)
             if plan is not None and plan[1] is always_parallel:
                 given = arguments  # the constant classifier reads nothing: no copy to protect
             else:
