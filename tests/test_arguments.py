@@ -18,7 +18,7 @@ from trio_harness._json.parse import (
     _iterative_parse,
     _scan,
     loads_any_depth,
-    parse_arguments_exact,
+    parse_arguments_copied,
 )
 
 
@@ -258,7 +258,7 @@ def test_the_written_out_hook_free_parse_gives_what_decode_gives(raw: str) -> No
 
 
 # ---------------------------------------------------------------------------------------------
-# parse_arguments_exact: the pool's parse, which also proves the value lossless JSON
+# parse_arguments_copied: the pool's parse, with a copy of a value it proves lossless JSON
 # ---------------------------------------------------------------------------------------------
 
 _number_edges = st.sampled_from(
@@ -293,14 +293,15 @@ def test_the_exact_parse_gives_parse_arguments_value_and_proves_only_lossless_on
     text: str, number: str, cut: int
 ) -> None:
     for raw in (text, text[:cut] + number + text[cut:], f'{{"n": {number}, "t": {text}}}'):
-        got, exact = parse_arguments_exact(raw)
+        got, copy = parse_arguments_copied(raw)
         expected = parse_arguments(raw)
         assert repr(got) == repr(expected)  # tells -0.0 from 0, keeps key order
-        if exact:
-            # Proved lossless: the snapshot would copy it unchanged.
-            copy = snapshot_json_value(got)
-            assert copy is not NOT_JSON
-            assert repr(copy) == repr(got)
+        if copy is not None:
+            # Proved lossless: the snapshot would copy it unchanged, as the copy is.
+            snapshot = snapshot_json_value(got)
+            assert snapshot is not NOT_JSON
+            assert repr(copy) == repr(snapshot) == repr(got)
+            assert _detached(copy, got)
 
 
 @pytest.mark.parametrize(
@@ -315,6 +316,11 @@ def test_the_exact_parse_gives_parse_arguments_value_and_proves_only_lossless_on
         ('{"a": 1e400}', False),  # Infinity
         ('{"a": ' + "9" * 309 + "}", False),  # past the largest finite double
         ('{"a": ' + "9" * 300 + "}", True),
+        ('{"a": ' + "9" * 250 + "e99}", False),  # a short exponent that still overflows
+        ('{"a": [0.5, -' + "1" * 5 + "e-330]}", False),  # a negative underflow, no "-0" text
+        ('{"a": [0.5, -1E-400]}', False),
+        ('{"e-": [0.5, -1e-300]}', True),
+        ('{"a": [1.5e300, 2.5e-300, -3.5e-300, 1.7976931348623157e308]}', True),
         ('{"0": 1}', False),  # an index key: the key-order parse
         (' {"a": 1}', False),  # leading whitespace: parse_arguments's way
         ('"text"', False),  # not a container
@@ -324,19 +330,54 @@ def test_the_exact_parse_gives_parse_arguments_value_and_proves_only_lossless_on
     ],
 )
 def test_the_exact_parse_proves_what_it_says(raw: str, exact: bool) -> None:
-    value, proved = parse_arguments_exact(raw)
-    assert proved is exact
+    value, copy = parse_arguments_copied(raw)
+    assert (copy is not None) is exact
     assert repr(value) == repr(parse_arguments(raw))
+    if copy is not None:
+        assert repr(copy) == repr(value)
+        assert _detached(copy, value)
+
+
+def _detached(copy: Any, value: Any) -> bool:
+    """Whether no container of ``copy`` is one of ``value``'s."""
+
+    def containers(tree: Any) -> list[int]:
+        found, stack = [], [tree]
+        while stack:
+            node = stack.pop()
+            if type(node) is dict:
+                found.append(id(node))
+                stack.extend(node.values())
+            elif type(node) is list:
+                found.append(id(node))
+                stack.extend(node)
+        return found
+
+    return not set(containers(copy)) & set(containers(value))
+
+
+@pytest.mark.parametrize("pad", [*range(0, 330, 7), 308, 309, 617])
+@pytest.mark.parametrize(("digits", "exact"), [(309, False), (308, True), (400, False)])
+def test_a_long_integer_anywhere_in_a_long_text_is_found(
+    pad: int, digits: int, exact: bool
+) -> None:
+    # The long-integer pre-check looks at every 309th character only: wherever the literal
+    # starts, one of them falls in it. Short digit runs on the probed characters prove nothing.
+    noise = ", ".join(str(n) for n in range(200))
+    raw = f'{{"p": "{"x" * pad}", "n": [{noise}], "a": {"9" * digits}, "q": [{noise}]}}'
+    value, copy = parse_arguments_copied(raw)
+    assert (copy is not None) is exact
+    assert value == parse_arguments(raw)
 
 
 def test_the_exact_parse_proves_nothing_at_the_node_limit() -> None:
     raw = "[" + ",".join(["1"] * 50) + "]"
     previous = set_json_node_limit(len(raw))
     try:
-        assert parse_arguments_exact(raw) == ([1] * 50, False)
+        assert parse_arguments_copied(raw) == ([1] * 50, None)
     finally:
         set_json_node_limit(previous)
-    assert parse_arguments_exact(raw) == ([1] * 50, True)
+    assert parse_arguments_copied(raw) == ([1] * 50, [1] * 50)
 
 
 # ---------------------------------------------------------------------------------------------

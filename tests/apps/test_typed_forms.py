@@ -321,6 +321,31 @@ async def test_attrs_validator_messages_are_surfaced() -> None:
     )
 
 
+async def test_a_list_reports_every_item_that_fails_to_structure_and_keeps_the_others() -> None:
+    # Items are structured in one quick pass; a list with a failing item is structured again
+    # item by item, so every failing index is named, in order.
+    seen: list[Any] = []
+
+    @th.tool
+    async def plan(days: list[datetime.date], counts: list[int], names: list[str]) -> None:
+        """Plan."""
+        seen.append((days, counts, names))
+
+    bad = {"days": ["2026-01-01", "soon", "2026-01-03", "later"], "counts": [1], "names": []}
+    assert text(await run(plan, bad)) == (
+        'Error: invalid arguments: "days[1]" must be an ISO 8601 date (got "soon"); '
+        '"days[3]" must be an ISO 8601 date (got "later")'
+    )
+    good = {"days": ["2026-01-01"], "counts": [1, 2.0], "names": ["a"]}
+    assert text(await run(plan, good)) == "null"
+    [(days, counts, names)] = seen
+    assert days == [datetime.date(2026, 1, 1)]
+    assert counts == [1, 2]
+    assert [type(count) for count in counts] == [int, int]
+    assert names == ["a"]
+    assert names is not good["names"]
+
+
 # -- item 6: sync functions, docstrings, positional-only, defaults --------------------------------
 
 

@@ -3,9 +3,9 @@
 On the way from the model's text to the committed result, a call of a step is counted:
 
 * **parsed**: ``parse_arguments`` of its text;
-* **copied**: ``snapshot_json_value`` or ``copy_json_tree`` (the C copy of a value the parse
-  proved lossless JSON) of its argument value (the runtime's copies; the output's own copies
-  are not the arguments');
+* **copied**: ``snapshot_json_value`` or ``parse_arguments_copied``'s copy (the C copy of a
+  value the parse proved lossless JSON) of its argument value (the runtime's copies; the
+  output's own copies are not the arguments');
 * **checked**: the tool's argument check (the same compiled function is the soft classifier's
   and the body's).
 
@@ -61,7 +61,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     seen = Counts()
     parse = _json.parse_arguments
 
-    parse_exact = _json.parse_arguments_exact
+    parse_copied = _json.parse_arguments_copied
 
     def counting_parse(text: str) -> Any:
         seen.parsed += 1
@@ -69,24 +69,18 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         seen.values.append(value)
         return value
 
-    def counting_parse_exact(text: str) -> tuple[object, bool]:
+    def counting_parse_copied(text: str) -> tuple[object, object | None]:
         seen.parsed += 1
-        value, exact = parse_exact(text)
+        value, copy = parse_copied(text)
         seen.values.append(value)
-        return value, exact
+        if copy is not None:  # the parse's own C copy of a value it proved lossless
+            seen.copied += 1
+        return value, copy
 
     # The pool's two ways to make an input's value from the text: parsed_input, and a step's
     # input for a caller (a tracer).
-    monkeypatch.setattr(execution, "parse_arguments_exact", counting_parse_exact)
+    monkeypatch.setattr(execution, "parse_arguments_copied", counting_parse_copied)
     monkeypatch.setattr(steps, "parse_arguments", counting_parse)
-    tree_copy = execution.copy_json_tree
-
-    def counting_tree_copy(value: object) -> Any:
-        if any(value is parsed for parsed in seen.values):
-            seen.copied += 1
-        return tree_copy(value)
-
-    monkeypatch.setattr(execution, "copy_json_tree", counting_tree_copy)
     for module in (registry, pipeline):
         snapshot = module.snapshot_json_value
 

@@ -13,10 +13,11 @@ import types
 import typing
 import uuid
 from pathlib import PurePath
-from typing import Any, Final
+from typing import Any
 
 import attrs
 import cattrs
+from cattrs.cols import list_structure_factory
 
 from .._json import js_json
 from .typed_schema import (
@@ -99,9 +100,6 @@ _KEPT_EXACT: dict[Any, type] = {int: int, float: float}
 def kept_exact(tp: Any) -> type | None:
     """The exact type of a validated value of ``tp`` that is already structured, or ``None``."""
     return _KEPT_EXACT.get(tp)
-
-
-_ABSENT: Final = object()
 
 
 def _flat_items(fields: dict[str, Any]) -> tuple[tuple[str, type | None], ...] | None:
@@ -197,6 +195,8 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         # exact type): (key, exact type or None) per item, so that a record holding every item,
         # each as it is kept, is structured as a copy of itself. None for any other record.
         flat = _flat_items(fields)
+        # Of such a record, the items that must also be of an exact type.
+        flat_exact = tuple((key, exact) for key, exact in flat or () if exact is not None)
 
         def plan(key: str) -> tuple[Any, Any, Any]:
             tp = fields[key]
@@ -204,10 +204,12 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             return planned
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
+            # A TypedDict's schema allows no other key (``additionalProperties: false``), and
+            # the value passed validation: holding as many keys as there are items, it holds
+            # every item.
             if flat is not None and len(value) == len(flat):
-                for key, exact in flat:
-                    item = value.get(key, _ABSENT)
-                    if item is _ABSENT or (exact is not None and type(item) is not exact):
+                for key, exact in flat_exact:
+                    if type(value[key]) is not exact:
                         break
                 else:
                     return value.copy()  # what the loop below builds
@@ -250,6 +252,37 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
                 return member
         raise _BadValue("must be one of the literal values")  # pragma: no cover - validated
 
+    def is_list(tp: Any) -> bool:
+        return tp is list or typing.get_origin(tp) is list
+
+    def list_hook(tp: Any) -> Any:
+        # cattrs' own list hook notes the index of every item that fails; validation already
+        # passed, so items rarely fail: each is structured in one quick pass first, and only a
+        # failing list is structured again by cattrs' hook, for its report.
+        args = typing.get_args(tp)
+        item = args[0] if args else Any
+        try:
+            hook = structure_hook(converter, item)
+        except RecursionError:  # a type that contains itself: bind late, as cattrs does
+            hook = converter.structure
+        kept = kept_exact(item)
+        detailed: list[Any] = []
+
+        def structure_list(value: Any, _tp: Any) -> Any:
+            if hook is None:
+                return list(value)
+            try:
+                return [
+                    element if type(element) is kept else hook(element, item) for element in value
+                ]
+            except Exception:
+                if not detailed:
+                    detailed.append(list_structure_factory(tp, converter))
+                return detailed[0](value, _tp)
+
+        return structure_list
+
+    converter.register_structure_hook_factory(is_list, list_hook)
     converter.register_structure_hook_func(is_union, structure_union)
     converter.register_structure_hook_func(lambda tp: tp is Any, structure_any)
     converter.register_structure_hook(type(None), structure_none)

@@ -24,14 +24,13 @@ from .lossless import (
     set_json_node_limit,
     snapshot_json_value,
 )
-from .parse import copy_json_tree, loads_any_depth, parse_arguments, parse_arguments_exact
+from .parse import loads_any_depth, parse_arguments, parse_arguments_copied
 from .stringify import js_json, js_json_or_string, js_number
 
 __all__ = [
     "DEFAULT_JSON_NODE_LIMIT",
     "MAX_FINITE_JSON_INT",
     "NOT_JSON",
-    "copy_json_tree",
     "is_json_integer",
     "is_json_number",
     "is_json_value",
@@ -43,7 +42,7 @@ __all__ = [
     "loads_any_depth",
     "node_limit_message",
     "parse_arguments",
-    "parse_arguments_exact",
+    "parse_arguments_copied",
     "set_json_node_limit",
     "snapshot_json_value",
 ]

@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from .lossless import json_node_limit, snapshot_json_value
+from .lossless import json_node_limit
 
-__all__ = ["copy_json_tree", "loads_any_depth", "parse_arguments", "parse_arguments_exact"]
+__all__ = ["loads_any_depth", "parse_arguments", "parse_arguments_copied"]
 
 # ``json``'s own string scanner (C-accelerated, non-recursive): the iterative parser decodes strings
 # exactly as ``json.loads`` does. It is public at runtime but missing from typeshed.
@@ -226,45 +226,48 @@ def parse_arguments(raw: str) -> object:
     return _parse_deep(raw)
 
 
-class _Lossy(Exception):
-    """A number literal whose value is not lossless JSON (``inf``, ``-0.0``, past a double)."""
-
-
-# An integer literal of at most this many characters is below ``MAX_FINITE_JSON_INT`` (a double's
-# largest finite value has 309 digits), so a shorter text needs no integer hook.
+# An integer literal of at most this many digits is below ``MAX_FINITE_JSON_INT`` (a double's
+# largest finite value has 309 digits).
 _SHORT_INT: Final = 308
+_DIGITS: Final = frozenset("0123456789")
+_DIGIT_RUN: Final = re.compile(r"[0-9]*")
+
+# The marshal form (``TYPE_BINARY_FLOAT``: little-endian IEEE 754) of the only floats a JSON text
+# parses to that are not lossless JSON: ``inf``, ``-inf`` (an overflowing literal) and ``-0.0``
+# (``-0.0``, or a negative literal that underflows). ``NaN`` cannot be parsed.
+_INF_BYTES: Final = b"\x00\x00\x00\x00\x00\x00\xf0\x7f"
+_NEG_INF_BYTES: Final = b"\x00\x00\x00\x00\x00\x00\xf0\xff"
+_NEG_ZERO_BYTES: Final = b"\x00\x00\x00\x00\x00\x00\x00\x80"
 
 
-def _checked_float(text: str) -> float:
-    value = float(text)
-    # Finite and not -0.0 (the text of a negative zero starts with "-"): NaN cannot be parsed.
-    if (value == 0.0 and text[0] == "-") or value - value != 0.0:
-        raise _Lossy
-    return value
+def _may_hold_long_integer(raw: str) -> bool:
+    """Whether ``raw`` may hold an integer literal of more than ``_SHORT_INT`` digits.
+
+    Such a literal covers ``_SHORT_INT + 1`` consecutive characters, so one of them is at a
+    position ``k * (_SHORT_INT + 1) + _SHORT_INT``: only the digit runs through those positions
+    are measured.
+    """
+    for probe in range(_SHORT_INT, len(raw), _SHORT_INT + 1):
+        if raw[probe] in _DIGITS:
+            start = probe
+            while start and raw[start - 1] in _DIGITS:
+                start -= 1
+            if _DIGIT_RUN.match(raw, probe).end() - start > _SHORT_INT:  # type: ignore[union-attr]
+                return True
+    return False
 
 
-def _checked_int(text: str) -> int:
-    if len(text) > _SHORT_INT:
-        raise _Lossy
-    return int(text)
+def parse_arguments_copied(raw: str) -> tuple[object, object | None]:
+    """:func:`parse_arguments`, and a detached copy of the value when it is proved lossless JSON.
 
-
-_exact_scan: Final = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_checked_float
-).scan_once  # type: ignore[attr-defined]
-_exact_long_scan: Final = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_checked_float, parse_int=_checked_int
-).scan_once  # type: ignore[attr-defined]
-
-
-def parse_arguments_exact(raw: str) -> tuple[object, bool]:
-    """:func:`parse_arguments`, and whether the value is known to be lossless JSON as parsed.
-
-    ``True`` means: ``raw`` is a JSON object or array whose every number is a finite double that
-    is not ``-0`` (so the value is a tree of fresh exact containers that ``snapshot_json_value``
-    would copy unchanged), and the value has fewer nodes than ``raw`` has characters. The
-    numbers are judged by the (C) scanner's own number hooks, so this costs a call per float
-    literal, not a pass over the text. ``False`` says nothing: the value may still be lossless.
+    The copy (``None`` when nothing was proved) is given when ``raw`` is a JSON object or array
+    with fewer nodes than ``raw`` has characters, holding no ``-0`` text, no array-index key and
+    no integer literal past a double, whose every float parsed finite and not ``-0.0``. Such a
+    value is a tree of fresh exact ``dict``/``list`` containers and exact scalars, so
+    ``marshal``'s (C) round trip copies it exactly: every type, order and value as they are,
+    which is what ``snapshot_json_value`` would give for it. The floats are judged on that
+    round trip's bytes (the three lossy floats have one marshal form each), so the proof costs
+    no per-number hook. ``None`` says nothing: the value may still be lossless.
 
     Raises:
         TypeError: ``raw`` is not a ``str``.
@@ -277,30 +280,30 @@ def parse_arguments_exact(raw: str) -> tuple[object, bool]:
         and len(raw) < json_node_limit()
         # Key order needs the object hook: those texts take ``parse_arguments``'s way.
         and (_MAYBE_DIGIT_KEY.search(raw) is None or _MAYBE_INDEX_KEY.search(raw) is None)
+        and (len(raw) <= _SHORT_INT or not _may_hold_long_integer(raw))
     ):
-        scan = _exact_long_scan if len(raw) > _SHORT_INT else _exact_scan
         try:
-            value, end = scan(raw, 0)
-        except (StopIteration, json.JSONDecodeError, _InvalidConstant, _Lossy, RecursionError):
+            value, end = _plain_scan(raw, 0)
+        except (StopIteration, json.JSONDecodeError, _InvalidConstant, RecursionError):
             pass
         else:
             if end == len(raw) or _WHITESPACE.match(raw, end).end() == len(raw):  # type: ignore[union-attr]
-                return value, True
-    return parse_arguments(raw), False
-
-
-def copy_json_tree(value: Any) -> Any:
-    """A detached deep copy of a value :func:`parse_arguments_exact` proved lossless JSON.
-
-    Such a value is a tree of fresh exact ``dict``/``list`` containers and exact scalars, so
-    ``marshal``'s (C) round trip copies it exactly: every type, order and value as they are,
-    which is what ``snapshot_json_value`` would give for it, at a few times its speed. A value
-    nested deeper than ``marshal`` goes is copied by ``snapshot_json_value``.
-    """
-    try:
-        return marshal.loads(marshal.dumps(value))
-    except ValueError:  # deeper than marshal's stack
-        return snapshot_json_value(value)
+                # ``parse_arguments`` reads this text with the same scanner: the same value.
+                try:
+                    frozen = marshal.dumps(value)  # type: ignore[arg-type]  # a JSON tree
+                except ValueError:  # deeper than marshal's stack
+                    return value, None
+                if (
+                    # The byte each infinity ends with first (an int operand is a memchr).
+                    (0x7F in frozen and _INF_BYTES in frozen)
+                    or (0xFF in frozen and _NEG_INF_BYTES in frozen)
+                    # Without a "-0" text, a negative literal underflows only with a negative
+                    # exponent.
+                    or (("e-" in raw or "E-" in raw) and _NEG_ZERO_BYTES in frozen)
+                ):
+                    return value, None
+                return value, marshal.loads(frozen)
+    return parse_arguments(raw), None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, Protocol
 import attrs
 import trio
 
-from .._json import copy_json_tree, parse_arguments_exact
+from .._json import parse_arguments_copied
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
@@ -290,7 +290,7 @@ class ParsedArguments:
     Attributes:
         text: The argument text the value was parsed from.
         run_with: The call's own copy of the value, which no one else is handed: taken when
-            the parse proved the value lossless JSON (by ``copy_json_tree``), else by the
+            the parse proved the value lossless JSON (``parse_arguments_copied``), else by the
             classification (``snapshot_json_value``, before the classifier runs);
             :data:`UNNOTED` before that and once an execution took it.
         checked: ``(check, violations)``: the classification's check's verdict on
@@ -318,13 +318,13 @@ def parsed_input(
     """The input of a call whose argument text the pool parses here, once.
 
     The value is the pool's own; the call's one copy of it is taken here, before anyone is
-    handed the input, when the parse proved the value lossless JSON (``parse_arguments_exact``:
-    then a C round trip, ``copy_json_tree``, copies it), else when the call is classified
+    handed the input, when the parse proved the value lossless JSON (``parse_arguments_copied``:
+    then a C round trip copies it), else when the call is classified
     (before any classifier is handed the parsed value) or prepared. It is checked once (the
     body takes the classification's verdict while no phase was handed the copy). See
     ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
-    value, exact = parse_arguments_exact(text)
+    value, copy = parse_arguments_copied(text)
     input = ToolExecutionInput(
         call_id,
         name,
@@ -335,7 +335,7 @@ def parsed_input(
         root_call_id=root_call_id,
     )
     # A frozen value's private note, set as attrs itself sets fields of frozen classes.
-    note = ParsedArguments(text, copy_json_tree(value) if exact else UNNOTED)
+    note = ParsedArguments(text, UNNOTED if copy is None else copy)
     object.__setattr__(input, "_memo", note)
     return input
 
