@@ -119,6 +119,23 @@ def _flat_items(fields: dict[str, Any]) -> tuple[tuple[str, type | None], ...] |
     return tuple(items)
 
 
+def _flat_copies(
+    records: list[Any], size: int, exact_items: tuple[tuple[str, type], ...]
+) -> list[Any] | None:
+    """Copies of validated records of a flat ``TypedDict`` when each is its own structured value:
+    it holds every item (its schema allows no other key, so ``size`` keys are every item) and
+    each of ``exact_items`` is of that exact type; else ``None``."""
+    out = []
+    for record in records:
+        if len(record) != size:
+            return None
+        for key, exact in exact_items:
+            if type(record[key]) is not exact:
+                return None
+        out.append(record.copy())
+    return out
+
+
 def structure_hook(converter: cattrs.Converter, tp: Any) -> Any:
     """The hook that structures a validated value of ``tp``, or ``None`` when the value is kept
     as it is (``str``, ``bool``, ``Any``)."""
@@ -139,6 +156,8 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         return typing.get_origin(tp) in (types.UnionType, typing.Union)
 
     member_kinds: dict[Any, frozenset[str]] = {}
+    # The hook of each flat TypedDict (see ``_flat_items``) -> its ``_flat_copies`` plan.
+    flat_records: dict[Any, tuple[int, tuple[tuple[str, type], ...]]] = {}
 
     def kinds_of(member: Any) -> frozenset[str]:
         kinds = member_kinds.get(member)
@@ -195,8 +214,9 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         # exact type): (key, exact type or None) per item, so that a record holding every item,
         # each as it is kept, is structured as a copy of itself. None for any other record.
         flat = _flat_items(fields)
-        # Of such a record, the items that must also be of an exact type.
-        flat_exact = tuple((key, exact) for key, exact in flat or () if exact is not None)
+        if flat is not None:
+            # Of such a record, the items that must also be of an exact type.
+            flat_plan = (len(flat), tuple((key, exact) for key, exact in flat if exact is not None))
 
         def plan(key: str) -> tuple[Any, Any, Any]:
             tp = fields[key]
@@ -204,15 +224,10 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             return planned
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
-            # A TypedDict's schema allows no other key (``additionalProperties: false``), and
-            # the value passed validation: holding as many keys as there are items, it holds
-            # every item.
-            if flat is not None and len(value) == len(flat):
-                for key, exact in flat_exact:
-                    if type(value[key]) is not exact:
-                        break
-                else:
-                    return value.copy()  # what the loop below builds
+            if flat is not None:
+                copies = _flat_copies([value], *flat_plan)
+                if copies is not None:
+                    return copies[0]  # what the loop below builds
             out: dict[str, Any] = {}
             failures: list[tuple[Exception, str]] = []
             for key, item in value.items():
@@ -233,6 +248,8 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
                 raise _ItemErrors(failures)
             return out
 
+        if flat is not None:
+            flat_records[structure_typeddict] = flat_plan
         return structure_typeddict
 
     def structure_path(value: Any, tp: Any) -> Any:
@@ -267,10 +284,15 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             hook = converter.structure
         kept = kept_exact(item)
         detailed: list[Any] = []
+        records = flat_records.get(hook)
 
         def structure_list(value: Any, _tp: Any) -> Any:
             if hook is None:
                 return list(value)
+            if records is not None:
+                copies = _flat_copies(value, *records)
+                if copies is not None:
+                    return copies
             try:
                 return [
                     element if type(element) is kept else hook(element, item) for element in value
