@@ -346,6 +346,62 @@ async def test_a_list_reports_every_item_that_fails_to_structure_and_keeps_the_o
     assert names is not good["names"]
 
 
+class Line(te.TypedDict):
+    """One line."""
+
+    name: str
+    qty: int
+
+
+async def test_a_value_already_of_its_declared_type_is_the_executions_own_not_a_copy() -> None:
+    # As upstream hands the body exec.arguments itself: flat records, lists of them and lists
+    # of strings reach the body as the execution's own containers, so a post-execute hook sees
+    # what the body did to them. A record that must be structured (2.0 for an int) is new.
+    bodies: list[Any] = []
+    after: list[Any] = []
+
+    @th.tool
+    async def order(lines: list[Line], tags: list[str], first: Line) -> None:
+        """Order."""
+        bodies.append((lines, tags, first))
+        lines[0]["qty"] += 1
+
+    async def post(exec: Any, result: Any, next: Any) -> Any:
+        after.append(exec.arguments)
+        return await next()
+
+    runtime = th.ToolRuntime()
+    runtime.register(order)
+    runtime.add_post_execute(post)
+    arguments = {
+        "lines": [{"name": "a", "qty": 1}],
+        "tags": ["x"],
+        "first": {"name": "b", "qty": 2},
+    }
+    result = await runtime.execute(th.ToolExecutionInput("c1", "order", arguments))
+    assert not result.is_error
+    [(lines, tags, first)] = bodies
+    [seen] = after
+    assert lines is seen["lines"]
+    assert tags is seen["tags"]
+    assert first is seen["first"]
+    assert seen["lines"][0]["qty"] == 2
+    assert arguments["lines"][0]["qty"] == 1  # the caller's value is never the execution's
+
+    converted = {
+        "lines": [{"name": "a", "qty": 1.0}],
+        "tags": [],
+        "first": {"name": "b", "qty": 2.0},
+    }
+    await runtime.execute(th.ToolExecutionInput("c2", "order", converted))
+    lines, _, first = bodies[1]
+    assert lines is not after[1]["lines"]
+    assert lines == [{"name": "a", "qty": 2}]
+    assert type(lines[0]["qty"]) is int
+    assert first == {"name": "b", "qty": 2}
+    assert first is not after[1]["first"]
+
+
 # -- item 6: sync functions, docstrings, positional-only, defaults --------------------------------
 
 

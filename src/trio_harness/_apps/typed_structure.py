@@ -119,21 +119,17 @@ def _flat_items(fields: dict[str, Any]) -> tuple[tuple[str, type | None], ...] |
     return tuple(items)
 
 
-def _flat_copies(
-    records: list[Any], size: int, exact_items: tuple[tuple[str, type], ...]
-) -> list[Any] | None:
-    """Copies of validated records of a flat ``TypedDict`` when each is its own structured value:
-    it holds every item (its schema allows no other key, so ``size`` keys are every item) and
-    each of ``exact_items`` is of that exact type; else ``None``."""
-    out = []
+def _flat_kept(records: list[Any], size: int, exact_items: tuple[tuple[str, type], ...]) -> bool:
+    """Whether each of these validated records of a flat ``TypedDict`` is its own structured
+    value: it holds every item (its schema allows no other key, so ``size`` keys are every
+    item) and each of ``exact_items`` is of that exact type."""
     for record in records:
         if len(record) != size:
-            return None
+            return False
         for key, exact in exact_items:
             if type(record[key]) is not exact:
-                return None
-        out.append(record.copy())
-    return out
+                return False
+    return True
 
 
 def structure_hook(converter: cattrs.Converter, tp: Any) -> Any:
@@ -156,7 +152,7 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         return typing.get_origin(tp) in (types.UnionType, typing.Union)
 
     member_kinds: dict[Any, frozenset[str]] = {}
-    # The hook of each flat TypedDict (see ``_flat_items``) -> its ``_flat_copies`` plan.
+    # The hook of each flat TypedDict (see ``_flat_items``) -> its ``_flat_kept`` plan.
     flat_records: dict[Any, tuple[int, tuple[tuple[str, type], ...]]] = {}
 
     def kinds_of(member: Any) -> frozenset[str]:
@@ -212,7 +208,7 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         plans: dict[str, tuple[Any, Any, Any]] = {}
         # A record of scalars only (every item kept as it is, or an int/float kept when of that
         # exact type): (key, exact type or None) per item, so that a record holding every item,
-        # each as it is kept, is structured as a copy of itself. None for any other record.
+        # each as it is kept, is its own structured value. None for any other record.
         flat = _flat_items(fields)
         if flat is not None:
             # Of such a record, the items that must also be of an exact type.
@@ -224,10 +220,8 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
             return planned
 
         def structure_typeddict(value: Any, _tp: Any) -> Any:
-            if flat is not None:
-                copies = _flat_copies([value], *flat_plan)
-                if copies is not None:
-                    return copies[0]  # what the loop below builds
+            if flat is not None and _flat_kept([value], *flat_plan):
+                return value  # what the loop below builds, as it is
             out: dict[str, Any] = {}
             failures: list[tuple[Exception, str]] = []
             for key, item in value.items():
@@ -273,9 +267,12 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         return tp is list or typing.get_origin(tp) is list
 
     def list_hook(tp: Any) -> Any:
-        # cattrs' own list hook notes the index of every item that fails; validation already
-        # passed, so items rarely fail: each is structured in one quick pass first, and only a
-        # failing list is structured again by cattrs' hook, for its report.
+        # A list of values kept as they are (scalars kept as they are, flat records each its
+        # own structured value) is its own structured value, as a kept parameter is: the body
+        # gets the execution's own arguments, as upstream's does. Any other list: cattrs' own
+        # list hook notes the index of every item that fails; validation already passed, so
+        # items rarely fail: each is structured in one quick pass first, and only a failing
+        # list is structured again by cattrs' hook, for its report.
         args = typing.get_args(tp)
         item = args[0] if args else Any
         try:
@@ -287,12 +284,8 @@ def make_converter(writer: SchemaWriter) -> cattrs.Converter:
         records = flat_records.get(hook)
 
         def structure_list(value: Any, _tp: Any) -> Any:
-            if hook is None:
-                return list(value)
-            if records is not None:
-                copies = _flat_copies(value, *records)
-                if copies is not None:
-                    return copies
+            if hook is None or (records is not None and _flat_kept(value, *records)):
+                return value
             try:
                 return [
                     element if type(element) is kept else hook(element, item) for element in value
