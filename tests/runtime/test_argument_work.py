@@ -18,7 +18,6 @@ are here too, with what they must answer.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import attrs
@@ -27,7 +26,7 @@ import pytest
 import trio_harness as th
 from tests.support.runtime_tools import Passthrough, echo_tool, runtime_with
 from trio_harness import Allow, Session, ToolCallBlock, ToolRuntime, _json
-from trio_harness._pool import steps
+from trio_harness._apps import turn as turn_module
 from trio_harness._runtime import always_parallel, execution, pipeline, registry
 
 ARGS = '{"x": 1, "items": [{"a": "b"}, {"a": "c"}]}'
@@ -77,10 +76,10 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
             seen.copied += 1
         return value, copy
 
-    # The pool's two ways to make an input's value from the text: parsed_input, and a step's
-    # input for a caller (a tracer).
+    # The pool's way to make an input's value from the text (parsed_input), and the turn's
+    # for a call it has no pool input of (a streamed step's first call, for StepStarted).
     monkeypatch.setattr(execution, "parse_arguments_copied", counting_parse_copied)
-    monkeypatch.setattr(steps, "parse_arguments", counting_parse)
+    monkeypatch.setattr(turn_module, "parse_arguments", counting_parse)
     for module in (registry, pipeline):
         snapshot = module.snapshot_json_value
 
@@ -159,9 +158,12 @@ async def test_invalid_arguments_are_checked_once_and_copied_once(counts: Counts
     assert counts.per_call(1) == (1, 1, 1)
 
 
+@pytest.mark.parametrize("listening", [False, True], ids=["no_listener", "on_event"])
 async def test_a_typed_tool_in_a_turn_is_parsed_copied_and_checked_at_most_once(
-    counts: Counts,
+    counts: Counts, listening: bool
 ) -> None:
+    # With a listener, StepStarted's groups classify the pool's own inputs (and the tracer of
+    # its ToolCommitted events holds them): still one parse, one copy, one check per call.
     @th.tool(parallel=lambda args: True)
     async def order(x: int, items: list[dict[str, str]]) -> str:
         """Order."""
@@ -186,9 +188,16 @@ async def test_a_typed_tool_in_a_turn_is_parsed_copied_and_checked_at_most_once(
         def add_tool_results(self, results: Any, /) -> None:
             assert [r.result.content[0]["text"] for r in results] == ["1 2"] * 3
 
-    result = await th.run_turn(Model(), runtime, Session())
+    events: list[Any] = []
+    result = await th.run_turn(
+        Model(), runtime, Session(), on_event=events.append if listening else None
+    )
     assert result.text == "done"
     assert counts.per_call(3) == (1, 1, 1)
+    started = [event for event in events if isinstance(event, th.turn.StepStarted)]
+    assert [[[call.id for call in group] for group in e.groups] for e in started] == (
+        [[["c0", "c1", "c2"]]] if listening else []
+    )
 
 
 async def test_a_hook_handed_the_arguments_has_them_checked_again(counts: Counts) -> None:
@@ -233,7 +242,9 @@ async def test_a_tool_replaced_after_classification_is_checked_by_the_new_one() 
     assert texts == ["ok", 'Error: invalid arguments: "x" must be a string']
 
 
-async def test_a_tracer_holding_the_inputs_keeps_them_as_parsed(counts: Counts) -> None:
+async def test_a_traced_step_runs_the_untraced_path_and_its_inputs_stay_as_parsed(
+    counts: Counts,
+) -> None:
     class Keeps:
         def __init__(self) -> None:
             self.inputs: list[Any] = []
@@ -249,13 +260,14 @@ async def test_a_tracer_holding_the_inputs_keeps_them_as_parsed(counts: Counts) 
         return "ok"
 
     runtime = runtime_with(_mutating(None, mutates))
+    _counting(runtime, "m", counts)
     tracer = Keeps()
     await th.execute_tool_calls(
         runtime, Session(), [ToolCallBlock("c", "m", '{"x":1}')], tracer=tracer
     )
     assert [input.arguments for input in tracer.inputs] == [{"x": 1}]
-    # The tracer's view is a caller's value: the runtime copies it once to protect it.
-    assert Counter(parsed=counts.parsed, copied=counts.copied) == Counter(parsed=1, copied=1)
+    # A tracer changes nothing of the call's path: one parse, one copy, one check, as untraced.
+    assert counts.per_call(1) == (1, 1, 1)
 
 
 def test_the_parsed_mark_is_not_part_of_the_value() -> None:

@@ -371,7 +371,9 @@ async def test_a_body_that_mutates_its_arguments_changes_nothing_the_step_shows(
 
     def classify(args: Any) -> bool:
         seen.append(dict(args))
-        args["x"] = -1  # the classifier's copy only
+        args[
+            "x"
+        ] = -1  # the input's parsed value (upstream hands it input.arguments), not the call's
         return True
 
     runtime = ToolRuntime()
@@ -402,8 +404,10 @@ async def test_a_body_that_mutates_its_arguments_changes_nothing_the_step_shows(
     texts = [step.result.content[0]["text"] for step in outcome.results]
     assert texts == [str({"x": 99, "added": True})] * 2
     if tracer is not None:
-        # A tracer holds the inputs: the executions got copies, its inputs are untouched.
-        assert [input.arguments for input in tracer.inputs] == [{"x": 1}, {"x": 2}]
+        # A tracer's inputs are the pool's own (one call path, traced or not): the body's
+        # changes never reach them (the executions got copies); the classifier, handed each
+        # input's parsed value as upstream hands it input.arguments, changed that.
+        assert [input.arguments for input in tracer.inputs] == [{"x": -1}, {"x": -1}]
 
 
 async def test_an_execute_wrapper_that_changes_the_arguments_has_them_checked_again() -> None:

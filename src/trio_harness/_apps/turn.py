@@ -37,6 +37,7 @@ from .._pool import (
     StepResult,
     ToolCallBlock,
     execute_tool_calls,
+    run_step,
 )
 from .._runtime import ToolExecutionInput, cancel_on_abort, raise_sole
 from .approval_log import PausedStep, PendingCall, record_pending
@@ -78,17 +79,26 @@ __all__ = [
 
 
 def plan_groups(
-    runtime: PoolRuntime, calls: Sequence[ToolCallBlock]
+    runtime: PoolRuntime,
+    calls: Sequence[ToolCallBlock],
+    inputs: Sequence[ToolExecutionInput] | None = None,
 ) -> tuple[tuple[ToolCallBlock, ...], ...]:
-    """Group calls as the pool would by their classification now (for display)."""
+    """Group calls as the pool would by their classification now (for display).
+
+    ``inputs`` are the pool's own inputs of ``calls`` (``run_step``'s ``starting``): classified
+    as they are, so the argument text is not parsed again; without them each text is parsed
+    here.
+    """
     groups: list[tuple[ToolCallBlock, ...]] = []
     run: list[ToolCallBlock] = []
-    for call in calls:
+    for index, call in enumerate(calls):
         try:
-            mode = runtime.execution_mode(
+            input = (
                 ToolExecutionInput(call.id, call.name, parse_arguments(call.arguments))
+                if inputs is None
+                else inputs[index]
             )
-            parallel = mode.kind == "parallel"
+            parallel = runtime.execution_mode(input).kind == "parallel"
         except Exception:
             parallel = False
         if parallel:
@@ -212,11 +222,16 @@ async def run_turn(
         part = [edited.get(index, calls[index]) for index in range(start, stop)]
         outcome = StepOutcome(concluded=False, aborted=False, results=())
         if part:
+            starting = None
             if emit.listening:  # plan_groups classifies every call: only for a listener
-                emit(StepStarted(turn, step, plan_groups(runtime, part)))
+
+                def starting(inputs: Sequence[ToolExecutionInput]) -> None:
+                    # The pool's own inputs: each call's text is parsed once, for both.
+                    emit(StepStarted(turn, step, plan_groups(runtime, part, inputs)))
+
             observe = observe_step(runtime, turn, step, emit, listening=emit.listening)
             with observe:
-                outcome = await execute_tool_calls(
+                outcome = await run_step(
                     runtime,
                     session,
                     part,
@@ -227,6 +242,7 @@ async def run_turn(
                     accept_context=accept_context,
                     agent=agent,
                     tracer=observe.tracer(tracer(turn, step) if tracer is not None else None),
+                    starting=starting,
                 )
         if not waiting:
             return outcome, ()

@@ -26,6 +26,7 @@ from .steps import (
     ToolCallBlock,
     execute_sub_calls,
     execute_tool_calls,
+    run_step,
 )
 
 __all__ = [
@@ -44,5 +45,6 @@ __all__ = [
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
+    "run_step",
     "validate_cap",
 ]

@@ -15,7 +15,6 @@ import attrs
 import trio
 
 from .._errors import SubCallDepthError
-from .._json import parse_arguments
 from .._log import (
     TOOL_CALL,
     TOOL_RESULT,
@@ -50,6 +49,7 @@ __all__ = [
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
+    "run_step",
 ]
 
 #: Default rolling-window size of a step (:func:`execute_tool_calls`).
@@ -255,6 +255,38 @@ async def execute_tool_calls(
             ``int`` subclasses are logged as their plain values.)
         Exception: The first scheduler failure, after every in-flight body settled.
     """
+    return await run_step(
+        runtime,
+        session,
+        tool_calls,
+        turn=turn,
+        step=step,
+        abort=abort,
+        max_parallel_tool_calls=max_parallel_tool_calls,
+        accept_context=accept_context,
+        agent=agent,
+        tracer=tracer,
+    )
+
+
+async def run_step(
+    runtime: PoolRuntime,
+    session: Session,
+    tool_calls: Sequence[ToolCallBlock] | AsyncIterable[ToolCallBlock],
+    *,
+    turn: int = 0,
+    step: int = 0,
+    abort: trio.Event | None = None,
+    max_parallel_tool_calls: int | None = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
+    accept_context: Callable[[Any], object] | None = None,
+    agent: object | None = None,
+    tracer: PoolTracer | None = None,
+    starting: Callable[[Sequence[ToolExecutionInput]], object] | None = None,
+) -> StepOutcome:
+    """:func:`execute_tool_calls`, and ``starting(inputs)`` called with a listed step's inputs
+    (each call's one parse) once its options are checked, before anything is logged or
+    classified (``run_turn``'s ``StepStarted`` groups: the calls are not parsed again for it).
+    """
     cap = validate_cap(
         DEFAULT_MAX_PARALLEL_TOOL_CALLS
         if max_parallel_tool_calls is None
@@ -279,13 +311,19 @@ async def execute_tool_calls(
             plain = _plain_call(len(blocks), block)
             blocks.append(plain)
             call_seqs.append(-1)
-            return _input(plain, abort, agent, tracer)
+            return parsed_input(plain.id, plain.name, plain.arguments, abort, agent=agent)
 
         driver = Driver(runtime, [], cap, abort, recorder, tracer, source=tool_calls, admit=admit)
     else:
         blocks = _plain_blocks(tool_calls)
         recorder = _SessionRecorder(session, blocks, turn, step, accept_context, [-1] * len(blocks))
-        inputs = [_input(block, abort, agent, tracer) for block in blocks]
+        # The one parse of each call's argument text: the value is the pool's own.
+        inputs = [
+            parsed_input(block.id, block.name, block.arguments, abort, agent=agent)
+            for block in blocks
+        ]
+        if starting is not None:
+            starting(inputs)
         driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
     aborted = await driver.run()
     return StepOutcome(
@@ -301,19 +339,6 @@ def _step_results(
     # Results are committed in model order, so result i answers call i.
     return tuple(
         StepResult(call.id, call.name, result) for call, result in zip(calls, results, strict=True)
-    )
-
-
-def _input(
-    block: ToolCallBlock, abort: trio.Event | None, agent: object | None, tracer: object
-) -> ToolExecutionInput:
-    # The one parse of the call's argument text. The value is the pool's own (``parsed_input``:
-    # the runtime need not protect it) unless a tracer holds the inputs: then the runtime keeps
-    # every phase's hands off the tracer's view, as it does for any caller's value.
-    if tracer is None:
-        return parsed_input(block.id, block.name, block.arguments, abort, agent=agent)
-    return ToolExecutionInput(
-        block.id, block.name, parse_arguments(block.arguments), abort, agent=agent
     )
 
 

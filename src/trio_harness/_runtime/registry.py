@@ -190,7 +190,7 @@ class Registry:
                     if copy is NOT_JSON:
                         # Not lossless JSON: judged as it is (the call fails when prepared).
                         return _classify(arguments, arguments, classifier, plan, None)
-                    note.run_with = copy
+                    note.run_with, note.checked = copy, None  # a verdict is of one copy
                 return _classify(arguments, note.run_with, classifier, plan, note)
             if plan is not None and plan[1] is always_parallel:
                 given = arguments  # the constant classifier reads nothing: no copy to protect
@@ -220,9 +220,16 @@ def _classify(
         verdict = classifier(given)
     else:
         check, classify, pure = plan
-        violations = check(checked_on, ARGS_ROOT)
-        if note is not None:
-            note.checked = (check, violations) if pure else None
+        checked = note.checked if note is not None else None
+        if checked is not None and checked[0] is check:
+            # This call's copy was checked by this very check at an earlier classification
+            # (a listener's StepStarted, a reclassification): nobody is handed the copy before
+            # ``prepare``, so the verdict stands.
+            violations = checked[1]
+        else:
+            violations = check(checked_on, ARGS_ROOT)
+            if note is not None:
+                note.checked = (check, violations) if pure else None
         if violations:
             return EXCLUSIVE
         if classify is always_parallel:
