@@ -279,3 +279,54 @@ async def test_cancelling_the_deepest_allowed_tree_unwinds_cleanly() -> None:
     assert scope.cancelled_caught
     assert max(reached) == MAX_SUB_CALL_DEPTH
     assert set(results_per_call(session).values()) == {1}
+
+
+# -- on_inputs: the step's own inputs, before anything runs ---------------------------------------
+
+
+async def test_on_inputs_gets_the_steps_own_inputs_before_anything_is_logged_or_classified() -> (
+    None
+):
+    session = Session()
+    seen: list[Any] = []
+    classified: list[Any] = []
+
+    def classify(args: Any) -> bool:
+        classified.append(args)
+        return True
+
+    runtime = runtime_with(echo_tool(is_concurrency_safe=classify))
+
+    def on_inputs(inputs: Any) -> None:
+        # Nothing is logged or classified yet.
+        seen.append(([(i.call_id, i.name, i.arguments) for i in inputs], len(session.events)))
+        seen.append(len(classified))
+        runtime_inputs.extend(inputs)
+
+    runtime_inputs: list[Any] = []
+    calls = [ToolCallBlock("c1", "echo", '{"a": 1}'), ToolCallBlock("c2", "echo", "[")]
+    await execute_tool_calls(runtime, session, calls, on_inputs=on_inputs)
+    assert seen == [([("c1", "echo", {"a": 1}), ("c2", "echo", "[")], 0), 0]
+    # They are the inputs the pool classified (one parse: the classifier got the same value).
+    assert classified[0] is runtime_inputs[0].arguments
+    assert set(results_per_call(session).values()) == {1}
+
+
+async def test_what_on_inputs_raises_propagates_and_the_step_does_not_run() -> None:
+    session = Session()
+    ran: list[str] = []
+
+    async def body(args: Any, ctx: Any) -> Any:
+        ran.append(ctx.call_id)
+        return "done"
+
+    def on_inputs(inputs: Any) -> None:
+        raise LookupError("the app's own")
+
+    runtime = runtime_with(echo_tool(execute=body))
+    with pytest.raises(LookupError, match="the app's own"):
+        await execute_tool_calls(
+            runtime, session, [ToolCallBlock("c1", "echo", "{}")], on_inputs=on_inputs
+        )
+    assert session.events == []
+    assert ran == []

@@ -37,7 +37,6 @@ from .._pool import (
     StepResult,
     ToolCallBlock,
     execute_tool_calls,
-    run_step,
 )
 from .._runtime import ToolExecutionInput, cancel_on_abort, raise_sole
 from .approval_log import PausedStep, PendingCall, record_pending
@@ -85,7 +84,7 @@ def plan_groups(
 ) -> tuple[tuple[ToolCallBlock, ...], ...]:
     """Group calls as the pool would by their classification now (for display).
 
-    ``inputs`` are the pool's own inputs of ``calls`` (``run_step``'s ``starting``): classified
+    ``inputs`` are the pool's own inputs of ``calls`` (``execute_tool_calls``'s ``on_inputs``): classified
     as they are, so the argument text is not parsed again; without them each text is parsed
     here.
     """
@@ -222,16 +221,16 @@ async def run_turn(
         part = [edited.get(index, calls[index]) for index in range(start, stop)]
         outcome = StepOutcome(concluded=False, aborted=False, results=())
         if part:
-            starting = None
+            on_inputs = None
             if emit.listening:  # plan_groups classifies every call: only for a listener
 
-                def starting(inputs: Sequence[ToolExecutionInput]) -> None:
+                def on_inputs(inputs: Sequence[ToolExecutionInput]) -> None:
                     # The pool's own inputs: each call's text is parsed once, for both.
                     emit(StepStarted(turn, step, plan_groups(runtime, part, inputs)))
 
             observe = observe_step(runtime, turn, step, emit, listening=emit.listening)
             with observe:
-                outcome = await run_step(
+                outcome = await execute_tool_calls(
                     runtime,
                     session,
                     part,
@@ -242,7 +241,7 @@ async def run_turn(
                     accept_context=accept_context,
                     agent=agent,
                     tracer=observe.tracer(tracer(turn, step) if tracer is not None else None),
-                    starting=starting,
+                    on_inputs=on_inputs,
                 )
         if not waiting:
             return outcome, ()

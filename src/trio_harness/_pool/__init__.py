@@ -26,7 +26,6 @@ from .steps import (
     ToolCallBlock,
     execute_sub_calls,
     execute_tool_calls,
-    run_step,
 )
 
 __all__ = [
@@ -45,6 +44,5 @@ __all__ = [
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
-    "run_step",
     "validate_cap",
 ]

@@ -49,7 +49,6 @@ __all__ = [
     "ToolCallBlock",
     "execute_sub_calls",
     "execute_tool_calls",
-    "run_step",
 ]
 
 #: Default rolling-window size of a step (:func:`execute_tool_calls`).
@@ -220,6 +219,7 @@ async def execute_tool_calls(
     accept_context: Callable[[Any], object] | None = None,
     agent: object | None = None,
     tracer: PoolTracer | None = None,
+    on_inputs: Callable[[Sequence[ToolExecutionInput]], object] | None = None,
 ) -> StepOutcome:
     """Execute one step's tool calls: grouped, windowed, committed in model order.
 
@@ -243,6 +243,11 @@ async def execute_tool_calls(
         agent: The agent the calls run for (passed on each input).
         tracer: Optional :class:`PoolTracer` told every phase of every call (e.g. a
             ``StepTrace``); nothing is traced when ``None``.
+        on_inputs: Called with the step's inputs (a listed step only: each call's text parsed
+            once, as the pool runs it) once the options are checked, before anything is logged
+            or classified; e.g. to show how the calls will group (``run_turn``'s
+            ``StepStarted``) without parsing them again. What it raises propagates, and the step
+            does not run.
 
     Returns:
         Whether a committed result concluded the turn, whether the step was aborted, and the
@@ -254,38 +259,6 @@ async def execute_tool_calls(
             ``id``, ``name`` or ``arguments`` is not a ``str``; nothing is logged. (``str`` and
             ``int`` subclasses are logged as their plain values.)
         Exception: The first scheduler failure, after every in-flight body settled.
-    """
-    return await run_step(
-        runtime,
-        session,
-        tool_calls,
-        turn=turn,
-        step=step,
-        abort=abort,
-        max_parallel_tool_calls=max_parallel_tool_calls,
-        accept_context=accept_context,
-        agent=agent,
-        tracer=tracer,
-    )
-
-
-async def run_step(
-    runtime: PoolRuntime,
-    session: Session,
-    tool_calls: Sequence[ToolCallBlock] | AsyncIterable[ToolCallBlock],
-    *,
-    turn: int = 0,
-    step: int = 0,
-    abort: trio.Event | None = None,
-    max_parallel_tool_calls: int | None = DEFAULT_MAX_PARALLEL_TOOL_CALLS,
-    accept_context: Callable[[Any], object] | None = None,
-    agent: object | None = None,
-    tracer: PoolTracer | None = None,
-    starting: Callable[[Sequence[ToolExecutionInput]], object] | None = None,
-) -> StepOutcome:
-    """:func:`execute_tool_calls`, and ``starting(inputs)`` called with a listed step's inputs
-    (each call's one parse) once its options are checked, before anything is logged or
-    classified (``run_turn``'s ``StepStarted`` groups: the calls are not parsed again for it).
     """
     cap = validate_cap(
         DEFAULT_MAX_PARALLEL_TOOL_CALLS
@@ -322,8 +295,8 @@ async def run_step(
             parsed_input(block.id, block.name, block.arguments, abort, agent=agent)
             for block in blocks
         ]
-        if starting is not None:
-            starting(inputs)
+        if on_inputs is not None:
+            on_inputs(inputs)
         driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
     aborted = await driver.run()
     return StepOutcome(
