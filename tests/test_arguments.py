@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.support.trees import detached
 from trio_harness import parse_arguments
 from trio_harness._json.lossless import NOT_JSON, set_json_node_limit, snapshot_json_value
 from trio_harness._json.parse import (
@@ -301,7 +302,7 @@ def test_the_exact_parse_gives_parse_arguments_value_and_proves_only_lossless_on
             snapshot = snapshot_json_value(got)
             assert snapshot is not NOT_JSON
             assert repr(copy) == repr(snapshot) == repr(got)
-            assert _detached(copy, got)
+            assert detached(copy, got)
 
 
 @pytest.mark.parametrize(
@@ -335,25 +336,7 @@ def test_the_exact_parse_proves_what_it_says(raw: str, exact: bool) -> None:
     assert repr(value) == repr(parse_arguments(raw))
     if copy is not None:
         assert repr(copy) == repr(value)
-        assert _detached(copy, value)
-
-
-def _detached(copy: Any, value: Any) -> bool:
-    """Whether no container of ``copy`` is one of ``value``'s."""
-
-    def containers(tree: Any) -> list[int]:
-        found, stack = [], [tree]
-        while stack:
-            node = stack.pop()
-            if type(node) is dict:
-                found.append(id(node))
-                stack.extend(node.values())
-            elif type(node) is list:
-                found.append(id(node))
-                stack.extend(node)
-        return found
-
-    return not set(containers(copy)) & set(containers(value))
+        assert detached(copy, value)
 
 
 @pytest.mark.parametrize("pad", [*range(0, 330, 7), 308, 309, 617])

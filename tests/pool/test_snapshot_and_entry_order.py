@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import trio_harness as th
 from tests.support.strategies import any_values, json_values
+from tests.support.trees import detached
 from trio_harness import (
     is_json_value,
 )
@@ -28,27 +29,13 @@ from trio_harness.lowlevel import (
 )
 
 
-def _containers(value: Any) -> list[int]:
-    ids: list[int] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            ids.append(id(item))
-            stack.extend(item.values())
-        elif type(item) is list:
-            ids.append(id(item))
-            stack.extend(item)
-    return ids
-
-
 def _assert_detached_copy(value: Any) -> None:
     copy = snapshot_json_value(value)
     if not is_json_value(value):
         assert copy is NOT_JSON
         return
     assert copy == value
-    assert not set(_containers(copy)) & set(_containers(value))
+    assert detached(copy, value)
 
 
 @given(any_values())
