@@ -182,6 +182,14 @@ def typed_plain(data: ToolCallData | ToolResultData) -> bool:
         return True
     for block in data.message.content:
         for item in block.content:
+            if _type_of(item) is dict:
+                # A content block, usually: a flat dict of strings (its keys are ``str``: the
+                # data was accepted) is plain whatever its size, without the general walk.
+                for value in item.values():
+                    if _type_of(value) is not str:
+                        break
+                else:
+                    continue
             if json_verdict(item) is not True:
                 return False
     meta = data.meta
