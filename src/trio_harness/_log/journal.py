@@ -344,18 +344,26 @@ def _event_line(event: SessionEvent, plain: bool | None, at: str) -> bytes:
     (``plain``: as for ``encode_line``; typed data must say ``True`` or ``False``)."""
     data = event.data
     kind = _type_of(data)
-    typed = kind is ToolCallData or kind is ToolResultData
-    if plain is None and not typed:
-        plain = json_verdict(data) is True
     if plain:
         try:
-            text = typed_json(data) if typed else c_json(data)
             sources = event.source_event_seqs
-            cited = "" if sources is None else f'"sourceEventSeqs":[{",".join(map(str, sources))}],'
-            head = f'{{"seq":{event.seq},"type":{_string(event.type)},{cited}"data":'
-            return f'{head}{text},"at":{at}}}\n'.encode()  # lone surrogates fail here
+            if kind is ToolCallData:
+                head = f'{{"seq":{event.seq},"type":"tool/call",'
+            elif kind is ToolResultData:
+                head = f'{{"seq":{event.seq},"type":"tool/result",'
+            else:
+                head = f'{{"seq":{event.seq},"type":{_string(event.type)},'
+            if sources is not None:
+                cited = str(sources[0]) if len(sources) == 1 else ",".join(map(str, sources))
+                head += f'"sourceEventSeqs":[{cited}],'
+            text = (
+                typed_json(data) if kind is ToolCallData or kind is ToolResultData else c_json(data)
+            )
+            return f'{head}"data":{text},"at":{at}}}\n'.encode()  # lone surrogates fail here
         except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
             pass
+    elif plain is None and json_verdict(data) is True:  # custom data, not judged yet
+        return _event_line(event, True, at)
     line = js_json(event.to_json()).encode("utf-8")
     return line[:-1] + b',"' + _TIME_KEY_BYTES + b'":' + at.encode("ascii") + b"}\n"
 
@@ -618,10 +626,13 @@ class DurableSession(Session):
             raise _time_error(self.path, at)
         count = self._count
         index = self._index
-        if index is None:
+        kind = _type_of(data)
+        if kind is ToolCallData or kind is ToolResultData:  # typed data is kept as given
             event = checked_event(type, data, source_event_seqs, count)
-            kind = _type_of(data)
-            plain = typed_plain(data) if kind is ToolCallData or kind is ToolResultData else None
+            plain: bool | None = typed_plain(data)
+        elif index is None:
+            event = checked_event(type, data, source_event_seqs, count)
+            plain = None  # the kept copy's numbers are judged when the line is written
         else:  # the data is not kept: no copy, and the check says whether its numbers are plain
             event, plain = checked_event_kept_as_given(type, data, source_event_seqs, count)
         open_calls = self._open_calls
@@ -636,7 +647,7 @@ class DurableSession(Session):
             sync = sync or (policy == "step" and bool(answered) and not open_calls)
         size = self._size
         try:
-            line = _event_line(event, None if plain is None else plain and count < _E21, at_text)
+            line = _event_line(event, plain and count < _E21 if plain else plain, at_text)
             written = os.write(fd, line)
             if written < len(line):
                 _write_all(fd, line[written:])
