@@ -8,7 +8,9 @@ JSON ``data`` the application appends.
 The field table (:data:`WIRE`) says, for every typed class, its wire keys (camelCase, in
 upstream's order), their kinds and which are omitted when absent; a private cattrs ``Converter``
 built from it writes the wire form (``error``/``meta`` only when present, ``sourceEventSeqs`` only
-when the event cites sources), and :mod:`.read` reads it back by the same table.
+when the event cites sources), and :mod:`.read` reads it back by the same table. A durable log
+writes the lines of typed data with :func:`typed_json`, which gives the JSON text of that wire
+form without building its dicts (the same bytes, pinned by ``tests/log/test_encoding.py``).
 """
 
 from __future__ import annotations
