@@ -1,5 +1,6 @@
-"""A log line is exactly ``js_json`` of the event (JavaScript's JSON.stringify), whichever path
-the writer takes (the C encoder when that is exact, ``js_json`` otherwise)."""
+"""A log line is exactly ``js_json`` of the event's wire form plus its time (JavaScript's
+JSON.stringify), whichever path the writer takes (the direct text writers and the C encoder when
+that is exact, ``js_json`` otherwise)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 
 import trio_harness as th
 from trio_harness._log import journal
-from trio_harness._log.journal import encode_line
+from trio_harness._log.events import SessionEvent
+from trio_harness._log.journal import event_line
 from trio_harness._values import UNSET
 from trio_harness.lowlevel import js_json
 
@@ -40,40 +42,47 @@ def expected(wire: dict[str, Any]) -> bytes:
     return js_json(wire).encode("utf-8") + b"\n"
 
 
+AT = 1796219599.0836601
+
+
+def line_and_expected(event: SessionEvent) -> tuple[bytes, bytes]:
+    """The line the log writes for ``event`` appended at ``AT`` (its data's numbers not judged
+    yet, as in a log that keeps its events), and ``js_json`` of its wire form plus the time."""
+    return event_line(event, None, repr(AT)), expected({**event.to_json(), "at": AT})
+
+
 @given(VALUES)
 def test_a_line_is_js_json(value: Any) -> None:
-    wire = {"seq": 3, "type": "note", "data": value}
-    assert encode_line(wire) == expected(wire)
+    line, exact = line_and_expected(SessionEvent(3, "note", value))
+    assert line == exact
 
 
 def test_the_paths_agree_on_the_cases_that_differ_in_python() -> None:
     for value in (1.0, -0.0, 1e21, 1e-7, 2**53 + 1, "\ud800", "a.b e", float("nan"), object()):
-        wire = {"seq": 0, "type": "note", "data": {"v": value}}
-        assert encode_line(wire) == expected(wire), value
+        line, exact = line_and_expected(SessionEvent(0, "note", {"v": value}))
+        assert line == exact, value
 
 
 def test_deep_values_take_the_iterative_path() -> None:
     deep: Any = "leaf"
     for _ in range(5_000):
         deep = [deep]
-    wire = {"seq": 0, "type": "note", "data": deep}
-    assert encode_line(wire) == expected(wire)
+    line, exact = line_and_expected(SessionEvent(0, "note", deep))
+    assert line == exact
 
 
-def test_pool_events_take_the_c_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[object] = []
-    monkeypatch.setattr(journal, "js_json", lambda value: calls.append(value) or "")
+def test_pool_events_take_the_direct_writers(monkeypatch: pytest.MonkeyPatch) -> None:
     session = th.Session()
     call = session.append("tool/call", th.log.ToolCallData(0, 0, "c1", "read", '{"path":"a.txt"}'))
     result = th.ToolExecutionResult(is_error=False, content=({"type": "text", "text": "done"},))
     answer = th.log.ToolResultData.from_result(0, 0, "c1", result)
     event = session.append("tool/result", answer, source_event_seqs=[call.seq])
-    for wire in (call.to_json(), event.to_json(), {"seq": 2, "type": "note", "data": [True, 7]}):
-        monkeypatch.undo()
-        exact = expected(wire)
-        monkeypatch.setattr(journal, "js_json", lambda value: calls.append(value) or "")
-        assert encode_line(wire) == exact
-    assert calls == []
+    for logged in (call, event, SessionEvent(2, "note", [True, 7])):
+        exact = expected({**logged.to_json(), "at": AT})
+        with monkeypatch.context() as patch:
+            patch.setattr(journal, "js_json", lambda value: pytest.fail(f"js_json({value!r})"))
+            plain = None if logged.type == "note" else True
+            assert event_line(logged, plain, repr(AT)) == exact
 
 
 CONTENT_ITEMS = st.one_of(

@@ -26,7 +26,8 @@ from trio_harness._json import (
     set_json_node_limit,
     snapshot_json_value,
 )
-from trio_harness._log.journal import _FAST, encode_line
+from trio_harness._log.events import SessionEvent
+from trio_harness._log.journal import _FAST, event_line
 from trio_harness._log.session import json_verdict
 from trio_harness.lowlevel import js_json
 
@@ -160,12 +161,13 @@ def test_json_verdict_refuses_what_the_snapshot_refuses_and_knows_plain_numbers(
     if verdict is True:
         # Plain numbers: the C encoder writes what JavaScript's JSON.stringify writes, except
         # for a lone surrogate, which it keeps raw and JSON.stringify escapes; its text then
-        # fails to encode as UTF-8, which sends ``encode_line`` to ``js_json``.
+        # fails to encode as UTF-8, which sends ``event_line`` to ``js_json``.
         fast = _FAST(value)
         try:
             fast.encode("utf-8")
         except UnicodeEncodeError:
-            assert encode_line({"v": value}) == js_json({"v": value}).encode("utf-8") + b"\n"
+            line = event_line(SessionEvent(0, "v", value), True, "1")
+            assert line == js_json({"seq": 0, "type": "v", "data": value, "at": 1}).encode() + b"\n"
         else:
             assert fast == js_json(value)
 
@@ -239,4 +241,5 @@ def test_a_lone_surrogate_is_written_as_javascript_escapes_it() -> None:
     # Plain numbers, but a string the C encoder keeps raw: the line is JSON.stringify's.
     value = {"note": "a\ud800b", "n": 1}
     assert json_verdict(value) is True
-    assert encode_line(value) == b'{"note":"a\\ud800b","n":1}\n'
+    line = event_line(SessionEvent(0, "note", value), True, "1")
+    assert line == b'{"seq":0,"type":"note","data":{"note":"a\\ud800b","n":1},"at":1}\n'

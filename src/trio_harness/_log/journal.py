@@ -318,30 +318,17 @@ _type_of: Final = type
 _FAST: Final = c_json
 
 
-def encode_line(wire: dict[str, Any], plain: bool | None = None) -> bytes:
-    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact).
-
-    ``plain``: what the caller knows of the wire's numbers: ``True`` when every one is plain
-    (``json_verdict``) and every key a ``str``, ``False`` when one is not, ``None`` (walk it)."""
-    if plain is False:
-        return js_json(wire).encode("utf-8") + b"\n"
-    try:
-        text = c_json(wire)
-        # The walk runs once the encoder took the value: it is JSON then, with no cycle.
-        if plain or json_verdict(wire) is True:
-            return text.encode("utf-8") + b"\n"  # lone surrogates fail here
-    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
-        pass
-    return js_json(wire).encode("utf-8") + b"\n"
-
-
 _string: Final = json.encoder.encode_basestring
 
 
-def _event_line(event: SessionEvent, plain: bool | None, at: str) -> bytes:
-    """The line of ``event`` appended at ``at`` (its JavaScript text): ``encode_line`` of its
-    wire form with ``"at"`` last, written from the event directly when its numbers are plain
-    (``plain``: as for ``encode_line``; typed data must say ``True`` or ``False``)."""
+def event_line(event: SessionEvent, plain: bool | None, at: str) -> bytes:
+    """The line of ``event`` appended at ``at`` (the time's JavaScript text): ``js_json`` of its
+    wire form with ``"at"`` last, in UTF-8, plus ``\\n``; written from the event directly (the
+    typed data's text writers, the C encoder) when that is exact.
+
+    ``plain``: what the caller knows of the data's numbers: ``True`` when every one is plain
+    (``json_verdict``, ``typed_plain``), ``False`` when one is not, ``None`` (custom data only:
+    walk it)."""
     data = event.data
     kind = _type_of(data)
     if plain:
@@ -363,7 +350,7 @@ def _event_line(event: SessionEvent, plain: bool | None, at: str) -> bytes:
         except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
             pass
     elif plain is None and json_verdict(data) is True:  # custom data, not judged yet
-        return _event_line(event, True, at)
+        return event_line(event, True, at)
     line = js_json(event.to_json()).encode("utf-8")
     return line[:-1] + b',"' + _TIME_KEY_BYTES + b'":' + at.encode("ascii") + b"}\n"
 
@@ -647,7 +634,7 @@ class DurableSession(Session):
             sync = sync or (policy == "step" and bool(answered) and not open_calls)
         size = self._size
         try:
-            line = _event_line(event, plain and count < _E21 if plain else plain, at_text)
+            line = event_line(event, plain and count < _E21 if plain else plain, at_text)
             written = os.write(fd, line)
             if written < len(line):
                 _write_all(fd, line[written:])
