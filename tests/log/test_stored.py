@@ -12,12 +12,22 @@ from typing import Any
 import pytest
 import trio
 from hypothesis import given
+from hypothesis import strategies as st
 
 import trio_harness as th
 from tests.log.test_encoding import VALUES
 from tests.support.demo_steps import Ticker, two_steps
-from trio_harness._json import NOT_JSON, set_json_node_limit, snapshot_json_value
-from trio_harness._log.journal import _FAST, encode_line
+from tests.support.strategies import any_values
+from trio_harness._json import (
+    MAX_FINITE_JSON_INT,
+    NOT_JSON,
+    is_json_value,
+    json_node_limit,
+    set_json_node_limit,
+    snapshot_json_value,
+)
+from trio_harness._log.events import SessionEvent
+from trio_harness._log.journal import _FAST, event_line
 from trio_harness._log.session import json_verdict
 from trio_harness.lowlevel import js_json
 
@@ -151,14 +161,59 @@ def test_json_verdict_refuses_what_the_snapshot_refuses_and_knows_plain_numbers(
     if verdict is True:
         # Plain numbers: the C encoder writes what JavaScript's JSON.stringify writes, except
         # for a lone surrogate, which it keeps raw and JSON.stringify escapes; its text then
-        # fails to encode as UTF-8, which sends ``encode_line`` to ``js_json``.
+        # fails to encode as UTF-8, which sends ``event_line`` to ``js_json``.
         fast = _FAST(value)
         try:
             fast.encode("utf-8")
         except UnicodeEncodeError:
-            assert encode_line({"v": value}) == js_json({"v": value}).encode("utf-8") + b"\n"
+            line = event_line(SessionEvent(0, "v", value), True, "1")
+            assert line == js_json({"seq": 0, "type": "v", "data": value, "at": 1}).encode() + b"\n"
         else:
             assert fast == js_json(value)
+
+
+def _verdict_node_by_node(value: Any) -> Any:
+    # ``json_verdict`` as a plain walk, every node popped and judged on its own: the reference
+    # the faster walk (which judges a container's inert children in place) must agree with.
+    limit = json_node_limit()
+    plain = True
+    nodes = 1
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is dict:
+            nodes += len(item)
+            if nodes > limit or any(type(key) is not str for key in item):
+                return NOT_JSON
+            stack.extend(item.values())
+        elif kind is list:
+            nodes += len(item)
+            if nodes > limit:
+                return NOT_JSON
+            stack.extend(item)
+        elif kind is int:
+            if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
+                return NOT_JSON
+            plain = plain and -(10**21) < item < 10**21
+        elif kind is float:
+            if not is_json_value(item):
+                return NOT_JSON
+            plain = plain and 1e-4 <= abs(item) < 1e16 and not item.is_integer()
+        else:
+            return NOT_JSON
+    return plain
+
+
+@given(st.one_of(any_values(), VALUES), st.sampled_from([4, 10**6]))
+def test_json_verdict_agrees_with_a_node_by_node_walk(value: Any, limit: int) -> None:
+    previous = set_json_node_limit(limit)
+    try:
+        assert json_verdict(value) is _verdict_node_by_node(value)
+    finally:
+        set_json_node_limit(previous)
 
 
 def test_json_verdict_names_what_is_not_plain() -> None:
@@ -186,4 +241,5 @@ def test_a_lone_surrogate_is_written_as_javascript_escapes_it() -> None:
     # Plain numbers, but a string the C encoder keeps raw: the line is JSON.stringify's.
     value = {"note": "a\ud800b", "n": 1}
     assert json_verdict(value) is True
-    assert encode_line(value) == b'{"note":"a\\ud800b","n":1}\n'
+    line = event_line(SessionEvent(0, "note", value), True, "1")
+    assert line == b'{"seq":0,"type":"note","data":{"note":"a\\ud800b","n":1},"at":1}\n'

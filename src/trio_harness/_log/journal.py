@@ -44,7 +44,15 @@ import trio.to_thread
 
 from .._errors import HarnessError
 from .._json import is_json_number, js_json, js_number
-from .events import TOOL_CALL, TOOL_RESULT, SessionEvent, ToolCallData, ToolResultData
+from .events import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    SessionEvent,
+    ToolCallData,
+    ToolResultData,
+    c_json,
+    typed_json,
+)
 from .read import JSON_BLANK, TIME_KEY, InvalidLine, Problem, read_line
 from .session import (
     Session,
@@ -81,10 +89,6 @@ FSYNC_POLICIES: Final = ("event", "step", "never")
 
 _BLANK: Final = JSON_BLANK.encode("ascii")
 _TIME_KEY_BYTES: Final = TIME_KEY.encode("ascii")
-
-
-def _js_time(at: float) -> bytes:
-    return js_number(at).encode("ascii")
 
 
 # Every line the writer produces starts with these bytes; a cut tail must too.
@@ -308,54 +312,47 @@ def open_checked(
 # Writing
 # ---------------------------------------------------------------------------------------------
 
-# The C encoder writes exactly what ``js_json`` (JavaScript's JSON.stringify) writes for ``str``
-# keys, strings without lone surrogates, integers below 10**21 in magnitude, and floats that are
-# not integral and need no exponent in Python (``repr`` is then JavaScript's text, see
-# ``js_number``): the values ``json_verdict`` calls plain. ``encode_line`` uses it when the
-# caller knows, or ``json_verdict`` finds, that the value holds nothing else, and ``js_json``
-# otherwise.
-_ENCODER: Final = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-)
-
-
-def _c_encode() -> Callable[[Any], str]:
-    # What ``_ENCODER.encode`` runs for a dict, its C encoder made once instead of at every call.
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - not CPython
-        return _ENCODER.encode
-    iterencode = make(
-        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, False
-    )
-
-    def encode(value: Any) -> str:
-        return "".join(iterencode(value, 0))
-
-    return encode
-
-
-_FAST: Final = _c_encode()
 _E21: Final = 10**21
-
-
 _type_of: Final = type
+#: The C encoder (``events.c_json``), under the name the tests know it by.
+_FAST: Final = c_json
 
 
-def encode_line(wire: dict[str, Any], plain: bool | None = None) -> bytes:
-    """One log line: ``js_json(wire)`` in UTF-8 plus ``\n`` (a C-speed path when it is exact).
+_string: Final = json.encoder.encode_basestring
 
-    ``plain``: what the caller knows of the wire's numbers: ``True`` when every one is plain
-    (``json_verdict``) and every key a ``str``, ``False`` when one is not, ``None`` (walk it)."""
-    if plain is False:
-        return js_json(wire).encode("utf-8") + b"\n"
-    try:
-        text = _FAST(wire)
-        # The walk runs once the encoder took the value: it is JSON then, with no cycle.
-        if plain or json_verdict(wire) is True:
-            return text.encode("utf-8") + b"\n"  # lone surrogates fail here
-    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
-        pass
-    return js_json(wire).encode("utf-8") + b"\n"
+
+def event_line(event: SessionEvent, plain: bool | None, at: str) -> bytes:
+    """The line of ``event`` appended at ``at`` (the time's JavaScript text): ``js_json`` of its
+    wire form with ``"at"`` last, in UTF-8, plus ``\\n``; written from the event directly (the
+    typed data's text writers, the C encoder) when that is exact.
+
+    ``plain``: what the caller knows of the data's numbers: ``True`` when every one is plain
+    (``json_verdict``, ``typed_plain``), ``False`` when one is not, ``None`` (custom data only:
+    walk it)."""
+    data = event.data
+    kind = _type_of(data)
+    if plain:
+        try:
+            sources = event.source_event_seqs
+            if kind is ToolCallData:
+                head = f'{{"seq":{event.seq},"type":"tool/call",'
+            elif kind is ToolResultData:
+                head = f'{{"seq":{event.seq},"type":"tool/result",'
+            else:
+                head = f'{{"seq":{event.seq},"type":{_string(event.type)},'
+            if sources is not None:
+                cited = str(sources[0]) if len(sources) == 1 else ",".join(map(str, sources))
+                head += f'"sourceEventSeqs":[{cited}],'
+            text = (
+                typed_json(data) if kind is ToolCallData or kind is ToolResultData else c_json(data)
+            )
+            return f'{head}"data":{text},"at":{at}}}\n'.encode()  # lone surrogates fail here
+        except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+            pass
+    elif plain is None and json_verdict(data) is True:  # custom data, not judged yet
+        return event_line(event, True, at)
+    line = js_json(event.to_json()).encode("utf-8")
+    return line[:-1] + b',"' + _TIME_KEY_BYTES + b'":' + at.encode("ascii") + b"}\n"
 
 
 def _lock(fd: int, path: str) -> None:
@@ -608,14 +605,21 @@ class DurableSession(Session):
         if syncer.error is not None:
             raise syncer.failure()
         at = self._clock()  # first: a clock that raises leaves nothing behind
-        if not is_json_number(at):
+        if _type_of(at) is float and 1e-4 <= at < 1e16 and not at.is_integer():
+            at_text = repr(at)  # JavaScript's text of a plain float (a time, always)
+        elif is_json_number(at):
+            at_text = js_number(at)
+        else:
             raise _time_error(self.path, at)
         count = self._count
         index = self._index
-        if index is None:
+        kind = _type_of(data)
+        if kind is ToolCallData or kind is ToolResultData:  # typed data is kept as given
             event = checked_event(type, data, source_event_seqs, count)
-            kind = _type_of(data)
-            plain = typed_plain(data) if kind is ToolCallData or kind is ToolResultData else None
+            plain: bool | None = typed_plain(data)
+        elif index is None:
+            event = checked_event(type, data, source_event_seqs, count)
+            plain = None  # the kept copy's numbers are judged when the line is written
         else:  # the data is not kept: no copy, and the check says whether its numbers are plain
             event, plain = checked_event_kept_as_given(type, data, source_event_seqs, count)
         open_calls = self._open_calls
@@ -630,10 +634,10 @@ class DurableSession(Session):
             sync = sync or (policy == "step" and bool(answered) and not open_calls)
         size = self._size
         try:
-            # The time is a number: appended after the fast-path check, in JavaScript's format.
-            line = encode_line(event.to_json(), plain and count < _E21)
-            line = line[:-2] + b',"' + _TIME_KEY_BYTES + b'":' + _js_time(at) + b"}\n"
-            _write_all(fd, line)
+            line = event_line(event, plain and count < _E21 if plain else plain, at_text)
+            written = os.write(fd, line)
+            if written < len(line):
+                _write_all(fd, line[written:])
         except BaseException:
             # Nothing of the event stays: not in memory, not in the open-call count, not in
             # the file (a partly written line is taken back).

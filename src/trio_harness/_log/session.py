@@ -182,6 +182,14 @@ def typed_plain(data: ToolCallData | ToolResultData) -> bool:
         return True
     for block in data.message.content:
         for item in block.content:
+            if _type_of(item) is dict:
+                # A content block, usually: a flat dict of strings (its keys are ``str``: the
+                # data was accepted) is plain whatever its size, without the general walk.
+                for value in item.values():
+                    if _type_of(value) is not str:
+                        break
+                else:
+                    continue
             if json_verdict(item) is not True:
                 return False
     meta = data.meta
@@ -212,25 +220,30 @@ def json_verdict(value: Any) -> Any:
     # walked at each place, and a cycle expands until it is over the limit (refused either way).
     nodes = 1
     stack = [value]
-    pop, extend = stack.pop, stack.extend
+    pop, push = stack.pop, stack.append
     while stack:
         item = pop()
         kind = _type_of(item)
-        if kind is str or kind is bool or item is None:
-            continue
+        # A container's strings, booleans and nulls are judged where they are (most of its
+        # children, usually); only the others go on the stack.
         if kind is dict:
             nodes += len(item)
             if nodes > limit:
                 return NOT_JSON
-            for key in item:
+            for key, child in item.items():
                 if _type_of(key) is not str:
                     return NOT_JSON
-            extend(item.values())
+                kind = _type_of(child)
+                if kind is not str and kind is not bool and child is not None:
+                    push(child)
         elif kind is list:
             nodes += len(item)
             if nodes > limit:
                 return NOT_JSON
-            extend(item)
+            for child in item:
+                kind = _type_of(child)
+                if kind is not str and kind is not bool and child is not None:
+                    push(child)
         elif kind is int:
             if not -MAX_FINITE_JSON_INT <= item <= MAX_FINITE_JSON_INT:
                 return NOT_JSON
