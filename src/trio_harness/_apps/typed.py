@@ -59,6 +59,7 @@ from typing import Any, overload
 import attrs
 import cattrs
 import trio
+from cattrs.fns import identity
 
 from .._errors import HarnessError, JsonSchemaError, ToolArgsError, ToolOutputError
 from .._json import NOT_JSON, js_json, snapshot_json_value
@@ -257,16 +258,21 @@ def _build(
     # after the tool), and the exact type of a value its hook would give back as it is; a hook
     # of None keeps the validated value as it is.
     hooks: list[Any] = []
+    # The return type's unstructure hook, looked up on the first call as well; ``None`` when
+    # the value is its own unstructured form (cattrs' ``identity``: str, int, float, bool, None).
+    returns: list[Any] = []
 
     async def execute(args: Any, ctx: Any) -> Any:
         positional: list[Any] = []
         keywords: dict[str, Any] = {}
         problems: list[str] = []
-        if len(hooks) != len(parameters):
+        if not returns:
             hooks[:] = [
                 (structure_hook(converter, p.annotation), kept_exact(p.annotation))
                 for p in parameters
             ]
+            unstructure = converter.get_unstructure_hook(return_type)
+            returns.append(None if unstructure is identity else unstructure)
         for parameter, (hook, kept) in zip(parameters, hooks, strict=True):
             if parameter.name in args:
                 value = args[parameter.name]
@@ -296,8 +302,11 @@ def _build(
             value = await trio.to_thread.run_sync(
                 functools.partial(function, *positional, **keywords)
             )
+        unstructure = returns[0]
+        if unstructure is None:
+            return value
         try:
-            return converter.unstructure(value, return_type)
+            return unstructure(value)
         except (AttributeError, TypeError) as exc:
             # A value not of the annotated type (a dict for a model): say so, not the
             # converter's AttributeError from inside.
