@@ -84,9 +84,9 @@ def plan_groups(
 ) -> tuple[tuple[ToolCallBlock, ...], ...]:
     """Group calls as the pool would by their classification now (for display).
 
-    ``inputs`` are the pool's own inputs of ``calls`` (``execute_tool_calls``'s ``on_inputs``): classified
-    as they are, so the argument text is not parsed again; without them each text is parsed
-    here.
+    ``inputs`` are the pool's own inputs of ``calls`` (``execute_tool_calls``'s ``on_inputs``),
+    classified as they are, so the argument text is not parsed again; without them each text
+    is parsed here.
     """
     groups: list[tuple[ToolCallBlock, ...]] = []
     run: list[ToolCallBlock] = []

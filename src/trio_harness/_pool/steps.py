@@ -296,7 +296,7 @@ async def execute_tool_calls(
             for block in blocks
         ]
         if on_inputs is not None:
-            on_inputs(inputs)
+            on_inputs(tuple(inputs))  # the driver's own list stays its own
         driver = Driver(runtime, inputs, cap, abort, recorder, tracer)
     aborted = await driver.run()
     return StepOutcome(
