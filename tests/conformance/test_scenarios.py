@@ -283,6 +283,25 @@ def test_tied_timers_are_reported_and_the_oracle_says_so() -> None:
     assert answered["expected"]["ties"] == [100]
 
 
+def test_timers_due_at_one_millisecond_from_different_starts_are_a_tie() -> None:
+    # Found by fuzzing upstream (seed 26): c1's body starts at 2 ms (after c0's post-execute) and
+    # runs 26 ms; the abort is at 28 ms. In Trio's float clock 0.002 + 0.026 falls a hair before
+    # 0.028, so the body ended first and the abort never fired: no tie was seen, while
+    # upstream's integer-millisecond timers tie at 28 and may abort c1.
+    scenario = {
+        "tools": [{"name": "read", "parallel": "always"}],
+        "calls": [
+            {"id": "c0", "name": "read", "guard": "g", "post": {"decision": "accept", "ms": 2}},
+            {"id": "c1", "name": "read", "body": {"ms": 26}},
+        ],
+        "abortAtMs": 28,
+    }
+    result = run_scenario(scenario)
+    assert result.ties == (28,)
+    answered = answer_scenario({"op": "schedule", "scenario": scenario})
+    assert answered["expected"]["ties"] == [28]
+
+
 def test_zero_time_dispatches_beside_later_starts_are_ties() -> None:
     # Three parallel calls that take no time: upstream notices a settle after a number of
     # promise reactions that depends on the callbacks, so the order at t=0 is open.

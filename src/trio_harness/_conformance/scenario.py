@@ -111,6 +111,10 @@ class _TimedSession(Session):
         return event
 
 
+#: Two virtual instants closer than this (seconds) are one instant: float drift of Trio's clock.
+_SAME_INSTANT: Final = 1e-9
+
+
 def _now(start: float) -> int:
     return round((trio.current_time() - start) * 1000)
 
@@ -149,14 +153,17 @@ class _ScriptedRuntime:
         """Sleep ``ms`` and note the instant the timer expired (for tie detection).
 
         A timer cut short at the very instant it was due (a deadline or the abort expiring with
-        it) expired too: the two are a tie.
+        it) expired too: the two are a tie. Instants are whole milliseconds, as upstream's fake
+        timers count them, but Trio's clock adds seconds as floats: a timer started at 2 ms for
+        26 ms is due a hair before one started at 0 for 28, so "at its due instant" allows for
+        that drift (``_SAME_INSTANT``, far below a millisecond).
         """
         if ms:
             due = trio.current_time() + ms / 1000
             try:
                 await trio.sleep(ms / 1000)
             finally:
-                if trio.current_time() >= due:
+                if trio.current_time() >= due - _SAME_INSTANT:
                     self.timers.append(self.now())
 
     # -- tools ------------------------------------------------------------------------------
@@ -202,7 +209,7 @@ class _ScriptedRuntime:
                 # the body's own timer).
                 if (
                     deadline < self.start + VIRTUAL_LIMIT_MS / 1000
-                    and trio.current_time() >= deadline
+                    and trio.current_time() >= deadline - _SAME_INSTANT
                 ):
                     self.deadlines.append(round((deadline - self.start) * 1000))
             if spec.outcome == "throws":
