@@ -257,6 +257,26 @@ def _may_hold_long_integer(raw: str) -> bool:
     return False
 
 
+def _lossless_copy(value: object, raw: str) -> object | None:
+    """``marshal``'s copy of ``value`` (parsed from ``raw`` without hooks, no ``-0`` text, no
+    integer past a double) when none of its floats is ``inf``, ``-inf`` or ``-0.0``; else
+    ``None``."""
+    try:
+        frozen = marshal.dumps(value)  # type: ignore[arg-type]  # a JSON tree
+    except ValueError:  # deeper than marshal's stack
+        return None
+    if (
+        # The byte each infinity ends with first (an int operand is a memchr).
+        (0x7F in frozen and _INF_BYTES in frozen)
+        or (0xFF in frozen and _NEG_INF_BYTES in frozen)
+        # Without a "-0" text, a negative literal underflows only with a negative exponent.
+        or (("e-" in raw or "E-" in raw) and _NEG_ZERO_BYTES in frozen)
+    ):
+        return None
+    copy: object = marshal.loads(frozen)
+    return copy
+
+
 def parse_arguments_copied(raw: str) -> tuple[object, object | None]:
     """:func:`parse_arguments`, and a detached copy of the value when it is proved lossless JSON.
 
@@ -279,30 +299,16 @@ def parse_arguments_copied(raw: str) -> tuple[object, object | None]:
         and "-0" not in raw
         and len(raw) < json_node_limit()
         # Key order needs the object hook: those texts take ``parse_arguments``'s way.
-        and (_MAYBE_DIGIT_KEY.search(raw) is None or _MAYBE_INDEX_KEY.search(raw) is None)
+        and not _needs_key_order(raw)
         and (len(raw) <= _SHORT_INT or not _may_hold_long_integer(raw))
     ):
         try:
-            value, end = _plain_scan(raw, 0)
-        except (StopIteration, json.JSONDecodeError, _InvalidConstant, RecursionError):
+            # ``parse_arguments`` reads this text the same way (no hook): the same value.
+            value = _decode(raw, None, None)
+        except (_Invalid, ValueError, RecursionError):
             pass
         else:
-            if end == len(raw) or _WHITESPACE.match(raw, end).end() == len(raw):  # type: ignore[union-attr]
-                # ``parse_arguments`` reads this text with the same scanner: the same value.
-                try:
-                    frozen = marshal.dumps(value)  # type: ignore[arg-type]  # a JSON tree
-                except ValueError:  # deeper than marshal's stack
-                    return value, None
-                if (
-                    # The byte each infinity ends with first (an int operand is a memchr).
-                    (0x7F in frozen and _INF_BYTES in frozen)
-                    or (0xFF in frozen and _NEG_INF_BYTES in frozen)
-                    # Without a "-0" text, a negative literal underflows only with a negative
-                    # exponent.
-                    or (("e-" in raw or "E-" in raw) and _NEG_ZERO_BYTES in frozen)
-                ):
-                    return value, None
-                return value, marshal.loads(frozen)
+            return value, _lossless_copy(value, raw)
     return parse_arguments(raw), None
 
 

@@ -319,9 +319,9 @@ def parsed_input(
 
     The value is the pool's own; the call's one copy of it is taken here, before anyone is
     handed the input, when the parse proved the value lossless JSON (``parse_arguments_copied``:
-    then a C round trip copies it), else when the call is classified
-    (before any classifier is handed the parsed value) or prepared. It is checked once (the
-    body takes the classification's verdict while no phase was handed the copy). See
+    a C round trip copies it), else when the call is classified (before any classifier is
+    handed the parsed value) or prepared. It is checked once (the body takes the
+    classification's verdict while no phase was handed the copy). See
     ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
     value, copy = parse_arguments_copied(text)

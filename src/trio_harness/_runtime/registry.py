@@ -158,14 +158,18 @@ class Registry:
         arguments), but never the value the call then validates and runs with: one that mutates
         what it is given must not change the call.
 
-        * Arguments the pool parsed (:func:`~.execution.parsed_input`): nobody else holds them,
-          so the classifier gets them as they are. The call's one copy was taken when the text
-          was parsed (the parse proved the value lossless JSON), or is taken here, *before* the
-          classifier runs; it is checked, and the verdict is noted on the input for ``prepare``
-          (the body then takes the verdict instead of checking again; see ``body._begin``).
-        * Any other arguments (the caller holds them), or parsed ones that are not lossless
-          JSON: the classifier gets a detached copy when they are lossless JSON (the caller's
-          object is never touched), and the call snapshots them again when it is prepared.
+        * Arguments the pool parsed (:func:`~.execution.parsed_input`): the pool's own, so the
+          classifier gets them as they are (whoever else holds the input, a tracer or a
+          wrapper, sees them as upstream's ``input.arguments``). The call's one copy was taken
+          when the text was parsed (the parse proved the value lossless JSON), or is taken
+          here, *before* the classifier runs; it is checked once (a later classification of the
+          same copy by the same check takes that verdict), and the verdict is noted on the
+          input for ``prepare`` (the body then takes it too; see ``body._begin``). Parsed
+          arguments that are not lossless JSON are judged as they are (the call fails when
+          prepared).
+        * Any other arguments (the caller holds them): the classifier gets a detached copy when
+          they are lossless JSON (the caller's object is never touched), and the call snapshots
+          them again when it is prepared.
 
         The constant classifier (:func:`~.define.always_parallel`, ``th.tool(parallel=True)``)
         reads nothing: its verdict is the check's. A classifier that raises is a "no", never a
