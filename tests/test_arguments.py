@@ -19,7 +19,8 @@ from trio_harness._json.parse import (
     _iterative_parse,
     _scan,
     loads_any_depth,
-    parse_arguments_copied,
+    parse_arguments_frozen,
+    thaw,
 )
 
 
@@ -259,8 +260,16 @@ def test_the_written_out_hook_free_parse_gives_what_decode_gives(raw: str) -> No
 
 
 # ---------------------------------------------------------------------------------------------
-# parse_arguments_copied: the pool's parse, with a copy of a value it proves lossless JSON
+# parse_arguments_frozen: the pool's parse, with the frozen form of a value it proves lossless
+# JSON (thawed: a copy of the value as parsed)
 # ---------------------------------------------------------------------------------------------
+
+
+def parse_arguments_copied(raw: str) -> tuple[object, object | None]:
+    """The parse, and the copy thawed from its frozen form (``None``: nothing proved)."""
+    value, frozen = parse_arguments_frozen(raw)
+    return value, None if frozen is None else thaw(frozen)
+
 
 _number_edges = st.sampled_from(
     [
@@ -361,6 +370,19 @@ def test_the_exact_parse_proves_nothing_at_the_node_limit() -> None:
     finally:
         set_json_node_limit(previous)
     assert parse_arguments_copied(raw) == ([1] * 50, [1] * 50)
+
+
+def test_the_frozen_form_thaws_to_the_value_as_parsed_whatever_happened_to_it_since() -> None:
+    raw = '{"a": [1, {"b": 2.5}], "c": "d"}'
+    value, frozen = parse_arguments_frozen(raw)
+    assert frozen is not None
+    assert isinstance(value, dict)
+    value["a"][1]["b"] = 0
+    value["e"] = []
+    first, second = thaw(frozen), thaw(frozen)
+    assert first == second == parse_arguments(raw)
+    assert detached(first, value)
+    assert detached(first, second)
 
 
 # ---------------------------------------------------------------------------------------------

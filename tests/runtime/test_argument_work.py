@@ -3,9 +3,9 @@
 On the way from the model's text to the committed result, a call of a step is counted:
 
 * **parsed**: ``parse_arguments`` of its text;
-* **copied**: ``snapshot_json_value`` or ``parse_arguments_copied``'s copy (the C copy of a
-  value the parse proved lossless JSON) of its argument value (the runtime's copies; the
-  output's own copies are not the arguments');
+* **copied**: ``snapshot_json_value`` of its argument value, or ``thaw`` of the parse's frozen
+  form (the input's own ``arguments``, made when first read, of a value the parse proved
+  lossless JSON); the runtime's copies (the output's own copies are not the arguments');
 * **checked**: the tool's argument check (the same compiled function is the soft classifier's
   and the body's).
 
@@ -60,7 +60,8 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     seen = Counts()
     parse = _json.parse_arguments
 
-    parse_copied = _json.parse_arguments_copied
+    parse_frozen = _json.parse_arguments_frozen
+    thaw = _json.thaw
 
     def counting_parse(text: str) -> Any:
         seen.parsed += 1
@@ -68,17 +69,20 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         seen.values.append(value)
         return value
 
-    def counting_parse_copied(text: str) -> tuple[object, object | None]:
+    def counting_parse_frozen(text: str) -> tuple[object, bytes | None]:
         seen.parsed += 1
-        value, copy = parse_copied(text)
+        value, frozen = parse_frozen(text)
         seen.values.append(value)
-        if copy is not None:  # the parse's own C copy of a value it proved lossless
-            seen.copied += 1
-        return value, copy
+        return value, frozen
+
+    def counting_thaw(frozen: bytes) -> object:
+        seen.copied += 1  # the input's own arguments, made from the parse's frozen form
+        return thaw(frozen)
 
     # The pool's way to make an input's value from the text (parsed_input), and the turn's
     # for a call it has no pool input of (a streamed step's first call, for StepStarted).
-    monkeypatch.setattr(execution, "parse_arguments_copied", counting_parse_copied)
+    monkeypatch.setattr(execution, "parse_arguments_frozen", counting_parse_frozen)
+    monkeypatch.setattr(execution, "thaw", counting_thaw)
     monkeypatch.setattr(turn_module, "parse_arguments", counting_parse)
     for module in (registry, pipeline):
         snapshot = module.snapshot_json_value
@@ -140,9 +144,9 @@ async def test_a_step_parses_copies_and_checks_each_call_at_most_once(
     calls = [ToolCallBlock(f"c{i}", "t", ARGS) for i in range(4)]
     outcome = await th.execute_tool_calls(runtime, Session(), calls)
     assert [step.result.is_error for step in outcome.results] == [False] * 4
-    # The one copy is taken when the text is parsed (the parse proved the value lossless JSON),
-    # before an author's classifier is handed the parsed value.
-    assert counts.per_call(4) == (1, 1, 1)
+    # The call runs with the value the parse proved lossless JSON; the one copy is the input's
+    # own arguments, made only for an author's classifier (the others read nothing).
+    assert counts.per_call(4) == (1, 1 if classifier == "author" else 0, 1)
 
 
 async def test_invalid_arguments_are_checked_once_and_copied_once(counts: Counts) -> None:
@@ -396,3 +400,45 @@ async def test_a_later_execution_of_the_same_input_gets_a_copy_of_its_own() -> N
     assert seen[0] is not seen[1]
     assert seen[0] is not input.arguments
     assert seen[1] is not input.arguments
+
+
+@pytest.mark.parametrize("read", ["never", "before", "after"])
+async def test_a_proved_value_runs_as_parsed_and_the_input_keeps_a_value_of_its_own(
+    counts: Counts, read: str
+) -> None:
+    # The call runs with the value the parse gave (no copy); the input's own arguments are made
+    # from the parse's frozen form when first read, before or after the body changed its value.
+    ran: list[Any] = []
+
+    async def changes(args: Any, ctx: Any) -> str:
+        ran.append(args)
+        return await _changes(args, ctx)
+
+    runtime = runtime_with(_mutating(always_parallel, changes))
+    input = execution.parsed_input("c", "m", '{"x": 1}', None)
+    held = input.arguments if read == "before" else None
+    assert runtime.execution_mode(input) == th.PARALLEL
+    result = await runtime.execute(input)
+    assert result.content[0]["text"] == "ok"
+    assert len(ran) == 1
+    assert ran[0] is counts.values[0]  # the parsed value itself
+    assert ran[0] == {"x": 99}
+    if read == "never":
+        assert counts.copied == 0
+    else:
+        assert input.arguments == {"x": 1}
+        assert input.arguments is input.arguments  # made once
+        assert held is None or held is input.arguments
+        assert counts.copied == 1
+
+
+def test_a_parsed_input_copies_evolves_and_pickles_with_its_arguments() -> None:
+    import copy
+    import pickle
+
+    input = execution.parsed_input("c", "t", '{"x": [1]}', None)
+    assert attrs.evolve(input, call_id="d") == th.ToolExecutionInput("d", "t", {"x": [1]})
+    assert copy.copy(input).arguments == {"x": [1]}
+    assert pickle.loads(pickle.dumps(input)).arguments == {"x": [1]}
+    with pytest.raises(AttributeError, match="no attribute 'argument'"):
+        input.argument  # type: ignore[attr-defined]  # noqa: B018

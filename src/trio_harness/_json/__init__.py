@@ -24,7 +24,7 @@ from .lossless import (
     set_json_node_limit,
     snapshot_json_value,
 )
-from .parse import loads_any_depth, parse_arguments, parse_arguments_copied
+from .parse import loads_any_depth, parse_arguments, parse_arguments_frozen, thaw
 from .stringify import js_json, js_json_or_string, js_number
 
 __all__ = [
@@ -42,7 +42,8 @@ __all__ = [
     "loads_any_depth",
     "node_limit_message",
     "parse_arguments",
-    "parse_arguments_copied",
+    "parse_arguments_frozen",
     "set_json_node_limit",
     "snapshot_json_value",
+    "thaw",
 ]

@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from .lossless import json_node_limit
 
-__all__ = ["loads_any_depth", "parse_arguments", "parse_arguments_copied"]
+__all__ = ["loads_any_depth", "parse_arguments", "parse_arguments_frozen", "thaw"]
 
 # ``json``'s own string scanner (C-accelerated, non-recursive): the iterative parser decodes strings
 # exactly as ``json.loads`` does. It is public at runtime but missing from typeshed.
@@ -141,7 +141,8 @@ def _needs_key_order(text: str) -> bool:
 
 
 def _has_negative_zero(text: str) -> bool:
-    return "-0" in text and _NEGATIVE_ZERO.search(text) is not None
+    # ``"-" in`` is a memchr; most argument texts hold no minus sign at all.
+    return "-" in text and _NEGATIVE_ZERO.search(text) is not None
 
 
 #: ``_scanner(None, None)``: the scanner of text that needs no hook (most arguments).
@@ -197,7 +198,7 @@ def parse_arguments(raw: str) -> object:
         return {}
     # ``_has_negative_zero`` and ``_needs_key_order``, and ``_scan``, written out (this runs once
     # per tool call).
-    int_hook = "-0" in raw and _NEGATIVE_ZERO.search(raw) is not None
+    int_hook = "-" in raw and _NEGATIVE_ZERO.search(raw) is not None
     key_order = (
         _MAYBE_DIGIT_KEY.search(raw) is not None and _MAYBE_INDEX_KEY.search(raw) is not None
     )
@@ -257,10 +258,10 @@ def _may_hold_long_integer(raw: str) -> bool:
     return False
 
 
-def _lossless_copy(value: object, raw: str) -> object | None:
-    """``marshal``'s copy of ``value`` (parsed from ``raw`` without hooks, no ``-0`` text, no
-    integer past a double) when none of its floats is ``inf``, ``-inf`` or ``-0.0``; else
-    ``None``."""
+def _lossless_frozen(value: object, raw: str, minus: bool) -> bytes | None:
+    """``marshal``'s form of ``value`` (parsed from ``raw`` without hooks, no ``-0`` text, no
+    integer past a double; ``minus``: ``raw`` holds a ``-``) when none of its floats is
+    ``inf``, ``-inf`` or ``-0.0``; else ``None``."""
     try:
         frozen = marshal.dumps(value)  # type: ignore[arg-type]  # a JSON tree
     except ValueError:  # deeper than marshal's stack
@@ -270,33 +271,43 @@ def _lossless_copy(value: object, raw: str) -> object | None:
         (0x7F in frozen and _INF_BYTES in frozen)
         or (0xFF in frozen and _NEG_INF_BYTES in frozen)
         # Without a "-0" text, a negative literal underflows only with a negative exponent.
-        or (("e-" in raw or "E-" in raw) and _NEG_ZERO_BYTES in frozen)
+        or (minus and ("e-" in raw or "E-" in raw) and _NEG_ZERO_BYTES in frozen)
     ):
         return None
-    copy: object = marshal.loads(frozen)
-    return copy
+    return frozen
 
 
-def parse_arguments_copied(raw: str) -> tuple[object, object | None]:
-    """:func:`parse_arguments`, and a detached copy of the value when it is proved lossless JSON.
+def thaw(frozen: bytes) -> object:
+    """A fresh copy of the value :func:`parse_arguments_frozen` froze as ``frozen``: the same
+    tree (every type, order and value), in containers of its own."""
+    value: object = marshal.loads(frozen)
+    return value
 
-    The copy (``None`` when nothing was proved) is given when ``raw`` is a JSON object or array
-    with fewer nodes than ``raw`` has characters, holding no ``-0`` text, no array-index key and
-    no integer literal past a double, whose every float parsed finite and not ``-0.0``. Such a
-    value is a tree of fresh exact ``dict``/``list`` containers and exact scalars, so
-    ``marshal``'s (C) round trip copies it exactly: every type, order and value as they are,
-    which is what ``snapshot_json_value`` would give for it. The floats are judged on that
-    round trip's bytes (the three lossy floats have one marshal form each), so the proof costs
-    no per-number hook. ``None`` says nothing: the value may still be lossless.
+
+def parse_arguments_frozen(raw: str) -> tuple[object, bytes | None]:
+    """:func:`parse_arguments`, and the value's frozen form when it is proved lossless JSON.
+
+    The frozen form (``None`` when nothing was proved) is given when ``raw`` is a JSON object or
+    array with fewer nodes than ``raw`` has characters, holding no ``-0`` text, no array-index
+    key and no integer literal past a double, whose every float parsed finite and not ``-0.0``.
+    Such a value is a tree of fresh exact ``dict``/``list`` containers and exact scalars, so
+    ``marshal`` writes it exactly, and :func:`thaw` of the bytes is a copy of it as it is now:
+    every type, order and value, which is what ``snapshot_json_value`` would give for it,
+    whatever later happens to the value itself. The floats are judged on those bytes (the three
+    lossy floats have one marshal form each), so the proof costs no per-number hook. ``None``
+    says nothing: the value may still be lossless.
 
     Raises:
         TypeError: ``raw`` is not a ``str``.
     """
+    # ``"-" in`` is a memchr, far cheaper than a two-character search: most argument texts
+    # hold no minus sign, so no ``-0`` and no negative exponent either.
+    minus = type(raw) is str and "-" in raw
     if (
         type(raw) is str
         and raw
         and raw[0] in "{["
-        and "-0" not in raw
+        and not (minus and "-0" in raw)
         and len(raw) < json_node_limit()
         # Key order needs the object hook: those texts take ``parse_arguments``'s way.
         and not _needs_key_order(raw)
@@ -308,7 +319,7 @@ def parse_arguments_copied(raw: str) -> tuple[object, object | None]:
         except (_Invalid, ValueError, RecursionError):
             pass
         else:
-            return value, _lossless_copy(value, raw)
+            return value, _lossless_frozen(value, raw, minus)
     return parse_arguments(raw), None
 
 

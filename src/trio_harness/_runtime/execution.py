@@ -13,12 +13,12 @@ replaced, by an execute wrapper, and only until the execution is finished.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 import attrs
 import trio
 
-from .._json import parse_arguments_copied
+from .._json import parse_arguments_frozen, thaw
 from .._values import ExecutionMode, ToolExecutionResult
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "context_message",
     "normalize_context",
     "parsed_input",
+    "parsed_note",
 ]
 
 
@@ -269,6 +270,22 @@ class ToolExecutionInput:
     # :func:`parsed_input`); not a field of the value (no init, eq, hash or repr).
     _memo: object = attrs.field(default=None, init=False, eq=False, repr=False)
 
+    if not TYPE_CHECKING:  # (a ``__getattr__`` would make every attribute name type-check)
+
+        def __getattr__(self, name: str) -> Any:
+            # Python calls this only for an attribute that is not set: the ``arguments`` of an
+            # input made by ``parsed_input`` that nobody has read yet. It is made now, once,
+            # from the parse's frozen form: a value of the input's own, as parsed, which the
+            # execution running with the parsed value itself never shares.
+            if name == "arguments":
+                note = self._memo
+                if type(note) is ParsedArguments and note.frozen is not None:
+                    value = thaw(note.frozen)
+                    object.__setattr__(self, "arguments", value)
+                    note.frozen = None
+                    return value
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
 
 class _Unnoted:
     __slots__ = ()
@@ -289,20 +306,34 @@ class ParsedArguments:
 
     Attributes:
         text: The argument text the value was parsed from.
-        run_with: The call's own copy of the value, which no one else is handed: taken when
-            the parse proved the value lossless JSON (``parse_arguments_copied``), else by the
-            classification (``snapshot_json_value``, before the classifier runs);
-            :data:`UNNOTED` before that and once an execution took it.
+        run_with: The value the call's execution runs with, which no one else is handed: the
+            parsed value itself when the parse proved it lossless JSON
+            (``parse_arguments_frozen``), else the classification's copy
+            (``snapshot_json_value``, taken before the classifier runs); :data:`UNNOTED` before
+            that and once an execution took it.
+        frozen: The parse's frozen form of the value while the input's own ``arguments`` is not
+            made yet (they are made from it when first read), else ``None``.
         checked: ``(check, violations)``: the classification's check's verdict on
             ``run_with``, or ``None``.
     """
 
-    __slots__ = ("checked", "run_with", "text")
+    __slots__ = ("checked", "frozen", "run_with", "text")
 
-    def __init__(self, text: str, run_with: object) -> None:
+    def __init__(self, text: str, run_with: object, frozen: bytes | None) -> None:
         self.text = text
         self.run_with = run_with
+        self.frozen = frozen
         self.checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
+
+
+def parsed_note(input: object) -> ParsedArguments | None:
+    """The note of an input :func:`parsed_input` made, else ``None`` (any object with the
+    fields of a :class:`ToolExecutionInput` is an input; reading its note never raises)."""
+    try:
+        note = getattr(input, "_memo", None)
+    except Exception:
+        return None
+    return note if type(note) is ParsedArguments else None
 
 
 def parsed_input(
@@ -317,25 +348,30 @@ def parsed_input(
 ) -> ToolExecutionInput:
     """The input of a call whose argument text the pool parses here, once.
 
-    The value is the pool's own; the call's one copy of it is taken here, before anyone is
-    handed the input, when the parse proved the value lossless JSON (``parse_arguments_copied``:
-    a C round trip copies it), else when the call is classified (before any classifier is
-    handed the parsed value) or prepared. It is checked once (the body takes the
-    classification's verdict while no phase was handed the copy). See
+    The parsed value is the pool's own. When the parse proved it lossless JSON
+    (``parse_arguments_frozen``), the call's first execution runs with that value itself and the
+    input's ``arguments`` are made from the parse's frozen form only when somebody reads them
+    (a classifier, a tracer, a wrapper): a copy of the value as parsed, whenever it is read, so
+    nothing the execution does reaches a reader and nothing a reader does reaches the execution.
+    Otherwise ``arguments`` is the parsed value and the call's one copy is taken when it is
+    classified (before any classifier is handed the value) or prepared. The value is checked
+    once (the body takes the classification's verdict while no phase was handed it). See
     ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
-    value, copy = parse_arguments_copied(text)
-    input = ToolExecutionInput(
-        call_id,
-        name,
-        value,
-        abort,
-        parent=parent,
-        agent=agent,
-        root_call_id=root_call_id,
-    )
+    value, frozen = parse_arguments_frozen(text)
+    if frozen is None:
+        input = ToolExecutionInput(
+            call_id, name, value, abort, parent=parent, agent=agent, root_call_id=root_call_id
+        )
+        note = ParsedArguments(text, UNNOTED, None)
+    else:
+        input = ToolExecutionInput(
+            call_id, name, None, abort, parent=parent, agent=agent, root_call_id=root_call_id
+        )
+        # Unset until first read (``ToolExecutionInput.__getattr__`` makes it from ``frozen``).
+        object.__delattr__(input, "arguments")
+        note = ParsedArguments(text, value, frozen)
     # A frozen value's private note, set as attrs itself sets fields of frozen classes.
-    note = ParsedArguments(text, UNNOTED if copy is None else copy)
     object.__setattr__(input, "_memo", note)
     return input
 

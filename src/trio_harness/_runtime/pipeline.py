@@ -42,12 +42,12 @@ from .body import dispatch_body, stale_cancellation
 from .execution import (
     UNNOTED,
     DispatchOutcome,
-    ParsedArguments,
     Preparation,
     Runtime,
     ToolExecution,
     ToolExecutionInput,
     normalize_context,
+    parsed_note,
 )
 from .hooks import (
     ALLOW,
@@ -153,31 +153,33 @@ class ToolScheduler:
                 abort = None
         arguments: Any = UNSET
         checked = None
-        try:
-            raw = input.arguments
-        except Exception as error:
-            failure = failure or error
+        note = parsed_note(input)
+        if note is not None and note.run_with is not UNNOTED:
+            # What the call runs with (the value the parse proved lossless JSON, or the
+            # classification's copy, taken before the classifier ran), which nobody else was
+            # handed, and the classification's verdict on it. Used once: another execution of
+            # the same input gets a copy of its own.
+            raw = note.run_with
+            checked = note.checked
+            note.run_with = UNNOTED
+            note.checked = None
+            if len(note.text) < json_node_limit():  # the value has fewer nodes than that
+                arguments = raw
+            else:
+                # The node limit was lowered since the text was parsed: it is judged again.
+                checked = None
         else:
-            note: object = getattr(input, "_memo", None)  # any object with the fields is an input
-            if type(note) is ParsedArguments and note.run_with is not UNNOTED:
-                # The call's own copy (taken at the parse, or by the classification before the
-                # classifier ran) and the classification's verdict on it. Used once: another
-                # execution of the same input gets a copy of its own.
-                copy = note.run_with
-                checked = note.checked
-                note.run_with = UNNOTED
-                note.checked = None
-                if len(note.text) < json_node_limit():  # the copy has fewer nodes than that
-                    arguments = copy
-                else:
-                    # The node limit was lowered since the copy was taken: it is judged again.
-                    raw, checked = copy, None
-            if arguments is UNSET:
-                # The one copy of the arguments: every phase, and the body, see this snapshot.
-                arguments = snapshot_json_value(raw)
-                if arguments is NOT_JSON:
-                    arguments = UNSET
-                    failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
+            try:
+                raw = input.arguments
+            except Exception as error:
+                failure = failure or error
+                raw = UNSET
+        if arguments is UNSET and raw is not UNSET:
+            # The one copy of the arguments: every phase, and the body, see this snapshot.
+            arguments = snapshot_json_value(raw)
+            if arguments is NOT_JSON:
+                arguments = UNSET
+                failure = failure or TypeError(_NOT_LOSSLESS_ARGS)
         exec = ToolExecution(
             object(),
             call_id,

@@ -23,7 +23,7 @@ from .define import (
     classifier_plan,
     execute_plan,
 )
-from .execution import UNNOTED, ParsedArguments, ToolExecutionInput
+from .execution import UNNOTED, ParsedArguments, ToolExecutionInput, parsed_note
 
 __all__ = ["RegisteredTool", "Registry"]
 
@@ -158,15 +158,16 @@ class Registry:
         arguments), but never the value the call then validates and runs with: one that mutates
         what it is given must not change the call.
 
-        * Arguments the pool parsed (:func:`~.execution.parsed_input`): the pool's own, so the
-          classifier gets them as they are (whoever else holds the input, a tracer or a
-          wrapper, sees them as upstream's ``input.arguments``). The call's one copy was taken
-          when the text was parsed (the parse proved the value lossless JSON), or is taken
-          here, *before* the classifier runs; it is checked once (a later classification of the
-          same copy by the same check takes that verdict), and the verdict is noted on the
-          input for ``prepare`` (the body then takes it too; see ``body._begin``). Parsed
-          arguments that are not lossless JSON are judged as they are (the call fails when
-          prepared).
+        * Arguments the pool parsed (:func:`~.execution.parsed_input`): the pool's own. The
+          call runs with the value the parse proved lossless JSON, or with a copy taken here,
+          *before* the classifier runs; that value is checked once (a later classification of
+          it by the same check takes that verdict), and the verdict is noted on the input for
+          ``prepare`` (the body then takes it too; see ``body._begin``). The classifier is
+          handed ``input.arguments`` (whoever else holds the input, a tracer or a wrapper, sees
+          them as upstream's ``input.arguments``), which for a proved value is made from the
+          parse when first read: the constant classifier reads nothing, so nothing is made.
+          Parsed arguments that are not lossless JSON are judged as they are (the call fails
+          when prepared).
         * Any other arguments (the caller holds them): the classifier gets a detached copy when
           they are lossless JSON (the caller's object is never touched), and the call snapshots
           them again when it is prepared.
@@ -175,7 +176,10 @@ class Registry:
         reads nothing: its verdict is the check's. A classifier that raises is a "no", never a
         crash.
         """
-        arguments = input.arguments
+        note = parsed_note(input)
+        # A proved value runs as parsed: ``input.arguments`` is read only for a classifier.
+        proved = note is not None and note.run_with is not UNNOTED
+        arguments = None if proved else input.arguments
         entry = self._tools.get(input.name)
         if entry is None:
             return EXCLUSIVE
@@ -183,20 +187,22 @@ class Registry:
         if classifier is None:
             return EXCLUSIVE
         plan = entry.classify
+        constant = plan is not None and plan[1] is always_parallel
         try:
-            note = getattr(input, "_memo", None)  # any object with the fields is an input
-            if type(note) is ParsedArguments:
-                # The pool's own parsed value: the classifier is handed it as it is, and the
-                # check runs on the call's copy (taken at the parse, or here, before the
-                # classifier runs), noted for ``prepare`` with the check's verdict.
+            if note is not None:
+                # The pool's own parsed value: the check runs on what the call runs with (the
+                # value itself when proved, else a copy taken here, before the classifier
+                # runs), noted for ``prepare`` with the check's verdict.
                 if note.run_with is UNNOTED:
                     copy = snapshot_json_value(arguments)
                     if copy is NOT_JSON:
                         # Not lossless JSON: judged as it is (the call fails when prepared).
                         return _classify(arguments, arguments, classifier, plan, None)
-                    note.run_with, note.checked = copy, None  # a verdict is of one copy
+                    note.run_with, note.checked = copy, None  # a verdict is of one value
+                elif proved and not constant:
+                    arguments = input.arguments  # the input's own, made now for the classifier
                 return _classify(arguments, note.run_with, classifier, plan, note)
-            if plan is not None and plan[1] is always_parallel:
+            if constant:
                 given = arguments  # the constant classifier reads nothing: no copy to protect
             else:
                 copy = snapshot_json_value(arguments)
