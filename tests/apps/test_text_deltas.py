@@ -263,7 +263,8 @@ async def test_without_on_event_the_step_started_groups_are_never_computed(
     autojump_clock: trio.testing.MockClock, streams: bool
 ) -> None:
     # plan_groups classifies the calls (execution_mode) for StepStarted only: the pool's own
-    # classification is one per call; a listener adds StepStarted's.
+    # classification is one per call; a listener adds StepStarted's for a whole reply. A
+    # streamed step's StepStarted holds its first call alone: one group, nothing classified.
     def model() -> StreamingModel:
         calls = [(0.5, ("c1", "work", '{"n": 1}')), (1.0, ("c2", "work", '{"n": 2}'))]
         return StreamingModel([("", calls, 1.5, None), ("done", [], 0.5, None)], streams=streams)
@@ -274,5 +275,5 @@ async def test_without_on_event_the_step_started_groups_are_never_computed(
 
     heard = counting_runtime()
     await th.run_turn(model(), heard, th.Session(), on_event=lambda event: None)
-    planned = ["c1"] if streams else ["c1", "c2"]  # a streamed step knows its first call then
+    planned = [] if streams else ["c1", "c2"]
     assert sorted(heard.classified) == sorted(["c1", "c2", *planned])

@@ -79,8 +79,8 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         seen.copied += 1  # the input's own arguments, made from the parse's frozen form
         return thaw(frozen)
 
-    # The pool's way to make an input's value from the text (parsed_input), and the turn's
-    # for a call it has no pool input of (a streamed step's first call, for StepStarted).
+    # The pool's way to make an input's value from the text (parsed_input), and plan_groups'
+    # for calls it is given no pool inputs of.
     monkeypatch.setattr(execution, "parse_arguments_frozen", counting_parse_frozen)
     monkeypatch.setattr(execution, "thaw", counting_thaw)
     monkeypatch.setattr(turn_module, "parse_arguments", counting_parse)
@@ -442,3 +442,34 @@ def test_a_parsed_input_copies_evolves_and_pickles_with_its_arguments() -> None:
     assert pickle.loads(pickle.dumps(input)).arguments == {"x": [1]}
     with pytest.raises(AttributeError, match="no attribute 'argument'"):
         input.argument  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["no_listener", "on_event"])
+async def test_a_streamed_step_parses_copies_and_checks_each_call_at_most_once(
+    counts: Counts, listening: bool, autojump_clock: Any
+) -> None:
+    # A streamed step's StepStarted (before the reply ends) holds its first call alone: one
+    # group whatever its classification, so the call is not parsed for it.
+    from tests.apps.scripted_model import StreamingModel
+
+    @th.tool(parallel=True)
+    async def order(x: int, items: list[dict[str, str]]) -> str:
+        """Order."""
+        return f"{x} {len(items)}"
+
+    runtime = ToolRuntime()
+    runtime.register(order)
+    _counting(runtime, "order", counts)
+    calls = [(0.5 * (i + 1), (f"c{i}", "order", ARGS)) for i in range(3)]
+    model = StreamingModel([("", calls, 2.0, None), ("done", [], 0.5, None)])
+    events: list[Any] = []
+    result = await th.run_turn(
+        model, runtime, Session(), on_event=events.append if listening else None
+    )
+    assert result.text == "done"
+    assert [r.result.content[0]["text"] for r in model.results_seen[0]] == ["1 2"] * 3
+    assert counts.per_call(3) == (1, 0, 1)
+    started = [event for event in events if isinstance(event, th.turn.StepStarted)]
+    assert [(e.groups, e.complete) for e in started] == (
+        [(((ToolCallBlock("c0", "order", ARGS),),), False)] if listening else []
+    )

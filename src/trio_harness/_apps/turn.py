@@ -501,8 +501,9 @@ class _StreamedStep:
 
     def _on_call(self, call: ToolCallBlock) -> None:
         if not self.sent and self._emit.listening:
-            groups = plan_groups(self._runtime, (call,))
-            self._emit(StepStarted(self._turn, self._step, groups, complete=False))
+            # The calls known so far are this one: one group, whatever its classification, so
+            # nothing is parsed or classified for the event (the pool does both, once).
+            self._emit(StepStarted(self._turn, self._step, ((call,),), complete=False))
         self._send.send_nowait(call)
         self.sent.append(call)
 
