@@ -384,14 +384,20 @@ async def test_a_node_limit_lowered_after_the_parse_still_holds_at_prepare() -> 
     )
 
 
-async def test_a_later_execution_of_the_same_input_gets_a_copy_of_its_own() -> None:
-    seen: list[Any] = []
+def _recording(seen: list[Any]) -> ToolRuntime:
+    """A runtime whose parallel tool ``m`` records the arguments its body gets, then changes
+    them."""
 
     async def keeps(args: Any, ctx: Any) -> str:
         seen.append(args)
         return await _changes(args, ctx)
 
-    runtime = runtime_with(_mutating(always_parallel, keeps))
+    return runtime_with(_mutating(always_parallel, keeps))
+
+
+async def test_a_later_execution_of_the_same_input_gets_a_copy_of_its_own() -> None:
+    seen: list[Any] = []
+    runtime = _recording(seen)
     input = execution.parsed_input("c", "m", '{"x": 1}', None)
     runtime.execution_mode(input)
     await runtime.execute(input)
@@ -409,12 +415,7 @@ async def test_a_proved_value_runs_as_parsed_and_the_input_keeps_a_value_of_its_
     # The call runs with the value the parse gave (no copy); the input's own arguments are made
     # from the parse's frozen form when first read, before or after the body changed its value.
     ran: list[Any] = []
-
-    async def changes(args: Any, ctx: Any) -> str:
-        ran.append(args)
-        return await _changes(args, ctx)
-
-    runtime = runtime_with(_mutating(always_parallel, changes))
+    runtime = _recording(ran)
     input = execution.parsed_input("c", "m", '{"x": 1}', None)
     held = input.arguments if read == "before" else None
     assert runtime.execution_mode(input) == th.PARALLEL
