@@ -474,3 +474,30 @@ async def test_a_streamed_step_parses_copies_and_checks_each_call_at_most_once(
     assert [(e.groups, e.complete) for e in started] == (
         [(((ToolCallBlock("c0", "order", ARGS),),), False)] if listening else []
     )
+
+
+@pytest.mark.parametrize("how", ["copy", "deepcopy", "pickle"])
+@pytest.mark.parametrize("when", ["fresh", "classified", "executed"])
+async def test_a_copied_or_pickled_parsed_input_runs_like_the_original(when: str, how: str) -> None:
+    # Found by a review: a pickled note held a second UNNOTED (the copy ran on the sentinel) and
+    # a classified one a compiled check (not picklable).
+    import copy
+    import pickle
+
+    seen: list[Any] = []
+    runtime = _recording(seen)
+    input = execution.parsed_input("c", "m", '{"x": 1}', None)
+    if when != "fresh":
+        runtime.execution_mode(input)
+    if when == "executed":
+        await runtime.execute(input)
+    twin = {
+        "copy": copy.copy,
+        "deepcopy": copy.deepcopy,
+        "pickle": lambda value: pickle.loads(pickle.dumps(value)),
+    }[how](input)
+    assert twin == input
+    result = await runtime.execute(twin)
+    assert result.content[0]["text"] == "ok"
+    assert seen[-1] == {"x": 99}  # ran with {"x": 1}, then changed it
+    assert twin.arguments == {"x": 1}

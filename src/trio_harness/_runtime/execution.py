@@ -293,6 +293,10 @@ class _Unnoted:
     def __repr__(self) -> str:
         return "UNNOTED"
 
+    def __reduce__(self) -> str:
+        # Copies and pickles of a note keep the one sentinel (``is UNNOTED`` stays true).
+        return "UNNOTED"
+
 
 #: ``ParsedArguments.run_with`` when there is no copy to run with (yet, or any more).
 UNNOTED: Final = _Unnoted()
@@ -324,6 +328,15 @@ class ParsedArguments:
         self.run_with = run_with
         self.frozen = frozen
         self.checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
+
+    # A copy or a pickle of an input keeps its note without the verdict (a compiled check is
+    # no picklable value): its execution checks the arguments again.
+    def __getstate__(self) -> tuple[str, object, bytes | None]:
+        return (self.text, self.run_with, self.frozen)
+
+    def __setstate__(self, state: tuple[str, object, bytes | None]) -> None:
+        self.text, self.run_with, self.frozen = state
+        self.checked = None
 
 
 def parsed_note(input: object) -> ParsedArguments | None:
