@@ -18,14 +18,14 @@ are here too, with what they must answer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import pytest
 
 import trio_harness as th
-from tests.support.runtime_tools import Passthrough, echo_tool, runtime_with
-from trio_harness import Allow, Session, ToolCallBlock, ToolRuntime, _json
+from tests.support.runtime_tools import Passthrough, echo_tool, raw_tool, runtime_with
+from trio_harness import Allow, Session, SubCall, ToolCallBlock, ToolRuntime, _json
 from trio_harness._apps import turn as turn_module
 from trio_harness._runtime import always_parallel, execution, pipeline, registry
 
@@ -501,3 +501,48 @@ async def test_a_copied_or_pickled_parsed_input_runs_like_the_original(when: str
     assert result.content[0]["text"] == "ok"
     assert seen[-1] == {"x": 99}  # ran with {"x": 1}, then changed it
     assert twin.arguments == {"x": 1}
+
+
+# Found by a review: ``_create`` once marked "reading input.arguments raised" with UNSET, so an
+# input whose arguments *are* UNSET (a failed result's value handed on) skipped the snapshot that
+# refuses it, and the body ran on a value nobody validated.
+LOSSLESS: Final = "Error: tool execution arguments must be losslessly JSON-serializable"
+
+
+async def test_a_raw_tool_never_runs_on_unset_arguments() -> None:
+    calls: list[Any] = []
+    runtime = runtime_with(raw_tool("t", calls=calls))
+    result = await runtime.execute(th.ToolExecutionInput("c", "t", th.UNSET))
+    assert calls == []  # the body must not run on a value that is not lossless JSON
+    assert result.content[0]["text"] == LOSSLESS
+
+
+async def test_a_typed_tool_refuses_unset_arguments_as_not_lossless() -> None:
+    runtime = runtime_with(echo_tool("e"))
+    result = await runtime.execute(th.ToolExecutionInput("c", "e", th.UNSET))
+    assert result.content[0]["text"] == LOSSLESS
+
+
+async def test_a_failed_sub_result_value_handed_on_is_refused() -> None:
+    # A composite that hands a sub-call's value on: a failed sub-call's value is UNSET.
+    ran: list[Any] = []
+
+    async def second(args: Any, ctx: Any) -> str:
+        ran.append(args)
+        return "second ran"
+
+    async def composite(args: Any, ctx: Any) -> str:
+        first = await th.execute_sub_calls(ctx, [SubCall("a", "e", {"text": 1})])  # invalid
+        assert first[0].is_error
+        assert first[0].value is th.UNSET
+        out = await th.execute_sub_calls(ctx, [SubCall("b", "r", first[0].value)])
+        return out[0].content[0]["text"]
+
+    runtime = runtime_with(
+        echo_tool("e"),
+        raw_tool("r", execute=second),
+        echo_tool("comp", execute=composite),
+    )
+    outcome = await th.execute_tool_calls(runtime, Session(), [ToolCallBlock("c", "comp", "{}")])
+    assert ran == []
+    assert outcome.results[0].result.content[0]["text"] == LOSSLESS

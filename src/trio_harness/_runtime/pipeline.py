@@ -79,7 +79,7 @@ _NOT_LOSSLESS_ARGS: Final = "tool execution arguments must be losslessly JSON-se
 _ACCEPT: Final = Accept()
 #: The policy's answer when an approval was cancelled by the call's abort.
 _APPROVAL_ABORTED: Final = object()
-#: ``_execution``'s arguments when reading ``input.arguments`` raised.
+#: ``_create``'s ``raw`` when reading ``input.arguments`` raised (a private marker).
 _UNREAD: Final = object()
 
 
@@ -173,8 +173,8 @@ class ToolScheduler:
                 raw = input.arguments
             except Exception as error:
                 failure = failure or error
-                raw = UNSET
-        if arguments is UNSET and raw is not UNSET:
+                raw = _UNREAD  # not UNSET: that is a value a caller may pass (and is refused)
+        if arguments is UNSET and raw is not _UNREAD:
             # The one copy of the arguments: every phase, and the body, see this snapshot.
             arguments = snapshot_json_value(raw)
             if arguments is NOT_JSON:
