@@ -372,15 +372,18 @@ def parsed_input(
     ``registry.Registry.execution_mode`` and ``pipeline.ToolScheduler.prepare``.
     """
     value, frozen = parse_arguments_frozen(text)
+    input = ToolExecutionInput(
+        call_id,
+        name,
+        value if frozen is None else None,
+        abort,
+        parent=parent,
+        agent=agent,
+        root_call_id=root_call_id,
+    )
     if frozen is None:
-        input = ToolExecutionInput(
-            call_id, name, value, abort, parent=parent, agent=agent, root_call_id=root_call_id
-        )
         note = ParsedArguments(text, UNNOTED, None)
     else:
-        input = ToolExecutionInput(
-            call_id, name, None, abort, parent=parent, agent=agent, root_call_id=root_call_id
-        )
         # Unset until first read (``ToolExecutionInput.__getattr__`` makes it from ``frozen``).
         object.__delattr__(input, "arguments")
         note = ParsedArguments(text, value, frozen)

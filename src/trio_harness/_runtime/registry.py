@@ -199,8 +199,8 @@ class Registry:
                         # Not lossless JSON: judged as it is (the call fails when prepared).
                         return _classify(arguments, arguments, classifier, plan, None)
                     note.run_with, note.checked = copy, None  # a verdict is of one value
-                elif proved and not constant:
-                    arguments = input.arguments  # the input's own, made now for the classifier
+                elif not constant:  # proved: the input's own, made now for the classifier
+                    arguments = input.arguments
                 return _classify(arguments, note.run_with, classifier, plan, note)
             if constant:
                 given = arguments  # the constant classifier reads nothing: no copy to protect
