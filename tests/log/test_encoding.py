@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import trio_harness as th
+from trio_harness._json import NOT_JSON, snapshot_json_value
 from trio_harness._log import journal
 from trio_harness._log.events import SessionEvent
 from trio_harness._log.journal import event_line
@@ -85,9 +86,11 @@ def test_pool_events_take_the_direct_writers(monkeypatch: pytest.MonkeyPatch) ->
             assert event_line(logged, plain, repr(AT)) == exact
 
 
+# What a log keeps: ``-0.0`` (which ``js_json`` writes as 0) is refused by ``append``.
+LOSSLESS_VALUES = VALUES.filter(lambda value: snapshot_json_value(value) is not NOT_JSON)
 CONTENT_ITEMS = st.one_of(
     st.fixed_dictionaries({"type": st.just("text"), "text": STRINGS}),
-    VALUES,
+    LOSSLESS_VALUES,
 )
 RESULTS = st.builds(
     th.log.ToolResultData,
@@ -109,7 +112,7 @@ RESULTS = st.builds(
         ).map(tuple),
     ),
     error=st.none() | st.builds(th.ErrorInfo, name=STRINGS, code=STRINGS),
-    meta=st.just(UNSET) | VALUES,
+    meta=st.just(UNSET) | LOSSLESS_VALUES,
 )
 CALLS = st.builds(
     th.log.ToolCallData,
@@ -122,7 +125,10 @@ CALLS = st.builds(
 
 
 @pytest.mark.parametrize("keep_events", [True, False])
-@given(data=st.one_of(CALLS, RESULTS, VALUES), at=st.sampled_from([1796219599.0836601, 7, 1e21]))
+@given(
+    data=st.one_of(CALLS, RESULTS, LOSSLESS_VALUES),
+    at=st.sampled_from([1796219599.0836601, 7, 1e21]),
+)
 def test_an_appended_line_is_js_json_of_the_wire_form_with_its_time(
     tmp_path_factory: pytest.TempPathFactory, keep_events: bool, data: Any, at: float
 ) -> None:
