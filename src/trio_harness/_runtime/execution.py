@@ -280,10 +280,7 @@ class ToolExecutionInput:
             if name == "arguments":
                 note = self._memo
                 if type(note) is ParsedArguments and note.frozen is not None:
-                    value = thaw(note.frozen)
-                    object.__setattr__(self, "arguments", value)
-                    note.frozen = None
-                    return value
+                    return note.arguments_of(self)
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
@@ -328,6 +325,18 @@ class ParsedArguments:
         self.run_with = run_with
         self.frozen = frozen
         self.checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
+
+    def arguments_of(self, input: ToolExecutionInput) -> Any:
+        """``input.arguments`` of the input this is the note of, made now if not made yet
+        (what ``ToolExecutionInput.__getattr__`` does on a first read, without the failed
+        attribute lookup before it)."""
+        frozen = self.frozen
+        if frozen is None:
+            return input.arguments
+        value = thaw(frozen)
+        object.__setattr__(input, "arguments", value)
+        self.frozen = None
+        return value
 
     # A copy or a pickle of an input keeps its note without the verdict (a compiled check is
     # no picklable value): its execution checks the arguments again.

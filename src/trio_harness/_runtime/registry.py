@@ -200,7 +200,7 @@ class Registry:
                         return _classify(arguments, arguments, classifier, plan, None)
                     note.run_with, note.checked = copy, None  # a verdict is of one value
                 elif not constant:  # proved: the input's own, made now for the classifier
-                    arguments = input.arguments
+                    arguments = note.arguments_of(input)
                 return _classify(arguments, note.run_with, classifier, plan, note)
             if constant:
                 given = arguments  # the constant classifier reads nothing: no copy to protect
