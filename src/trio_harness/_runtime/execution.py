@@ -327,9 +327,11 @@ class ParsedArguments:
         self.checked: tuple[Callable[[object, str], list[str]], list[str]] | None = None
 
     def arguments_of(self, input: ToolExecutionInput) -> Any:
-        """``input.arguments`` of the input this is the note of, made now if not made yet
-        (what ``ToolExecutionInput.__getattr__`` does on a first read, without the failed
-        attribute lookup before it)."""
+        """``input.arguments`` of the input this is the note of, made now if not made yet.
+
+        The one place they are made: ``ToolExecutionInput.__getattr__`` calls it on a first
+        read by anyone, and ``Registry.execution_mode`` calls it directly for a classifier
+        (without the failed slot lookup a read of an unset attribute costs first)."""
         frozen = self.frozen
         if frozen is None:
             return input.arguments
@@ -393,7 +395,7 @@ def parsed_input(
     if frozen is None:
         note = ParsedArguments(text, UNNOTED, None)
     else:
-        # Unset until first read (``ToolExecutionInput.__getattr__`` makes it from ``frozen``).
+        # Unset until first read (``ParsedArguments.arguments_of`` makes it from ``frozen``).
         object.__delattr__(input, "arguments")
         note = ParsedArguments(text, value, frozen)
     # A frozen value's private note, set as attrs itself sets fields of frozen classes.
