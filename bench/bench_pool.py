@@ -20,6 +20,12 @@ over the rounds with the spread of the middle half, and the ratio of the best ro
   and a registered cancel scope per body).
 * ``pool + log, no runtime``: ``execute_tool_calls`` with a scheduler whose phases do nothing but
   run the body: what the pool and the session log cost without the runtime's work.
+* ``floor: required work``: ``bare, gated spawn`` doing, by the project's own primitives, only
+  the work every faithful call must do (its ``tool/call`` event, the parse, the classifier and
+  the argument check, the body, the output check, ``render`` and its snapshot, the result, its
+  ``tool/result`` event in model order) and nothing else: no driver, core, scheduler protocol,
+  execution context, hooks or abort checks. ``execute_tool_calls`` cannot cost less than this
+  with these primitives; its ratio to this is what the shape's machinery costs.
 
 The body is the same in every variant: one checkpoint, then return ``"ok"``.
 """
@@ -37,6 +43,8 @@ from typing import Any
 import trio
 
 import trio_harness as th
+from trio_harness._json import parse_arguments, snapshot_json_value
+from trio_harness._log import TOOL_CALL, TOOL_RESULT, ToolCallData, ToolResultData
 
 CAP = 10
 
@@ -232,6 +240,72 @@ async def pool_alone(n: int) -> float:
     return elapsed
 
 
+async def floor_pool(n: int) -> float:
+    """A lower bound for ``execute_tool_calls``: the ``bare, gated spawn`` pool doing only the work
+    every faithful call must do, each piece by the project's own primitive, and nothing else (no
+    driver, no core, no scheduler protocol, no execution context, no hooks, no abort checks, no
+    tracer checks, no step outcome): the session's ``tool/call`` event when the call starts; the
+    parse of the argument text; the classifier and the argument check (once); the body; the
+    output check, ``render`` and the snapshot of what it returned; the result; the ``tool/result``
+    event at the commit, in model order."""
+    runtime = _runtime()
+    entry = runtime._registry.lookup("noop")
+    assert entry is not None
+    assert entry.plan is not None
+    check, execute, _owner = entry.plan
+    classifier = entry.definition.is_concurrency_safe
+    assert classifier is not None
+    calls = [th.ToolCallBlock(f"c{i}", "noop", '{"x":1}') for i in range(n)]
+    session = th.Session()
+    limiter = trio.CapacityLimiter(CAP)
+    slots: list[Any] = [None] * n
+    seqs: list[int] = [0] * n
+    send, receive = trio.open_memory_channel[int](math.inf)
+
+    async def task(i: int) -> None:
+        try:
+            args = parse_arguments(calls[i].arguments)
+            if classifier(args) is not True or check(args, "args"):
+                raise AssertionError("the floor's call is valid and parallel")
+            value = await execute(args, None)
+            if entry.check(value, "value"):
+                raise AssertionError("the floor's output is valid")
+            content = snapshot_json_value(entry.render(args, value))
+            slots[i] = th.ToolExecutionResult(is_error=False, content=tuple(content), value=value)
+        finally:
+            limiter.release_on_behalf_of(i)
+        send.send_nowait(i)
+
+    def commit(cursor: int) -> int:
+        while cursor < n and slots[cursor] is not None:
+            data = ToolResultData.from_result(0, 0, calls[cursor].id, slots[cursor])
+            session.append(TOOL_RESULT, data, source_event_seqs=(seqs[cursor],))
+            cursor += 1
+        return cursor
+
+    start = _clock()
+    cursor = 0
+    async with trio.open_nursery() as nursery:
+        for i in range(n):
+            await limiter.acquire_on_behalf_of(i)
+            call = calls[i]
+            data = ToolCallData(0, 0, call.id, call.name, call.arguments)
+            seqs[i] = session.append(TOOL_CALL, data).seq
+            nursery.start_soon(task, i)
+            while True:
+                try:
+                    receive.receive_nowait()
+                except trio.WouldBlock:
+                    break
+            cursor = commit(cursor)
+        while cursor < n:
+            await receive.receive()
+            cursor = commit(cursor)
+    elapsed = _clock() - start
+    assert len(session.events) == 2 * n
+    return elapsed
+
+
 async def harness_pool_abort(n: int) -> float:
     return await _harness(n, trio.Event())
 
@@ -243,6 +317,7 @@ VARIANTS: dict[str, Callable[[int], Awaitable[float]]] = {
     "execute_tool_calls": harness_pool,
     "... + abort event": harness_pool_abort,
     "pool + log, no runtime": pool_alone,
+    "floor: required work": floor_pool,
 }
 
 
@@ -286,6 +361,11 @@ async def main(n: int, rounds: int) -> None:
             f"{name:24} {statistics.median(found) / n * 1e6:8.1f}  {stats['median']:6.3f}x"
             f"  {stats['q1']:5.3f}-{stats['q3']:5.3f}x  {stats['best']:8.3f}x"
         )
+    stats = ratio_stats(times, "execute_tool_calls", "floor: required work")
+    print(
+        f"{'execute_tool_calls':24} {'':8}  {stats['median']:6.3f}x"
+        f"  {stats['q1']:5.3f}-{stats['q3']:5.3f}x  {stats['best']:8.3f}x  (to the floor)"
+    )
     stats = ratio_stats(times, "... + abort event", "bare + abort event")
     print(
         f"{'... + abort event':24} {'':8}  {stats['median']:6.3f}x"
