@@ -45,6 +45,7 @@ import trio
 import trio_harness as th
 from trio_harness._json import parse_arguments, snapshot_json_value
 from trio_harness._log import TOOL_CALL, TOOL_RESULT, ToolCallData, ToolResultData
+from trio_harness._runtime.define import ARGS_ROOT
 
 CAP = 10
 
@@ -253,8 +254,9 @@ async def floor_pool(n: int) -> float:
     assert entry is not None
     assert entry.plan is not None
     check, execute, _owner = entry.plan
-    classifier = entry.definition.is_concurrency_safe
-    assert classifier is not None
+    # The author's classifier itself (not ``define_tool``'s wrapper, which would check again).
+    assert entry.classify is not None
+    _check, classify, _pure = entry.classify
     calls = [th.ToolCallBlock(f"c{i}", "noop", '{"x":1}') for i in range(n)]
     session = th.Session()
     limiter = trio.CapacityLimiter(CAP)
@@ -265,7 +267,7 @@ async def floor_pool(n: int) -> float:
     async def task(i: int) -> None:
         try:
             args = parse_arguments(calls[i].arguments)
-            if classifier(args) is not True or check(args, "args"):
+            if check(args, ARGS_ROOT) or classify(args) is not True:
                 raise AssertionError("the floor's call is valid and parallel")
             value = await execute(args, None)
             if entry.check(value, "value"):
