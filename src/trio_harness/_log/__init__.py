@@ -3,7 +3,7 @@
 Modules, in dependency order:
 
 * :mod:`.events`: the typed events (``tool/call``, ``tool/result``), :class:`SessionEvent`, the
-  field table and the wire writer, the hot path's slot constructors;
+  field table and the wire writer;
 * :mod:`.read`: the one strict reader of the wire form, and the problems it reports;
 * :mod:`.session`: :class:`Session`, its append checks and its JSON Lines form;
 * :mod:`.stored`: a durable log's events read back from its file on demand (``keep_events=False``);
