@@ -94,10 +94,15 @@ def main(argv: list[str]) -> int:
 
     print()
     width = max([34, *(len(row[0]) + 1 for row in rows)])
-    print(f"{'workload':<{width}}{'baseline':<56}{'ratio':>8}{'worst':>8}  {'target':<22}met")
+    target_width = max([22, *(len(row[4]) + 1 for row in rows)])
+    print(
+        f"{'workload':<{width}}{'baseline':<56}{'ratio':>8}{'worst':>8}  "
+        f"{'target':<{target_width}}met"
+    )
     for workload, baseline, ratio, worst, target, met in rows:
         print(
-            f"{workload:<{width}}{baseline:<56}{ratio:>7.3g}x{worst:>7.3g}x  {target:<22}"
+            f"{workload:<{width}}{baseline:<56}{ratio:>7.3g}x{worst:>7.3g}x  "
+            f"{target:<{target_width}}"
             f"{'-' if met is None else 'yes' if met else 'NO'}"
         )
     if misses is not None:
