@@ -25,7 +25,8 @@ over the rounds with the spread of the middle half, and the ratio of the best ro
   the argument check, the body, the output check, ``render`` and its snapshot, the result, its
   ``tool/result`` event in model order) and nothing else: no driver, core, scheduler protocol,
   execution context, hooks or abort checks. ``execute_tool_calls`` cannot cost less than this
-  with these primitives; its ratio to this is what the shape's machinery costs.
+  with these primitives (the floor even leaves out some required work: see ``floor_pool``); its
+  ratio to this is what the shape's machinery costs.
 
 The body is the same in every variant: one checkpoint, then return ``"ok"``.
 
@@ -254,7 +255,9 @@ async def floor_pool(n: int) -> float:
     tracer checks, no step outcome): the session's ``tool/call`` event when the call starts; the
     parse of the argument text; the classifier and the argument check (once); the body; the
     output check, ``render`` and the snapshot of what it returned; the result; the ``tool/result``
-    event at the commit, in model order."""
+    event at the commit, in model order. A generous bound: it leaves out work a faithful call
+    does too (the execution context the body is handed, the classifier's own copy of the
+    arguments, the check of the call blocks, the step's results)."""
     runtime = _runtime()
     entry = runtime._registry.lookup("noop")
     assert entry is not None
