@@ -1,5 +1,6 @@
-"""What a body sees of the task it runs in: the pool reuses dispatch tasks within a group, and a
-reused task must look like a fresh one (contexts), and none may outlive its group."""
+"""What a body sees of the task it runs in: the pool spawns one dispatch task per dispatched call
+(which may run another call's dispatch, the oldest queued one), each must look like a fresh
+task (contexts, exception state), and none may outlive its group."""
 
 from __future__ import annotations
 
@@ -73,8 +74,49 @@ async def test_no_dispatch_task_outlives_its_group(autojump_clock: trio.abc.Cloc
     assert trio.current_time() == 2
 
 
+async def test_no_dispatch_task_of_a_group_is_alive_when_the_next_group_runs(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # Two parallel groups around an exclusive barrier: while the barrier's body runs, and while
+    # the last group's bodies run, only the running group's dispatch tasks are alive.
+    living: dict[str, int] = {}
+
+    async def body(args: Any, ctx: Any) -> str:
+        await trio.sleep(int(ctx.call_id[1:]) % 3 + 1)
+        living[ctx.call_id] = trio.lowlevel.current_statistics().tasks_living
+        return "ok"
+
+    runtime = _runtime(body)
+    runtime.register(
+        define_tool(
+            name="x",
+            description="exclusive: no classifier",
+            parameters={},
+            output=ToolOutput(
+                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+            ),
+            execute=body,
+        )
+    )
+    before = trio.lowlevel.current_statistics().tasks_living
+    await execute_tool_calls(runtime, Session(), [ToolCallBlock("c9", "x", "{}")])
+    alone = living.pop("c9") - before  # the dispatch tasks alive while a lone call's body runs
+    assert alone == 1
+    calls = [ToolCallBlock(f"c{i}", "t", "{}") for i in range(3)]
+    calls += [ToolCallBlock("c3", "x", "{}"), ToolCallBlock("c4", "t", "{}")]
+    calls += [ToolCallBlock("c5", "t", "{}")]
+    start = trio.current_time()
+    await execute_tool_calls(runtime, Session(), calls, max_parallel_tool_calls=4)
+    # c0-c2 (ending at 1, 2, 3 s), then c3 alone (1 s), then c4 and c5 (2 s, 3 s).
+    assert trio.current_time() - start == 3 + 1 + 3
+    assert living["c3"] == before + 1  # the first group's three tasks are gone
+    assert living["c4"] == before + 2  # c4 ends first: c5's task and its own
+    assert living["c5"] == before + 1
+    assert trio.lowlevel.current_statistics().tasks_living == before
+
+
 async def test_a_body_sees_no_exception_being_handled(autojump_clock: trio.abc.Clock) -> None:
-    # A reused task hands every answer of Trio's to the body unchanged, cancellations included.
+    # A dispatch task hands every answer of Trio's to the body unchanged, cancellations included.
     handled: list[object] = []
     abort = trio.Event()
 

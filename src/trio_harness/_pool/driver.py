@@ -18,11 +18,13 @@ How Trio's primitives carry the rules of one step:
   decision, so a result that can be committed is committed before the next call is classified
   or started (a commit may change the registry).
 * **Cancel scopes for abort.** The step opens one :func:`~.._runtime.abort_relay` for its abort
-  event: a watcher task that, once the event is set, cancels the cancel scope each running body
-  registered with it (the runtime's :func:`~.._runtime.cancel_on_abort`). The driver checks the
-  event before every decision and tells the core, which then starts nothing more.
+  event (a sub-call step whose event already has one reuses it): a watcher task that, once the
+  event is set, cancels the cancel scope each running body registered with it (through the
+  runtime's ``watch_scope``). The driver checks the event before every decision and tells the
+  core, which then starts nothing more.
 * **Deferred failures.** A scheduler failure (an exception escaping ``prepare``, ``dispatch``,
-  ``finalize``, ``finish``, ``execution_mode`` or the recorder) is caught where it happens and
+  ``finalize``, ``finish``, ``execution_mode``, ``accept_context``, the recorder or a streamed
+  step's source) is caught where it happens and
   reported to the core, which drains the in-flight dispatches; the driver raises it itself,
   outside the nursery, once every dispatch settled.
 

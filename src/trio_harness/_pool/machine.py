@@ -3,7 +3,7 @@
 :class:`StepCore` knows nothing about Trio, tools or session logs. It tracks the calls of one
 step by index (model order) and answers one question, :meth:`StepCore.next_action`: *what should
 the driver do now?* The driver (:mod:`.driver`) performs the action, reports what happened
-(``classified``, ``prepared``, ``settled``, ``dispatch_failed``, ``committed``, ``fail``,
+(``classified``, ``prepared``, ``settled``, ``dispatch_failed``, ``committed_call``, ``fail``,
 ``abort``) and asks again. Every rule of upstream's ``executeToolCalls``/``runGroup`` lives here:
 
 * **Groups.** The first call of a group is classified; an exclusive call forms a one-call group
@@ -49,7 +49,7 @@ class Op(enum.Enum):
     OPEN_GROUP = "open-group"
     #: Record call ``index`` as started, prepare it, report :meth:`StepCore.prepared`.
     START = "start"
-    #: Finalize/finish call ``index``, record its result, report :meth:`StepCore.committed`.
+    #: Finalize/finish call ``index``, record its result, report :meth:`StepCore.committed_call`.
     COMMIT = "commit"
     #: Wait for one in-flight dispatch to settle and report it.
     WAIT = "wait"

@@ -31,10 +31,11 @@ class PoolTracer(Protocol):
     instant, synchronously, from the driver or a dispatch task (read ``trio.current_time()``
     for the time). ``index`` is the call's position in the step (``-1`` for step phases).
     Names and details: ``arrived`` (a streamed step only: the call became known, after those
-    ``begin`` listed; the detail is ``(call_id, name)``), ``classified`` (the mode kind, ``"parallel"``/``"exclusive"``; a call
-    may be classified more than once), ``group-open`` (whether the group is parallel),
-    ``started`` (its ``tool/call`` was recorded; prepare begins), ``prepared`` (the
-    preparation kind), ``body-started`` (its dispatch began: hooks, approval, the body),
+    ``begin`` listed; the detail is ``(call_id, name)``), ``classified`` (the mode kind,
+    ``"parallel"``/``"exclusive"``; a call may be classified more than once), ``group-open``
+    (whether the group is parallel), ``started`` (its ``tool/call`` was recorded; prepare, with
+    the hooks and approval, begins), ``prepared`` (the preparation kind), ``body-started`` (its
+    dispatch began: execute wrappers, then the body),
     ``settled`` (the dispatch returned; ``None``, or the scheduler failure it raised),
     ``committed`` (the ``ToolExecutionResult``), ``aborted`` (a synthetic result was
     recorded; the error code), ``group-close``, ``abort`` (the driver saw the step's abort

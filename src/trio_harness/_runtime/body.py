@@ -7,10 +7,12 @@ delivered), and whether its cancel scope was cancelled while it ran (:data:`RAN`
 :data:`STOPPED`, :data:`OVERRAN`); that triple is mapped to a result once (aborted, timed out,
 the body's failure, or its value through the output contract).
 
-The body runs in a cancel scope of its own: cancelled when its abort event is set (through the
-step's :func:`~.abort.abort_relay` when the pool opened one for that event, else a private
-watcher: :func:`~.abort.cancel_on_abort`), and given the tool's deadline; a fused event when
-an execute wrapper replaced the event, so the body sees either of two.
+The body runs in a cancel scope of its own when it has an abort event or a deadline (with
+neither, nothing but the caller's scope can cancel it, so it needs none): cancelled when its
+abort event is set (:func:`~.abort.watch_scope`: through the step's :func:`~.abort.abort_relay`
+when the pool opened one for that event, else a private watcher), and given the tool's
+deadline; a fused event when an execute wrapper replaced the event, so the body sees either of
+two.
 
 The body sees ``exec.abort`` as the event that cancels it; whatever it assigns there is undone
 when it returns.

@@ -399,7 +399,7 @@ class Lane:
             classified.
         started: Its ``tool/call`` was recorded and prepare began.
         prepared: Prepare returned.
-        body_started: Its dispatch (hooks, approval, body) began.
+        body_started: Its dispatch (execute wrappers, then the body) began.
         settled: The dispatch returned.
         committed: Its result (or synthetic abort result) was recorded.
         outcome: ``"ok"``, an error code (``"ABORTED"``, ...), ``"error"``, or ``None``.
