@@ -93,4 +93,80 @@ SCENARIOS: dict[str, PoolScenario] = {
     "061": one(C(id="a", tool="write", duration=2), C(id="b", arrives_at=0.5), streamed=True),
     "062": one(C(id="a"), streamed=True),
     "063": one(C(id="a", policy="guarded"), hooks=False),
+    # The second blind round (another author, the same rules: code and docs only).
+    # blocked call must be reclassified after every settle
+    "b01": one(
+        C(id="a", duration=3), C(id="b", duration=1), C(id="c", tool="flip", duration=1), cap=3
+    ),
+    # window counts bodies in flight, not uncommitted results
+    "b02": one(
+        C(id="a", duration=3),
+        C(id="b", duration=1),
+        C(id="c", duration=1),
+        C(id="d", duration=2),
+        cap=2,
+    ),
+    # a streamed call arriving while an exclusive call runs must wait for its commit
+    "b03": one(
+        C(id="x", tool="maybe", par=False, duration=2, arrives_at=0),
+        C(id="r", duration=1, arrives_at=0.5),
+        cap=2,
+        streamed=True,
+    ),
+    # an aborted streamed step still answers every call that arrives
+    "b04": one(
+        C(id="a", duration=3, arrives_at=0),
+        C(id="b", duration=1, arrives_at=2),
+        cap=2,
+        streamed=True,
+        abort_at=1,
+    ),
+    # every later call of a parallel group is reclassified before it starts
+    "b05": one(
+        C(id="a", duration=2),
+        C(id="b", duration=2),
+        C(id="c", tool="maybe", par=False, duration=1),
+        cap=3,
+    ),
+    # commit-first: a result settled during a slow commit is committed before the next start
+    "b06": one(
+        C(id="a", duration=1, slow_post=True), C(id="b", duration=1.5), C(id="c", duration=1), cap=2
+    ),
+    # a body that deferred a context and lost the race with the abort keeps the context
+    "b07": one(
+        C(id="e", duration=0.5, context=True, ends="error"),
+        C(id="a", duration=1, context=True, ends="set-abort"),
+        C(id="b", duration=3),
+        cap=3,
+    ),
+    # a denial answered after the abort is kept
+    "b08": one(
+        C(id="a", policy="ask-refused", duration=1), C(id="b", duration=1), cap=2, abort_at=1
+    ),
+    # an approval answered "cancelled" without an abort is a denial
+    "b09": one(C(id="a", policy="ask-cancelled", duration=1), C(id="b", duration=1), cap=2),
+    # the first failure in time is raised (a dispatch failure waiting in the channel)
+    "b10": one(
+        C(id="a", duration=1, failure="late-finalize"),
+        C(id="b", duration=1.5, failure="dispatch"),
+        cap=2,
+    ),
+    # a call prepared after the first failure is never dispatched
+    "b11": one(
+        C(id="a", duration=1, failure="dispatch"), C(id="b", policy="ask", duration=1), cap=2
+    ),
+    # accept_context runs after the commit; its failure does not un-commit the result
+    "b12": one(
+        C(id="a", duration=1, context=True), C(id="b", duration=2), cap=2, accept_fails=True
+    ),
+    # cancellation from outside: the first logged call (seq 0) is answered ABORTED once
+    "b13": one(C(id="a", duration=5), C(id="b", duration=5), cap=2, cancel_at=1),
+    # duplicate call ids: results stay paired by position
+    "b14": one(C(id="x", duration=1, ends="error"), C(id="x", duration=2), cap=2),
+    # cancellation from outside surfaces as one trio.Cancelled
+    "b15": one(C(id="a", duration=5), C(id="b", duration=5), cap=2, cancel_at=1),
+    # abort before the step: synthetic ABORTED_BEFORE_DISPATCH pairs
+    "b16": one(
+        C(id="a", duration=1), C(id="b", tool="maybe", par=False, duration=1), cap=2, abort_at=0
+    ),
 }

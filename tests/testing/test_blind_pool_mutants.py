@@ -1,7 +1,11 @@
-"""The pool bugs a blind author wrote (issue 28), kept by the project's own mutation test.
+"""The pool bugs blind authors wrote (issue 28, then a second round), kept by the project's own
+mutation test.
 
-``blind_pool_mutants.json`` holds 62 plausible pool bugs written by someone who never saw the
-monitor's rules, each as text substitutions on the package (made from the author's patches);
+``blind_pool_mutants.json`` holds 78 plausible pool bugs written by two authors who never saw
+the monitor's rules (62 for issue 28; ``b01``-``b16`` from a second round, which found one
+gap: ``b08``, a refusal answered after the abort turned into ``ABORTED_BEFORE_DISPATCH``, now
+the runner's ``policy`` rule), each as text substitutions on the package (made from the
+authors' patches);
 ``blind_pool_scenarios.py`` holds, for each, the hand-made scenario that reaches it. The slow
 test plants each bug in a temporary copy of the package and requires ``run_pool_scenario`` to
 report it under the rule it breaks (``rule`` in the JSON); the fast tests check that the correct

@@ -832,6 +832,29 @@ class _Judge:
                     f"{index + 1} (its tool/call first)",
                 )
 
+    def refusals_kept(self, results: Sequence[ToolExecutionResult]) -> None:
+        # ``policy``: a refusal that settled is the call's answer, even when the abort was set
+        # while its policy phase ran (a denial that settles after the abort is kept, as upstream
+        # keeps it): a call whose policy phase ran and refused is never answered ABORTED*.
+        scenario = self.run.scenario
+        refused = {"guarded"}
+        if scenario.hooks:
+            refused |= {"deny", "hook-raises", "ask-refused"}
+            if not scenario.approvals:
+                refused |= {"ask", "ask-cancelled"}  # without an approval service: a denial
+        for index, call in enumerate(self.step.calls):
+            if call.policy not in refused or index >= len(results):
+                continue
+            if index not in self.run.policy_logged:
+                continue  # never prepared (aborted before its start): a synthetic answer
+            code = error_code(results[index])
+            if code in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH):
+                self.say(
+                    "policy",
+                    f"call {index} was {call.policy} by its policy phase but answered {code}: a "
+                    "refusal that settled is kept, even after an abort",
+                )
+
     def committed(self, outcome: StepOutcome) -> None:
         # ``concluded``, ``contexts``, ``post-execute``, ``result``: a step that returned.
         results = [r.result for r in outcome.results]
@@ -860,6 +883,7 @@ class _Judge:
                     "result",
                     f"the body of call {index} raised its own error, answered {error_code(result)}",
                 )
+        self.refusals_kept(results)
         if self.run.abort_time is None and not self.abort_before:
             for index, result in enumerate(results):
                 if error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH):
