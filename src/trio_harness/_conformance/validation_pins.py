@@ -26,7 +26,13 @@ someone who had not seen the kit, ``bench/kit_mutants.py``):
   raw-schema check's ``must be a boolean``;
 * ``compiled-order`` — the key order of compiled schemas: ``type``, then ``description``,
   ``title``, ``default``, ``examples``, then ``additionalProperties``, ``properties``,
-  ``required`` (objects), ``items`` (arrays), ``enum``, ``const`` (scalars).
+  ``required`` (objects), ``items`` (arrays), ``enum``, ``const`` (scalars);
+* ``keywords`` — every JSON Schema keyword outside the subset (all of draft 2020-12's, and those
+  of earlier drafts and OpenAPI that real tool schemas carry: ``$schema``, ``$comment``,
+  ``readOnly``, ``nullable``, ...) is rejected, by ``assert`` and by the DSL, at the root, in a
+  property, in ``items`` and in a ``oneOf`` branch; only the four annotations are accepted
+  (a second blind round of upstream mutants found a port taking ``$schema`` for an annotation
+  passing the whole kit).
 
 Not here: ``validate`` with an unknown ``type``. Upstream throws ``Error`` at the root and, below
 it, answers ``must be a lossless JSON value`` at the nearest node with a known type (or the
@@ -206,6 +212,109 @@ _DSL_OPENNESS: Final = (
     _value({"oneOf": [{"type": "string"}, {"type": "object", "additionalProperties": {}}]}),
 )
 
+#: Every keyword of JSON Schema draft 2020-12 outside the subset (core, applicator, unevaluated,
+#: validation, meta-data, format and content vocabularies), then those of earlier drafts and of
+#: OpenAPI that real tool schemas carry, each with a value of its own kind. Only ``description``,
+#: ``title``, ``default`` and ``examples`` are annotations; a port that takes ``$schema``,
+#: ``$comment``, ``readOnly`` or ``deprecated`` for one too is wrong.
+_OTHER_KEYWORDS: Final[tuple[tuple[str, Any], ...]] = (
+    ("$schema", "https://json-schema.org/draft/2020-12/schema"),
+    ("$id", "https://example.com/tool.json"),
+    ("$ref", "#/$defs/a"),
+    ("$anchor", "a"),
+    ("$dynamicRef", "#a"),
+    ("$dynamicAnchor", "a"),
+    ("$vocabulary", {"https://json-schema.org/draft/2020-12/vocab/core": True}),
+    ("$comment", "a comment"),
+    ("$defs", {"a": {"type": "string"}}),
+    ("prefixItems", [{"type": "string"}]),
+    ("contains", {"type": "string"}),
+    ("patternProperties", {"^a": {"type": "string"}}),
+    ("dependentSchemas", {"a": {"required": ["b"]}}),
+    ("propertyNames", {"type": "string"}),
+    ("if", {"type": "string"}),
+    ("then", {"type": "string"}),
+    ("else", {"type": "string"}),
+    ("allOf", [{"type": "string"}]),
+    ("anyOf", [{"type": "string"}, {"type": "integer"}]),
+    ("not", {"type": "null"}),
+    ("unevaluatedItems", False),
+    ("unevaluatedProperties", False),
+    ("multipleOf", 2),
+    ("maximum", 10),
+    ("exclusiveMaximum", 10),
+    ("minimum", 0),
+    ("exclusiveMinimum", 0),
+    ("maxLength", 8),
+    ("minLength", 1),
+    ("pattern", "^a"),
+    ("maxItems", 3),
+    ("minItems", 1),
+    ("uniqueItems", True),
+    ("maxContains", 2),
+    ("minContains", 1),
+    ("maxProperties", 4),
+    ("minProperties", 1),
+    ("dependentRequired", {"a": ["b"]}),
+    ("deprecated", True),
+    ("readOnly", True),
+    ("writeOnly", False),
+    ("format", "uri"),
+    ("contentEncoding", "base64"),
+    ("contentMediaType", "image/png"),
+    ("contentSchema", {"type": "string"}),
+    ("definitions", {"a": {"type": "string"}}),
+    ("dependencies", {"a": ["b"]}),
+    ("additionalItems", False),
+    ("$recursiveRef", "#"),
+    ("$recursiveAnchor", True),
+    ("id", "tool"),
+    ("nullable", True),
+    ("example", "a"),
+    ("discriminator", {"propertyName": "kind"}),
+    ("externalDocs", {"url": "https://example.com"}),
+)
+
+
+def _keyword_in_schema(index: int, key: str, value: Any) -> dict[str, Any]:
+    # Four places in turn: the root, a property, the items, a ``oneOf`` branch.
+    node = {"type": "string", key: value}
+    return (
+        node,
+        _obj({"p": node}),
+        {"type": "array", "items": node},
+        {"oneOf": [{"type": "integer"}, node]},
+    )[index % 4]
+
+
+def _keyword_in_spec(index: int, key: str, value: Any) -> dict[str, Any]:
+    # The DSL: a parameter, a nested property, the items, a value schema's root.
+    node = {"type": "string", key: value}
+    return (
+        _params({"p": node}),
+        _params(
+            {"p": {"type": "object", "additionalProperties": False, "properties": {"q": node}}}
+        ),
+        _params({"p": {"type": "array", "items": node}}),
+        _value(node),
+    )[index % 4]
+
+
+_KEYWORDS: Final = (
+    *(_assert(_keyword_in_schema(i, k, v)) for i, (k, v) in enumerate(_OTHER_KEYWORDS)),
+    *(_keyword_in_spec(i, k, v) for i, (k, v) in enumerate(_OTHER_KEYWORDS)),
+    # The four annotations are accepted everywhere, by both.
+    _assert(
+        _obj(
+            {"p": {"type": "array", "items": {"type": "string", "title": "t", "examples": ["a"]}}},
+            description="d",
+            default={},
+        )
+    ),
+    _params({"p": {"type": "string", "description": "d", "title": "t", "default": "a"}}),
+    _value({"type": "integer", "examples": [1], "default": 0, "title": "n"}),
+)
+
 PIN_GROUPS: Final[tuple[tuple[str, tuple[dict[str, Any], ...]], ...]] = (
     ("untyped", _UNTYPED),
     ("keyword-order", _KEYWORD_ORDER),
@@ -217,4 +326,5 @@ PIN_GROUPS: Final[tuple[tuple[str, tuple[dict[str, Any], ...]], ...]] = (
     ("compiled-order", _COMPILED_ORDER),
     ("null-members", _NULL_MEMBERS),
     ("dsl-openness", _DSL_OPENNESS),
+    ("keywords", _KEYWORDS),
 )
