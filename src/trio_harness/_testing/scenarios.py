@@ -872,7 +872,9 @@ class _Judge:
             if body is None or index >= len(results):
                 continue
             result = results[index]
-            if body.returned and call.context and not result.additional_contexts:
+            # (the body defers its context before it returns or raises: either keeps it)
+            deferred = body.returned or body.raised
+            if deferred and call.context and not result.additional_contexts:
                 self.say("contexts", f"call {index} deferred a context its result lost")
             aborted = error_code(result) in (TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH)
             returned = body.returned and not aborted and not result.is_error
