@@ -407,6 +407,42 @@ _UNIONS: list[dict[str, Any]] = [
             },
         ]
     },
+    # Object branches that share a tag are not told apart by it: a value may match two of them
+    # (counted branch by branch), and a tag shared by two branches of three tells nothing.
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "a"}, "x": {"type": "integer"}},
+                "required": ["k"],
+            },
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "a"}, "y": {"type": "integer"}},
+                "required": ["k"],
+            },
+        ]
+    },
+    {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "a"}},
+                "required": ["k"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "b"}, "y": {}},
+                "required": ["k"],
+            },
+            {
+                "type": "object",
+                "properties": {"k": {"type": "string", "const": "a"}, "x": {}},
+                "required": ["k", "x"],
+            },
+        ]
+    },
     # Not disjoint by type: counted branch by branch, as before.
     {"oneOf": [{"type": "number"}, {"type": "integer"}]},
     {"oneOf": [{"type": "string"}, {"type": "string", "enum": ["a"]}]},
@@ -436,6 +472,9 @@ _UNION_VALUES: list[object] = [
     {"k": _Name("a")},
     {_Name("k"): "a"},
     {"k": "b", "y": 1, 3: 4},
+    {"k": "a"},
+    {"k": "a", "x": 1, "y": 2},
+    {"k": "a", "y": "no"},
 ]
 
 

@@ -156,6 +156,60 @@ def test_format_is_an_annotation_unless_asserted() -> None:
         assert both(schema, invalid[name], formats="assert") != [], name
 
 
+@pytest.mark.parametrize(
+    ("date", "valid"),
+    [
+        ("2024-02-29", True),  # every fourth year
+        ("2023-02-29", False),
+        ("2000-02-29", True),  # every 400th year, though a century
+        ("2400-02-29", True),
+        ("1900-02-29", False),  # a century
+        ("2100-02-29", False),
+        ("2023-02-28", True),
+        ("2023-04-31", False),
+    ],
+)
+def test_dates_follow_the_gregorian_leap_years(date: str, valid: bool) -> None:
+    for name, text in (("date", date), ("date-time", date + "T10:00:00Z")):
+        found = both({"type": "string", "format": name}, text, formats="assert")
+        assert found == ([] if valid else [f'"arguments" must be a valid "{name}"']), text
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "expected"),
+    [
+        (
+            {"type": "array", "minItems": 3, "uniqueItems": True},
+            [1, 1],
+            [
+                '"arguments" must have at least 3 items',
+                '"arguments" must not contain duplicate items (items 0 and 1 are equal)',
+            ],
+        ),
+        (
+            {"type": "array", "maxItems": 1, "uniqueItems": True},
+            ["a", "a"],
+            [
+                '"arguments" must have at most 1 item',
+                '"arguments" must not contain duplicate items (items 0 and 1 are equal)',
+            ],
+        ),
+        (
+            {"type": "array", "items": {"type": "string"}, "minItems": 4, "uniqueItems": True},
+            ["a", 2, "a"],
+            # (counts, then elements; uniqueness only when the elements passed: docs/porting.md)
+            ['"arguments" must have at least 4 items', '"[1]" must be a string'],
+        ),
+    ],
+)
+def test_count_bounds_and_duplicates_are_both_reported(
+    schema: dict[str, Any], value: Any, expected: list[str]
+) -> None:
+    # A failed count bound does not hide duplicates, in the walker and in the compiled validator
+    # alike (an element's own violation does: uniqueness is judged on valid elements only).
+    assert both(schema, value) == expected
+
+
 def test_misplaced_or_malformed_extension_keywords_are_named() -> None:
     with pytest.raises(th.JsonSchemaError) as caught:
         th.schema.assert_extended_json_schema(
