@@ -3,7 +3,9 @@
 A value may match two branches of these ``oneOf`` parameters: the tool's compiled validator must
 count every matching branch (``matched 2``) rather than stop at the first match. Before them the
 kit's scheduling cases used only unions whose branches cannot overlap, so a bug in the compiled
-``oneOf`` path passed the whole kit.
+``oneOf`` path passed the whole kit; ``shared-tag`` (object branches whose string ``const`` tag
+two of them share) was added when a blind author's check-only shortcut that picked the branch by
+its tag alone passed it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,47 @@ _UNIONS: Final[tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...]] = (
             '{"o": {"b": 1}}',
             '{"o": {"a": "x"}}',
             '{"xs": [1, 2.0, 4], "o": {}}',
+        ),
+    ),
+    (
+        # Object branches told apart by a string ``const`` tag, two of which share it: the tag
+        # alone cannot pick the branch (a second blind round planted exactly that shortcut).
+        "shared-tag",
+        {
+            "s": {
+                "required": True,
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "kind": {"type": "string", "const": "a", "required": True},
+                            "x": {"type": "number"},
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "kind": {"type": "string", "const": "a", "required": True},
+                            "y": {"type": "number"},
+                        },
+                    },
+                    {
+                        "type": "object",
+                        "additionalProperties": True,
+                        "properties": {"kind": {"type": "string", "const": "b", "required": True}},
+                    },
+                ],
+            }
+        },
+        (
+            '{"s": {"kind": "a"}}',
+            '{"s": {"kind": "a", "x": 1}}',
+            '{"s": {"kind": "a", "y": 2}}',
+            '{"s": {"kind": "b", "x": 1}}',
+            '{"s": {"kind": "a", "x": 1, "y": 2}}',
+            '{"s": {"kind": "c"}}',
         ),
     ),
 )
