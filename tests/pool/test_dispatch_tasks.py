@@ -25,19 +25,21 @@ VAR: contextvars.ContextVar[str] = contextvars.ContextVar("VAR", default="unset"
 
 
 def _runtime(body: Any) -> ToolRuntime:
+    """A runtime with ``t``, always parallel, and ``x``, exclusive (no classifier)."""
     runtime = ToolRuntime()
-    runtime.register(
-        define_tool(
-            name="t",
-            description="d",
-            parameters={},
-            output=ToolOutput(
-                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
-            ),
-            execute=body,
-            is_concurrency_safe=lambda args: True,
+    for name, classifier in (("t", lambda args: True), ("x", None)):
+        runtime.register(
+            define_tool(
+                name=name,
+                description="d",
+                parameters={},
+                output=ToolOutput(
+                    schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
+                ),
+                execute=body,
+                is_concurrency_safe=classifier,
+            )
         )
-    )
     return runtime
 
 
@@ -87,17 +89,6 @@ async def test_no_dispatch_task_of_a_group_is_alive_when_the_next_group_runs(
         return "ok"
 
     runtime = _runtime(body)
-    runtime.register(
-        define_tool(
-            name="x",
-            description="exclusive: no classifier",
-            parameters={},
-            output=ToolOutput(
-                schema={"type": "string"}, render=lambda a, v: [{"type": "text", "text": v}]
-            ),
-            execute=body,
-        )
-    )
     before = trio.lowlevel.current_statistics().tasks_living
     await execute_tool_calls(runtime, Session(), [ToolCallBlock("c9", "x", "{}")])
     alone = living.pop("c9") - before  # the dispatch tasks alive while a lone call's body runs
