@@ -814,12 +814,8 @@ class _Judge:
     def policies(self, events: Sequence[Any]) -> None:
         # ``policy``: a denied, refused, guarded or hook-failed call never runs its body; its
         # policy phase runs after its ``tool/call`` is logged (and after every earlier one).
-        refused = {"deny", "hook-raises", "guarded", "ask-refused", "ask-cancelled"}
-        if not self.run.scenario.approvals:
-            refused.add("ask")  # without an approval service, an Ask is a denial
+        refused = self.refusing_policies()
         for index, call in enumerate(self.step.calls):
-            if not self.run.scenario.hooks and call.policy != "guarded":
-                continue
             if call.policy in refused and (index, -1) in self.run.bodies:
                 self.say(
                     "policy", f"the body of call {index} ran though its call was {call.policy}"
@@ -832,16 +828,25 @@ class _Judge:
                     f"{index + 1} (its tool/call first)",
                 )
 
+    def refusing_policies(self) -> set[str]:
+        """The scenario policies that refuse a call (its body never runs): without hooks only
+        a guard refuses; without an approval service an ``Ask`` is a denial too."""
+        scenario = self.run.scenario
+        if not scenario.hooks:
+            return {"guarded"}
+        refused = {"deny", "hook-raises", "guarded", "ask-refused", "ask-cancelled"}
+        if not scenario.approvals:
+            refused.add("ask")
+        return refused
+
     def refusals_kept(self, results: Sequence[ToolExecutionResult]) -> None:
         # ``policy``: a refusal that settled is the call's answer, even when the abort was set
         # while its policy phase ran (a denial that settles after the abort is kept, as upstream
         # keeps it): a call whose policy phase ran and refused is never answered ABORTED*.
-        scenario = self.run.scenario
-        refused = {"guarded"}
-        if scenario.hooks:
-            refused |= {"deny", "hook-raises", "ask-refused"}
-            if not scenario.approvals:
-                refused |= {"ask", "ask-cancelled"}  # without an approval service: a denial
+        refused = self.refusing_policies()
+        if self.run.scenario.approvals:
+            # (the service's ``cancelled`` is an abort once the abort is set)
+            refused.discard("ask-cancelled")
         for index, call in enumerate(self.step.calls):
             if call.policy not in refused or index >= len(results):
                 continue
