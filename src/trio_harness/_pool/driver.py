@@ -24,9 +24,9 @@ How Trio's primitives carry the rules of one step:
   core, which then starts nothing more.
 * **Deferred failures.** A scheduler failure (an exception escaping ``prepare``, ``dispatch``,
   ``finalize``, ``finish``, ``execution_mode``, ``accept_context``, the recorder or a streamed
-  step's source) is caught where it happens and
-  reported to the core, which drains the in-flight dispatches; the driver raises it itself,
-  outside the nursery, once every dispatch settled.
+  step's source) is caught where it happens and reported to the core, which drains the
+  in-flight dispatches; the driver raises it itself, outside the nursery, once every dispatch
+  settled.
 
 Dispatches are *entered* in model order, as upstream invokes them synchronously. Trio may run
 newly spawned tasks in either order, so a dispatch task is not bound to a call: the driver
