@@ -285,6 +285,28 @@ async def test_outside_cancellation_after_a_failure_fabricates_nothing(
     assert results(session) == []
 
 
+async def test_outside_cancellation_after_an_unread_failure_fabricates_nothing(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    # c1's dispatch fails at once, while the driver still awaits c2's slow prepare: the failure
+    # was sent but not yet taken when the cancellation comes. It happened first, so its rule
+    # holds: no synthetic result for anyone (found by the property test of
+    # docs/property-testing.md: the seal used to drop the unread failure and answer both calls).
+    async def slow_prepare(real: Any, input: Any) -> Any:
+        if input.call_id == "c2":
+            await trio.sleep(10)
+        return await real.prepare(input)
+
+    runtime = FakeRuntime(FakeTool("t", sleep_body(0), parallel=True))
+    wrap(runtime, dispatch=failing("dispatch", "c1", "x"), prepare=slow_prepare)
+    session = Session()
+    with trio.move_on_after(1) as scope:
+        await execute_tool_calls(runtime, session, xs(2, "t"))
+    assert scope.cancelled_caught
+    assert results(session) == []
+    assert [event.data.call_id for event in session.events] == ["c1", "c2"]  # two tool/calls
+
+
 # ---------------------------------------------------------------------------------------------
 # composite tools
 # ---------------------------------------------------------------------------------------------

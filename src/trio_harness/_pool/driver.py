@@ -41,7 +41,8 @@ comes first and admits arrivals at the same points as settles.
 
 Cancellation from outside (the caller's scope, ``KeyboardInterrupt``) propagates at once; while
 it unwinds, the driver closes the log synchronously: every recorded ``tool/call`` gets an
-``ABORTED`` result and every call never recorded gets a synthetic pair.
+``ABORTED`` result and every call never recorded gets a synthetic pair, unless a scheduler
+failure came first (one a dispatch task already sent counts: the seal takes what was sent).
 """
 
 from __future__ import annotations
@@ -213,9 +214,8 @@ class Driver:
                     return await self._steps()
             return await self._steps()
         except BaseException:
-            if not self._core.has_failure:
-                # Cancelled from outside (or a bug): leave the log replay-valid. Synchronous.
-                self._seal()
+            # Cancelled from outside (or a bug): leave the log replay-valid. Synchronous.
+            self._seal()
             raise
 
     # -- the decisions, outside and inside a group -----------------------------------------
@@ -435,14 +435,17 @@ class Driver:
 
     @enable_ki_protection
     def _seal(self) -> None:
-        # Calls the pump sent but the driver had not admitted are answered too.
-        while not self._core.has_failure:
+        # Everything already sent is taken first, as before any decision: a scheduler failure a
+        # dispatch task sent before the cancellation came means no synthetic result (the failure's
+        # rule), and calls the pump sent but the driver had not admitted are answered too.
+        while self._unread and not self._core.has_failure:
             try:
                 message = self._receive.receive_nowait()
             except (trio.WouldBlock, trio.ClosedResourceError):
                 break
-            if type(message) is _Arrived:
-                self._arrive(message.item)
+            self._take(message)
+        if self._core.has_failure:
+            return
         started, unstarted = self._core.seal()
         for index in started:
             self._recorder.cut_short(index)
